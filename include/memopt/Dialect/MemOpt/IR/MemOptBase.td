@@ -1,0 +1,134 @@
+//===- MemOptBase.td - memopt dialect definition -----------*- tablegen -*-===//
+//
+// The memopt dialect: training graphs with value semantics. This file holds
+// the dialect, the type constraints shared by its ops and the base op classes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMOPT_DIALECT_MEMOPT_IR_MEMOPTBASE_TD
+#define MEMOPT_DIALECT_MEMOPT_IR_MEMOPTBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def MemOpt_Dialect : Dialect {
+  let name = "memopt";
+  let cppNamespace = "::memopt";
+  let summary = "Training graphs for memory-optimising compilation";
+  let description = [{
+    The `memopt` dialect represents a neural network's training graph with
+    value semantics: every op consumes and produces immutable, statically
+    shaped builtin tensors (`tensor<32x3x224x224xf32>`) in NCHW layout. A model
+    is a `func.func`; argument attributes say what each argument is:
+
+    * `{memopt.param}`: a trainable parameter (float tensor);
+    * `{memopt.state}`: non-trainable state, e.g. batch-norm running
+      statistics (float tensor);
+    * no attribute: data (inputs, labels).
+
+    A training graph returns the loss (`tensor<f32>`) as its first result;
+    further results are passed through (e.g. updated running statistics). A
+    function that returns no scalar loss is an inference graph.
+
+    Contract relied on by later passes: no op has side effects or aliases its
+    operands; in-place execution, frees and buffer offsets are decided by
+    the compiler and made explicit only after bufferisation (`memrt`).
+    Ops whose result type follows from their operands implement
+    `InferTypeOpInterface`, so the custom form omits result types; the
+    generic form always lists them and is verified against the inferred type.
+  }];
+  let hasRegionArgAttrVerify = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Argument attribute names understood by the dialect.
+    static constexpr ::llvm::StringLiteral kParamAttrName = "memopt.param";
+    static constexpr ::llvm::StringLiteral kStateAttrName = "memopt.state";
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+// Floating-point element types that graphs compute in. f64 is accepted for
+// gradient checks on the CPU runtime.
+def MemOpt_FloatElement : AnyTypeOf<[F16, BF16, F32, F64]>;
+def MemOpt_IndexElement : AnyTypeOf<[I32, I64]>;
+
+def MemOpt_FloatTensor
+    : RankedTensorOf<[F16, BF16, F32, F64], [HasStaticShapePred],
+                     "statically shaped tensor of f16, bf16, f32 or f64">;
+def MemOpt_IndexTensor
+    : RankedTensorOf<[I32, I64], [HasStaticShapePred],
+                     "statically shaped tensor of i32 or i64">;
+def MemOpt_ScalarFloatTensor
+    : RankedTensorOf<[F16, BF16, F32, F64], [HasAnyRankOfPred<[0]>],
+                     "0-d tensor of f16, bf16, f32 or f64">;
+
+//===----------------------------------------------------------------------===//
+// Base op classes
+//===----------------------------------------------------------------------===//
+
+class MemOpt_Op<string mnemonic, list<Trait> traits = []>
+    : Op<MemOpt_Dialect, mnemonic, traits>;
+
+// Result types are inferred from the operands and attributes. The verifier
+// compares the written result types with the inferred ones and reports the
+// expected shape (`expected result shape 8x64x16x16, got 8x64x15x15`), which
+// is why `refineReturnTypes` is overridden rather than left to the default.
+def MemOpt_InferResultTypes : TraitList<[
+  DeclareOpInterfaceMethods<InferTypeOpInterface, ["refineReturnTypes"]>,
+  NativeOpTrait<"InferTypeOpAdaptor", [], [{
+      static ::llvm::LogicalResult
+      inferReturnTypes(::mlir::MLIRContext *context,
+                       std::optional<::mlir::Location> location,
+                       Adaptor adaptor,
+                       ::llvm::SmallVectorImpl<::mlir::Type> &inferredReturnTypes);
+    }], [{
+      ::llvm::LogicalResult
+      $cppClass::inferReturnTypes(::mlir::MLIRContext *context,
+          std::optional<::mlir::Location> location,
+          ::mlir::ValueRange operands, ::mlir::DictionaryAttr attributes,
+          ::mlir::OpaqueProperties properties, ::mlir::RegionRange regions,
+          ::llvm::SmallVectorImpl<::mlir::Type> &inferredReturnTypes) {
+        // While the custom form is parsed, inherent attributes are still in
+        // the dictionary and defaults are not applied yet: assemble complete
+        // properties so the shape rules see what the op will hold.
+        $cppClass::Properties props;
+        if (properties)
+          props = *properties.as<$cppClass::Properties *>();
+        if (attributes)
+          for (::mlir::NamedAttribute attr : attributes)
+            $cppClass::setInherentAttr(props, attr.getName().getValue(),
+                                       attr.getValue());
+        $cppClass::populateDefaultProperties(
+            ::mlir::OperationName($cppClass::getOperationName(), context),
+            props);
+        $cppClass::Adaptor adaptor(operands, attributes,
+                                   ::mlir::OpaqueProperties(&props), regions);
+        return $cppClass::inferReturnTypes(context, location, adaptor,
+                                           inferredReturnTypes);
+      }
+      ::llvm::LogicalResult
+      $cppClass::refineReturnTypes(::mlir::MLIRContext *context,
+          std::optional<::mlir::Location> location,
+          ::mlir::ValueRange operands, ::mlir::DictionaryAttr attributes,
+          ::mlir::OpaqueProperties properties, ::mlir::RegionRange regions,
+          ::llvm::SmallVectorImpl<::mlir::Type> &returnTypes) {
+        ::llvm::SmallVector<::mlir::Type, 3> inferred;
+        if (::mlir::failed($cppClass::inferReturnTypes(context, location,
+                operands, attributes, properties, regions, inferred)))
+          return ::mlir::failure();
+        return ::memopt::detail::checkInferredResultTypes(
+            location, $cppClass::getOperationName(), inferred, returnTypes);
+      }
+    }]>
+]>;
+
+// An op of the forward vocabulary: pure, with inferred result types.
+class MemOpt_ForwardOp<string mnemonic, list<Trait> traits = []>
+    : MemOpt_Op<mnemonic, !listconcat([Pure, MemOpt_InferResultTypes], traits)>;
+
+#endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTBASE_TD

@@ -1,0 +1,50 @@
+//===- MemOptOps.h - memopt operations --------------------------*- C++ -*-===//
+//
+// Declares the ops of the memopt dialect (generated from MemOptOps.td) and
+// the helpers their shape inference shares.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMOPT_DIALECT_MEMOPT_IR_MEMOPTOPS_H
+#define MEMOPT_DIALECT_MEMOPT_IR_MEMOPTOPS_H
+
+#include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <optional>
+#include <string>
+
+namespace memopt {
+namespace detail {
+
+/// Compares the result types an op was written with against the ones its
+/// shape rules infer, and reports a mismatch the way a user reads it:
+/// `expected result shape 8x64x16x16, got 8x64x15x15`.
+llvm::LogicalResult
+checkInferredResultTypes(std::optional<mlir::Location> location,
+                         llvm::StringRef opName, mlir::TypeRange inferred,
+                         mlir::TypeRange actual);
+
+} // namespace detail
+
+/// Formats a shape as MLIR writes it in a tensor type: `8x64x16x16`, and
+/// `scalar` for rank 0.
+std::string formatShape(llvm::ArrayRef<int64_t> shape);
+
+/// Broadcasts two shapes with NumPy's rules; std::nullopt when they do not
+/// broadcast.
+std::optional<llvm::SmallVector<int64_t>>
+broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+
+} // namespace memopt
+
+#define GET_OP_CLASSES
+#include "memopt/Dialect/MemOpt/IR/MemOptOps.h.inc"
+
+#endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTOPS_H

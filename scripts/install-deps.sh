@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages memopt needs to build and test, idempotently.
+# Run as root on Debian 12 (bookworm) with LLVM 22 packages available.
+set -euo pipefail
+
+PKGS=(g++ cmake ninja-build python3
+      libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
+      libopenblas-dev nlohmann-json3-dev libgtest-dev libgmock-dev
+      coinor-libcbc-dev)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
