@@ -15,7 +15,7 @@ config.test_exec_root = os.path.join(config.memopt_obj_root, "test")
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
-config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
+config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%memopt_src_root", config.memopt_src_root))
 config.substitutions.append(
     ("%gen-models",

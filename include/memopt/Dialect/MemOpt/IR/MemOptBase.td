@@ -74,12 +74,21 @@ def MemOpt_ScalarFloatTensor
 class MemOpt_Op<string mnemonic, list<Trait> traits = []>
     : Op<MemOpt_Dialect, mnemonic, traits>;
 
-// Result types are inferred from the operands and attributes. The verifier
-// compares the written result types with the inferred ones and reports the
-// expected shape (`expected result shape 8x64x16x16, got 8x64x15x15`), which
-// is why `refineReturnTypes` is overridden rather than left to the default.
+// Result types are inferred from the operands and attributes
+// (InferTypeOpInterface), so the custom form omits them. The written result
+// types are checked by the native trait `VerifyInferredResultTypes`, which
+// reports one located error saying what was expected
+// (`expected result shape 8x64x16x16, got 8x64x15x15`). `refineReturnTypes`
+// therefore does not refine: the interface's own verifier would add a second,
+// generic error to every shape diagnostic.
+def MemOpt_VerifyInferredResultTypes
+    : NativeOpTrait<"VerifyInferredResultTypes"> {
+  let cppNamespace = "::memopt::OpTrait";
+}
+
 def MemOpt_InferResultTypes : TraitList<[
   DeclareOpInterfaceMethods<InferTypeOpInterface, ["refineReturnTypes"]>,
+  MemOpt_VerifyInferredResultTypes,
   NativeOpTrait<"InferTypeOpAdaptor", [], [{
       static ::llvm::LogicalResult
       inferReturnTypes(::mlir::MLIRContext *context,
@@ -112,17 +121,13 @@ def MemOpt_InferResultTypes : TraitList<[
                                            inferredReturnTypes);
       }
       ::llvm::LogicalResult
-      $cppClass::refineReturnTypes(::mlir::MLIRContext *context,
-          std::optional<::mlir::Location> location,
-          ::mlir::ValueRange operands, ::mlir::DictionaryAttr attributes,
-          ::mlir::OpaqueProperties properties, ::mlir::RegionRange regions,
-          ::llvm::SmallVectorImpl<::mlir::Type> &returnTypes) {
-        ::llvm::SmallVector<::mlir::Type, 3> inferred;
-        if (::mlir::failed($cppClass::inferReturnTypes(context, location,
-                operands, attributes, properties, regions, inferred)))
-          return ::mlir::failure();
-        return ::memopt::detail::checkInferredResultTypes(
-            location, $cppClass::getOperationName(), inferred, returnTypes);
+      $cppClass::refineReturnTypes(::mlir::MLIRContext *,
+          std::optional<::mlir::Location>, ::mlir::ValueRange,
+          ::mlir::DictionaryAttr, ::mlir::OpaqueProperties,
+          ::mlir::RegionRange, ::llvm::SmallVectorImpl<::mlir::Type> &) {
+        // Checked by VerifyInferredResultTypes; nothing to refine for static
+        // shapes.
+        return ::mlir::success();
       }
     }]>
 ]>;

@@ -33,6 +33,30 @@ checkInferredResultTypes(std::optional<mlir::Location> location,
 
 } // namespace detail
 
+namespace OpTrait {
+
+/// Verifies an op's result types against the ones its shape rules infer,
+/// emitting a single diagnostic that states the expected shape. Attached to
+/// every op with inferred result types (MemOptBase.td).
+template <typename ConcreteType>
+class VerifyInferredResultTypes
+    : public mlir::OpTrait::TraitBase<ConcreteType, VerifyInferredResultTypes> {
+public:
+  static llvm::LogicalResult verifyTrait(mlir::Operation *op) {
+    llvm::SmallVector<mlir::Type, 3> inferred;
+    if (mlir::failed(ConcreteType::inferReturnTypes(
+            op->getContext(), op->getLoc(), op->getOperands(),
+            op->getRawDictionaryAttrs(), op->getPropertiesStorage(),
+            op->getRegions(), inferred)))
+      return mlir::failure();
+    return detail::checkInferredResultTypes(op->getLoc(),
+                                            ConcreteType::getOperationName(),
+                                            inferred, op->getResultTypes());
+  }
+};
+
+} // namespace OpTrait
+
 /// Formats a shape as MLIR writes it in a tensor type: `8x64x16x16`, and
 /// `scalar` for rank 0.
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
