@@ -8,8 +8,10 @@
 #ifndef MEMOPT_INITALL_H
 #define MEMOPT_INITALL_H
 
+#include "memopt/Conversion/Passes.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
+#include "memopt/Dialect/MemRT/IR/MemRTDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -21,7 +23,7 @@ namespace memopt {
 
 /// Adds the dialects a memopt graph may contain to `registry`.
 inline void registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<MemOptDialect, mlir::func::FuncDialect,
+  registry.insert<MemOptDialect, memrt::MemRTDialect, mlir::func::FuncDialect,
                   mlir::arith::ArithDialect, mlir::tensor::TensorDialect>();
 }
 
@@ -29,6 +31,7 @@ inline void registerAllDialects(mlir::DialectRegistry &registry) {
 /// with the global pass registry.
 inline void registerAllPasses() {
   registerMemOptPasses();
+  registerMemOptConversionPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
 }

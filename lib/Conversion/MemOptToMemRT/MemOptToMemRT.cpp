@@ -1,0 +1,231 @@
+//===- MemOptToMemRT.cpp - bufferise memopt graphs onto an arena ----------===//
+//
+// `--convert-memopt-to-memrt`: tensors become arena slices, memopt ops become
+// memrt.kernel calls. Written with MLIR's dialect-conversion framework: a type
+// converter (tensor -> memref), the func signature/return patterns, and one
+// pattern for every memopt op, since all of them lower the same way.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memopt/Conversion/Passes.h"
+#include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
+#include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
+#include "memopt/Dialect/MemRT/IR/MemRTOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/MathExtras.h"
+
+#define DEBUG_TYPE "convert-memopt-to-memrt"
+
+namespace memopt {
+#define GEN_PASS_DEF_CONVERTMEMOPTTOMEMRT
+#include "memopt/Conversion/Passes.h.inc"
+} // namespace memopt
+
+using namespace mlir;
+using namespace memopt;
+
+namespace {
+
+/// Bump allocation of arena offsets, one arena per function. Placeholder
+/// policy until --memopt-plan-memory assigns offsets: every buffer gets its
+/// own slice, so the arena is the sum of all buffers.
+class ArenaAllocator {
+public:
+  explicit ArenaAllocator(int64_t alignment) : alignment(alignment) {}
+
+  int64_t allocate(Operation *func, int64_t bytes) {
+    int64_t &top = tops[func];
+    int64_t offset = top;
+    top = llvm::alignTo(offset + bytes, alignment);
+    return offset;
+  }
+
+  int64_t arenaBytes(Operation *func) const { return tops.lookup(func); }
+
+private:
+  int64_t alignment;
+  llvm::DenseMap<Operation *, int64_t> tops;
+};
+
+/// The attributes a kernel is called with: every inherent attribute of the op,
+/// with the defaults that depend on other attributes made explicit, so the
+/// runtime never has to know a default.
+DictionaryAttr kernelAttributes(Operation *op) {
+  NamedAttrList attrs;
+  if (auto props =
+          dyn_cast_or_null<DictionaryAttr>(op->getPropertiesAsAttribute()))
+    attrs.append(props.getValue());
+  Builder b(op->getContext());
+  if (auto pool = dyn_cast<MaxPool2DOp>(op))
+    attrs.set("strides", b.getDenseI64ArrayAttr(pool.getEffectiveStrides()));
+  else if (auto pool = dyn_cast<AvgPool2DOp>(op))
+    attrs.set("strides", b.getDenseI64ArrayAttr(pool.getEffectiveStrides()));
+  else if (auto slice = dyn_cast<SliceOp>(op))
+    attrs.set("strides", b.getDenseI64ArrayAttr(slice.getEffectiveStrides()));
+  return attrs.getDictionary(op->getContext());
+}
+
+/// Every memopt op but reshape: one arena slice per result, one kernel call.
+struct KernelLowering : public ConversionPattern {
+  KernelLowering(const TypeConverter &converter, MLIRContext *ctx,
+                 ArenaAllocator &arena, llvm::Statistic &numKernels)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1, ctx),
+        arena(arena), numKernels(numKernels) {}
+
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!isa<MemOptDialect>(op->getDialect()) || isa<ReshapeOp>(op))
+      return failure();
+    Operation *func = op->getParentOfType<func::FuncOp>();
+    SmallVector<Value> outs;
+    for (Type type : op->getResultTypes()) {
+      auto memref = cast<MemRefType>(getTypeConverter()->convertType(type));
+      int64_t offset = arena.allocate(func, memrt::getSizeInBytes(memref));
+      outs.push_back(memrt::ArenaSliceOp::create(
+          rewriter, op->getLoc(), memref, rewriter.getI64IntegerAttr(offset)));
+    }
+    memrt::KernelOp::create(rewriter, op->getLoc(),
+                            op->getName().stripDialect(), operands, outs,
+                            kernelAttributes(op));
+    ++numKernels;
+    rewriter.replaceOp(op, outs);
+    return success();
+  }
+
+  ArenaAllocator &arena;
+  llvm::Statistic &numKernels;
+};
+
+/// A reshape is a view: same bytes, another shape.
+struct ReshapeLowering : public OpConversionPattern<ReshapeOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ReshapeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type type = getTypeConverter()->convertType(op.getType());
+    rewriter.replaceOpWithNewOp<memrt::ViewOp>(op, type, adaptor.getX());
+    return success();
+  }
+};
+
+/// Tensor constants become read-only constant buffers.
+struct ConstantLowering : public OpConversionPattern<arith::ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(arith::ConstantOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto value = dyn_cast<ElementsAttr>(op.getValue());
+    if (!value)
+      return failure();
+    Type type = getTypeConverter()->convertType(op.getType());
+    rewriter.replaceOpWithNewOp<memrt::ConstantOp>(op, type, value);
+    return success();
+  }
+};
+
+/// Replaces memopt's argument roles by memrt.role on every argument.
+void convertArgumentRoles(func::FuncOp func) {
+  MLIRContext *ctx = func.getContext();
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    StringRef role = "data";
+    if (func.removeArgAttr(i, MemOptDialect::kParamAttrName))
+      role = "param";
+    else if (func.removeArgAttr(i, MemOptDialect::kStateAttrName))
+      role = "state";
+    func.setArgAttr(i, memrt::MemRTDialect::kRoleAttrName,
+                    StringAttr::get(ctx, role));
+  }
+}
+
+/// Ops the conversion knows. Anything else is reported before converting,
+/// with the op's location, instead of a generic legalization failure.
+bool isLowerable(Operation *op) {
+  if (isa<MemOptDialect>(op->getDialect()) ||
+      isa<func::FuncOp, func::ReturnOp, ModuleOp>(op))
+    return true;
+  if (auto constant = dyn_cast<arith::ConstantOp>(op))
+    return isa<ElementsAttr>(constant.getValue());
+  return false;
+}
+
+struct ConvertMemOptToMemRTPass
+    : public memopt::impl::ConvertMemOptToMemRTBase<ConvertMemOptToMemRTPass> {
+  using ConvertMemOptToMemRTBase::ConvertMemOptToMemRTBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (alignment <= 0 || !llvm::isPowerOf2_64(alignment)) {
+      module.emitError() << "convert-memopt-to-memrt: alignment must be a "
+                            "power of two, got "
+                         << static_cast<int64_t>(alignment);
+      return signalPassFailure();
+    }
+    WalkResult unsupported = module.walk([](Operation *op) {
+      if (isLowerable(op))
+        return WalkResult::advance();
+      op->emitOpError("cannot be lowered to memrt: only memopt ops, tensor "
+                      "arith.constant and func ops are supported");
+      return WalkResult::interrupt();
+    });
+    if (unsupported.wasInterrupted())
+      return signalPassFailure();
+    for (auto func : module.getOps<func::FuncOp>())
+      for (Type type : func.getArgumentTypes())
+        if (auto t = dyn_cast<RankedTensorType>(type);
+            !t || !t.hasStaticShape()) {
+          func.emitOpError("argument type ")
+              << type << " cannot be lowered: expected a static tensor";
+          return signalPassFailure();
+        }
+
+    MLIRContext *ctx = &getContext();
+    TypeConverter converter;
+    converter.addConversion([](Type type) { return type; });
+    converter.addConversion([](RankedTensorType type) -> Type {
+      return MemRefType::get(type.getShape(), type.getElementType());
+    });
+
+    ConversionTarget target(*ctx);
+    target.addLegalDialect<memrt::MemRTDialect>();
+    target.addLegalOp<ModuleOp>();
+    target.addIllegalDialect<MemOptDialect>();
+    target.addIllegalOp<arith::ConstantOp>();
+    target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
+      return converter.isSignatureLegal(op.getFunctionType()) &&
+             converter.isLegal(&op.getBody());
+    });
+    target.addDynamicallyLegalOp<func::ReturnOp>(
+        [&](func::ReturnOp op) { return converter.isLegal(op); });
+
+    ArenaAllocator arena(alignment);
+    RewritePatternSet patterns(ctx);
+    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                   converter);
+    populateReturnOpTypeConversionPattern(patterns, converter);
+    patterns.add<KernelLowering>(converter, ctx, arena, numKernels);
+    patterns.add<ReshapeLowering, ConstantLowering>(converter, ctx);
+
+    if (failed(applyFullConversion(module, target, std::move(patterns))))
+      return signalPassFailure();
+
+    Builder b(ctx);
+    for (auto func : module.getOps<func::FuncOp>()) {
+      convertArgumentRoles(func);
+      func->setAttr(memrt::MemRTDialect::kArenaBytesAttrName,
+                    b.getI64IntegerAttr(arena.arenaBytes(func)));
+      func->setAttr(memrt::MemRTDialect::kAlignmentAttrName,
+                    b.getI64IntegerAttr(alignment));
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,86 @@
+// RUN: memopt-opt %s -split-input-file -verify-diagnostics
+
+func.func @outside_arena() attributes {memrt.arena_bytes = 64 : i64, memrt.alignment = 64 : i64} {
+  // expected-error @+1 {{'memrt.arena_slice' op slice [0, 128) exceeds the arena of 64 bytes}}
+  %a = memrt.arena_slice offset 0 : memref<32xf32>
+  return
+}
+
+// -----
+
+func.func @misaligned() attributes {memrt.arena_bytes = 256 : i64, memrt.alignment = 64 : i64} {
+  // expected-error @+1 {{'memrt.arena_slice' op offset 4 is not a multiple of the alignment 64}}
+  %a = memrt.arena_slice offset 4 : memref<4xf32>
+  return
+}
+
+// -----
+
+func.func @no_arena() {
+  // expected-error @+1 {{enclosing function has no 'memrt.arena_bytes' attribute}}
+  %a = memrt.arena_slice offset 0 : memref<4xf32>
+  return
+}
+
+// -----
+
+func.func @negative_offset() attributes {memrt.arena_bytes = 256 : i64} {
+  // expected-error @+1 {{attribute 'offset' failed to satisfy constraint}}
+  %a = "memrt.arena_slice"() <{offset = -64 : i64}> : () -> memref<4xf32>
+  return
+}
+
+// -----
+
+func.func @bad_view() attributes {memrt.arena_bytes = 256 : i64} {
+  %a = memrt.arena_slice offset 0 : memref<4xf32>
+  // expected-error @+1 {{cannot view 'memref<4xf32>' as 'memref<5xf32>': element type and count must be equal}}
+  %v = memrt.view %a : memref<4xf32> -> memref<5xf32>
+  return
+}
+
+// -----
+
+func.func @bad_constant() {
+  // expected-error @+1 {{does not match the result 'memref<3xf32>'}}
+  %c = memrt.constant dense<[1.0, 2.0]> : tensor<2xf32> -> memref<3xf32>
+  return
+}
+
+// -----
+
+func.func @write_argument(%x: memref<4xf32>) attributes {memrt.arena_bytes = 0 : i64} {
+  // expected-error @+1 {{output buffers must be arena slices or views of them}}
+  memrt.kernel "relu" ins(%x : memref<4xf32>) outs(%x : memref<4xf32>) attrs {}
+  return
+}
+
+// -----
+
+func.func @dynamic(%x: memref<?xf32>) attributes {memrt.arena_bytes = 64 : i64} {
+  %a = memrt.arena_slice offset 0 : memref<4xf32>
+  // expected-error @+1 {{expected a statically shaped memref with the identity layout, got 'memref<?xf32>'}}
+  memrt.kernel "relu" ins(%x : memref<?xf32>) outs(%a : memref<4xf32>) attrs {}
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'memrt.alignment' must be a power of two, got 48}}
+func.func @bad_alignment() attributes {memrt.arena_bytes = 64 : i64, memrt.alignment = 48 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'memrt.role' on argument #0 must be "param", "state" or "data", got "weights"}}
+func.func @bad_role(%x: memref<4xf32> {memrt.role = "weights"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown memrt attribute 'memrt.arena'}}
+func.func @unknown_attr() attributes {memrt.arena = 64 : i64} {
+  return
+}
