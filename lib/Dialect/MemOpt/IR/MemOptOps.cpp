@@ -13,6 +13,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace memopt;
@@ -42,6 +43,21 @@ memopt::broadcastShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
     out[rank - 1 - i] = l == 1 ? r : l;
   }
   return out;
+}
+
+/// The element count of a static shape, or std::nullopt when it does not fit
+/// in int64_t.
+static std::optional<int64_t> numElements(ArrayRef<int64_t> shape) {
+  if (llvm::is_contained(shape, 0))
+    return 0;
+  int64_t count = 1;
+  for (int64_t size : shape) {
+    std::optional<int64_t> product = llvm::checkedMul(count, size);
+    if (!product)
+      return std::nullopt;
+    count = *product;
+  }
+  return count;
 }
 
 LogicalResult
@@ -85,7 +101,9 @@ public:
                              std::forward<Args>(args)...);
   }
 
-  /// The operand's ranked tensor type, or a diagnostic.
+  /// The operand's statically shaped tensor type, or a diagnostic. The
+  /// custom-form parser infers result types before the verifier checks the
+  /// operand types, so the shape rules must not compute with dynamic sizes.
   FailureOr<RankedTensorType> tensor(Value v, StringRef name) const {
     auto t = dyn_cast<RankedTensorType>(v.getType());
     if (!t) {
@@ -93,7 +111,27 @@ public:
                   v.getType());
       return failure();
     }
+    if (!t.hasStaticShape()) {
+      (void)error("expected ", name, " to have a static shape, got ", t);
+      return failure();
+    }
+    if (!numElements(t.getShape())) {
+      (void)error("expected ", name, " to have fewer than 2^63 elements, got ",
+                  t);
+      return failure();
+    }
     return t;
+  }
+
+  /// Appends a result tensor type, or fails when its element count does not
+  /// fit in int64_t.
+  LogicalResult result(ArrayRef<int64_t> shape, Type elementType,
+                       SmallVectorImpl<Type> &results) const {
+    if (!numElements(shape))
+      return error("result shape ", formatShape(shape),
+                   " has 2^63 elements or more");
+    results.push_back(RankedTensorType::get(shape, elementType));
+    return success();
   }
 
   /// The operand's type with exactly `rank` dimensions, or a diagnostic that
@@ -223,18 +261,39 @@ LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *,
       return check.error("expected bias of ", k,
                          " elements (output channels), got ", b->getDimSize(0));
   }
+  // PyTorch's rule: the padded input must hold the dilated kernel,
+  // `(R - 1) * dh + 1` rows (likewise columns).
+  SmallVector<int64_t, 2> padded, window;
+  for (int d = 0; d < 2; ++d) {
+    std::optional<int64_t> pad = llvm::checkedMul<int64_t>(2, padding[d]);
+    if (pad)
+      pad = llvm::checkedAdd(in[2 + d], *pad);
+    std::optional<int64_t> span = llvm::checkedMul(dilations[d], w[2 + d] - 1);
+    if (span)
+      span = llvm::checkedAdd<int64_t>(*span, 1);
+    if (!pad)
+      return check.error("'padding' [", padding[0], ", ", padding[1],
+                         "] overflows 64-bit sizes");
+    if (!span)
+      return check.error("'dilations' [", dilations[0], ", ", dilations[1],
+                         "] overflow 64-bit sizes");
+    padded.push_back(*pad);
+    window.push_back(*span);
+  }
   SmallVector<int64_t, 4> out = {n, k, 0, 0};
   for (int d = 0; d < 2; ++d) {
-    int64_t extent =
-        in[2 + d] + 2 * padding[d] - dilations[d] * (w[2 + d] - 1) - 1;
-    if (extent < 0)
-      return check.error(
-          "input ", in[2], "x", in[3], " with padding [", padding[0], ", ",
-          padding[1], "] is smaller than the dilated kernel ", w[2], "x", w[3]);
-    out[2 + d] = extent / strides[d] + 1;
+    std::optional<int64_t> extent = llvm::checkedSub(padded[d], window[d]);
+    if (!extent)
+      return check.error("'dilations' [", dilations[0], ", ", dilations[1],
+                         "] overflow 64-bit sizes");
+    if (*extent < 0)
+      return check.error("input ", in[2], "x", in[3], " with padding [",
+                         padding[0], ", ", padding[1],
+                         "] is smaller than the dilated kernel ", window[0],
+                         "x", window[1]);
+    out[2 + d] = *extent / strides[d] + 1;
   }
-  results.push_back(RankedTensorType::get(out, input->getElementType()));
-  return success();
+  return check.result(out, input->getElementType(), results);
 }
 
 //===----------------------------------------------------------------------===//
@@ -269,8 +328,7 @@ LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
   }
   SmallVector<int64_t> out(input->getShape());
   out.back() = outFeatures;
-  results.push_back(RankedTensorType::get(out, input->getElementType()));
-  return success();
+  return check.result(out, input->getElementType(), results);
 }
 
 LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
@@ -303,8 +361,7 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
                        " do not broadcast");
   SmallVector<int64_t> out = *batch;
   out.append({m, n});
-  results.push_back(RankedTensorType::get(out, a->getElementType()));
-  return success();
+  return check.result(out, a->getElementType(), results);
 }
 
 //===----------------------------------------------------------------------===//
@@ -339,8 +396,7 @@ static LogicalResult inferBroadcast(std::optional<Location> loc,
   if (!shape)
     return check.error("operand shapes ", formatShape(lhs->getShape()), " and ",
                        formatShape(rhs->getShape()), " do not broadcast");
-  results.push_back(RankedTensorType::get(*shape, lhs->getElementType()));
-  return success();
+  return check.result(*shape, lhs->getElementType(), results);
 }
 
 LogicalResult AddOp::inferReturnTypes(MLIRContext *,
@@ -378,6 +434,13 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
     return check.error("expected per-channel operands of ", c,
                        " elements (x's dimension 1), got ",
                        gamma->getDimSize(0));
+  // As PyTorch in training mode: the batch variance needs two values.
+  SmallVector<int64_t> perChannel(x->getShape());
+  perChannel.erase(perChannel.begin() + 1);
+  if (numElements(perChannel) == 1)
+    return check.error("expected more than 1 value per channel for the batch "
+                       "statistics, got x of shape ",
+                       formatShape(x->getShape()));
   for (auto [name, v] : {std::pair<StringRef, Value>{"beta", adaptor.getBeta()},
                          {"running_mean", adaptor.getRunningMean()},
                          {"running_var", adaptor.getRunningVar()}})
@@ -441,18 +504,19 @@ static LogicalResult inferPool2D(std::optional<Location> loc,
     return failure();
   SmallVector<int64_t, 4> out(x->getShape());
   for (int d = 0; d < 2; ++d) {
-    if (2 * padding[d] > kernel[d])
+    if (padding[d] > kernel[d] / 2)
       return check.error(
           "expected 'padding' at most half of 'kernel_size', got ", "padding ",
           padding[d], " for kernel ", kernel[d]);
-    int64_t extent = out[2 + d] + 2 * padding[d] - kernel[d];
+    // Cannot overflow: 2 * padding <= kernel.
+    int64_t extent = out[2 + d] - kernel[d] + 2 * padding[d];
     if (extent < 0)
       return check.error("input ", formatShape(x->getShape().drop_front(2)),
-                         " is smaller than the window ", formatShape(kernel));
+                         " with padding [", padding[0], ", ", padding[1],
+                         "] is smaller than the window ", formatShape(kernel));
     out[2 + d] = extent / strides[d] + 1;
   }
-  results.push_back(RankedTensorType::get(out, x->getElementType()));
-  return success();
+  return check.result(out, x->getElementType(), results);
 }
 
 LogicalResult MaxPool2DOp::inferReturnTypes(MLIRContext *,
@@ -505,7 +569,8 @@ LogicalResult SoftmaxOp::inferReturnTypes(MLIRContext *,
         x->getDimSize(rank - 1) != x->getDimSize(rank - 2))
       return check.error("'causal' needs the softmax over the last axis of "
                          "square trailing dimensions (...xTxT), got ",
-                         *x, " with axis ", adaptor.getAxis());
+                         *x, " with axis ",
+                         static_cast<int64_t>(adaptor.getAxis()));
   }
   results.push_back(*x);
   return success();
@@ -533,11 +598,15 @@ LogicalResult ReshapeOp::verify() {
     return emitOpError("expected result element type ")
            << in.getElementType() << " (as the operand), got "
            << out.getElementType();
-  if (in.getNumElements() != out.getNumElements())
+  std::optional<int64_t> inCount = numElements(in.getShape());
+  std::optional<int64_t> outCount = numElements(out.getShape());
+  if (!inCount || !outCount)
+    return emitOpError("expected fewer than 2^63 elements, got ")
+           << in << " -> " << out;
+  if (*inCount != *outCount)
     return emitOpError("cannot reshape ")
-           << formatShape(in.getShape()) << " (" << in.getNumElements()
-           << " elements) to " << formatShape(out.getShape()) << " ("
-           << out.getNumElements() << " elements)";
+           << formatShape(in.getShape()) << " (" << *inCount << " elements) to "
+           << formatShape(out.getShape()) << " (" << *outCount << " elements)";
   return success();
 }
 
@@ -591,13 +660,19 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
       failed(check.array(strides, "strides", rank, 1)))
     return failure();
   for (size_t d = 0; d < rank; ++d) {
-    int64_t last = offsets[d] + (sizes[d] - 1) * strides[d];
-    if (last >= x->getDimSize(d))
-      return check.error("slice of dimension ", d, " reaches index ", last,
+    std::optional<int64_t> last = llvm::checkedMul(sizes[d] - 1, strides[d]);
+    if (last)
+      last = llvm::checkedAdd(offsets[d], *last);
+    if (!last)
+      return check.error("slice of dimension ", d,
+                         " reaches an index beyond 2^63 but the dimension "
+                         "has size ",
+                         x->getDimSize(d));
+    if (*last >= x->getDimSize(d))
+      return check.error("slice of dimension ", d, " reaches index ", *last,
                          " but the dimension has size ", x->getDimSize(d));
   }
-  results.push_back(RankedTensorType::get(sizes, x->getElementType()));
-  return success();
+  return check.result(sizes, x->getElementType(), results);
 }
 
 LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
@@ -629,10 +704,14 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
                          formatShape(first->getShape()),
                          ") in every dimension but ", *axis, ", got ",
                          formatShape(t->getShape()));
-    out[*axis] += t->getDimSize(*axis);
+    std::optional<int64_t> joined =
+        llvm::checkedAdd(out[*axis], t->getDimSize(*axis));
+    if (!joined)
+      return check.error("concatenated dimension ", *axis,
+                         " overflows 64-bit sizes");
+    out[*axis] = *joined;
   }
-  results.push_back(RankedTensorType::get(out, first->getElementType()));
-  return success();
+  return check.result(out, first->getElementType(), results);
 }
 
 LogicalResult UpsampleNearest2DOp::inferReturnTypes(
@@ -646,10 +725,15 @@ LogicalResult UpsampleNearest2DOp::inferReturnTypes(
   if (scale < 1)
     return check.error("expected 'scale' ≥ 1, got ", scale);
   SmallVector<int64_t, 4> out(x->getShape());
-  out[2] *= scale;
-  out[3] *= scale;
-  results.push_back(RankedTensorType::get(out, x->getElementType()));
-  return success();
+  for (int d = 2; d < 4; ++d) {
+    std::optional<int64_t> size = llvm::checkedMul(out[d], scale);
+    if (!size)
+      return check.error("upsampling ",
+                         formatShape(x->getShape().drop_front(2)), " by ",
+                         scale, " overflows 64-bit sizes");
+    out[d] = *size;
+  }
+  return check.result(out, x->getElementType(), results);
 }
 
 LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
@@ -663,8 +747,7 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
     return failure();
   SmallVector<int64_t> out(ids->getShape());
   out.push_back(table->getDimSize(1));
-  results.push_back(RankedTensorType::get(out, table->getElementType()));
-  return success();
+  return check.result(out, table->getElementType(), results);
 }
 
 //===----------------------------------------------------------------------===//

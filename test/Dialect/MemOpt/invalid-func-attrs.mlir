@@ -1,0 +1,93 @@
+// RUN: memopt-opt %s -split-input-file -verify-diagnostics
+
+// Misuses of the memopt argument attributes and of the memopt attribute
+// namespace on ops. Valid uses are in func-attrs.mlir.
+
+// expected-error @+1 {{argument #0 marked 'memopt.param' must be a statically shaped float tensor, got 'tensor<4xi64>'}}
+func.func @param_on_integer(%x: tensor<4xi64> {memopt.param}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #1 marked 'memopt.param' must be a statically shaped float tensor, got 'tensor<?x4xf32>'}}
+func.func @param_on_dynamic(%w: tensor<4xf32> {memopt.param}, %x: tensor<?x4xf32> {memopt.param}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 marked 'memopt.state' must be a statically shaped float tensor, got 'tensor<*xf32>'}}
+func.func @state_on_unranked(%x: tensor<*xf32> {memopt.state}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 marked 'memopt.state' must be a statically shaped float tensor, got 'f32'}}
+func.func @state_on_scalar(%x: f32 {memopt.state}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 marked 'memopt.param' must be a statically shaped float tensor, got 'tensor<4xi32>'}}
+func.func private @param_on_integer_declaration(tensor<4xi32> {memopt.param})
+
+// -----
+
+// expected-error @+1 {{'memopt.param' on argument #0 must be a unit attribute, got 1 : i64}}
+func.func @param_with_value(%x: tensor<4xf32> {memopt.param = 1}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'memopt.state' on argument #2 must be a unit attribute, got false}}
+func.func @state_false(%a: tensor<4xf32>, %b: tensor<4xf32>, %x: tensor<4xf32> {memopt.state = false}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 cannot be both 'memopt.param' and 'memopt.state'}}
+func.func @param_and_state(%x: tensor<4xf32> {memopt.param, memopt.state}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown memopt argument attribute 'memopt.foo' on argument #0 (expected 'memopt.param' or 'memopt.state')}}
+func.func @unknown_argument_attribute(%x: tensor<4xf32> {memopt.foo}) {
+  return
+}
+
+// -----
+
+func.func @unknown_op_attribute(%x: tensor<4xf32>) {
+  // expected-error @+1 {{unknown memopt attribute 'memopt.bar'}}
+  %0 = memopt.relu %x {memopt.bar} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @unknown_op_attribute_generic(%x: tensor<4xf32>) {
+  // expected-error @+1 {{unknown memopt attribute 'memopt.bar'}}
+  %0 = "memopt.relu"(%x) {memopt.bar = 1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// The markers belong on arguments, not on the function itself.
+// expected-error @+1 {{unknown memopt attribute 'memopt.param'}}
+func.func @param_on_function(%x: tensor<4xf32>) attributes {memopt.param} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown memopt attribute 'memopt.state'}}
+module attributes {memopt.state} {
+}
