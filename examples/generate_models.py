@@ -692,8 +692,10 @@ def build_lstm(o) -> Net:
     for t in range(o.seq):
         x_t = g.reshape(g.slice(x, (0, t, 0), (b, 1, n)), (b, n))
         gates = g.linear(x_t, w_ih, b_ih)
-        if h is not None:
-            gates = g.add(gates, g.linear(h, w_hh, b_hh))
+        # With h0 = 0 the recurrent term W_hh·h + b_hh is just b_hh, which
+        # PyTorch still adds (broadcast over the batch).
+        recurrent = b_hh if h is None else g.linear(h, w_hh, b_hh)
+        gates = g.add(gates, recurrent)
 
         def gate(k: int) -> Value:
             return g.slice(gates, (0, k * hidden), (b, hidden))
@@ -774,8 +776,8 @@ MODELS: dict[str, ModelSpec] = {
     "lstm": ModelSpec(
         build_lstm, {"batch": 8, "classes": 10, "dtype": "f32", "seq": 32,
                      "input_size": 64, "hidden": "256"},
-        ("PyTorch gate order i, f, g, o; at t = 0, h = c = 0 so the hidden-to-hidden "
-         "term and the forget gate are skipped",)),
+        ("PyTorch gate order i, f, g, o; at t = 0, h = c = 0, so W_hh·h reduces to "
+         "b_hh and the forget gate's term f·c vanishes",)),
 }
 
 _STRING_OPTIONS = {"dtype", "hidden"}
