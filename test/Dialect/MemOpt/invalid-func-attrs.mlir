@@ -91,3 +91,10 @@ func.func @param_on_function(%x: tensor<4xf32>) attributes {memopt.param} {
 // expected-error @+1 {{unknown memopt attribute 'memopt.state'}}
 module attributes {memopt.state} {
 }
+
+// -----
+
+// expected-error @+1 {{'memopt.param' is not valid on result #0; memopt attributes mark function arguments only}}
+func.func @result_attr(%x: tensor<4xf32>) -> (tensor<4xf32> {memopt.param}) {
+  return %x : tensor<4xf32>
+}

@@ -57,6 +57,17 @@ LogicalResult MemOptDialect::verifyRegionArgAttribute(Operation *op,
   return success();
 }
 
+/// Roles describe inputs; a result's role follows from the graph (the loss
+/// first, then passed-through values), so no memopt attribute belongs there.
+LogicalResult MemOptDialect::verifyRegionResultAttribute(Operation *op,
+                                                         unsigned,
+                                                         unsigned resultIndex,
+                                                         NamedAttribute attr) {
+  return op->emitError() << "'" << attr.getName().getValue()
+                         << "' is not valid on result #" << resultIndex
+                         << "; memopt attributes mark function arguments only";
+}
+
 LogicalResult MemOptDialect::verifyOperationAttribute(Operation *op,
                                                       NamedAttribute attr) {
   return op->emitError() << "unknown memopt attribute '"

@@ -40,6 +40,7 @@ def MemOpt_Dialect : Dialect {
     generic form always lists them and is verified against the inferred type.
   }];
   let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Argument attribute names understood by the dialect.
