@@ -1,0 +1,107 @@
+//===- Backend.h - the device interface of the executor ---------*- C++ -*-===//
+//
+// A backend owns device memory and runs one plan step at a time on tensors
+// the executor has already resolved to device pointers. The executor does
+// all bookkeeping (the arena, argument buffers, constants, validation of
+// caller input), so a backend is just memory, copies and kernels: the CPU
+// backend is always built, the CUDA backend (cuDNN/cuBLAS) when nvcc is.
+//
+// Backends are created by name through createBackend(); the set is fixed at
+// build time (no static-initialiser registration, which static libraries
+// silently drop).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMOPT_RUNTIME_BACKEND_H
+#define MEMOPT_RUNTIME_BACKEND_H
+
+#include "memopt/runtime/DType.h"
+#include "memopt/runtime/Plan.h"
+#include "memopt/runtime/Shape.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace memopt::runtime {
+
+/// A tensor as a kernel sees it: device memory plus the plan's type.
+struct TensorRef {
+  void *data = nullptr;
+  DType dtype = DType::F32;
+  const Shape *shape = nullptr;
+  int64_t numElements = 0;
+
+  size_t bytes() const {
+    return static_cast<size_t>(numElements) * dtypeSize(dtype);
+  }
+  size_t rank() const { return shape->size(); }
+  int64_t dim(size_t i) const { return (*shape)[i]; }
+  template <typename T> T *as() const { return static_cast<T *>(data); }
+};
+
+/// What a step needs besides its tensors.
+struct StepContext {
+  /// The caller's training-step counter (dropout's mask depends on it).
+  uint64_t stepCounter = 0;
+  /// The step's index in the plan, for messages.
+  size_t stepIndex = 0;
+};
+
+/// Bytes a backend currently holds and the most it has held at once.
+struct MemoryStats {
+  uint64_t bytesInUse = 0;
+  uint64_t peakBytes = 0;
+};
+
+class Backend {
+public:
+  virtual ~Backend();
+
+  /// The device name this backend was created for (`cpu`, `cuda`).
+  virtual std::string_view name() const = 0;
+
+  /// Device memory of exactly `bytes` bytes aligned to `alignment` (a power
+  /// of two); throws Error(OutOfMemory). `bytes` may be 0 (returns null).
+  virtual void *allocate(size_t bytes, size_t alignment) = 0;
+  virtual void deallocate(void *ptr, size_t bytes) noexcept = 0;
+
+  virtual void copyToDevice(void *dst, const void *src, size_t bytes) = 0;
+  virtual void copyToHost(void *dst, const void *src, size_t bytes) = 0;
+  virtual void copyOnDevice(void *dst, const void *src, size_t bytes) = 0;
+
+  /// Called once per plan before the first step: a place for per-plan
+  /// set-up such as algorithm selection or graph capture.
+  virtual void prepare(const Plan &plan) {}
+
+  /// Runs one validated step. `inputs` and `outputs` follow the step's
+  /// order. Throws Error(KernelFailure) for bad data (an id out of range);
+  /// the executor adds the step's name and location to the message.
+  virtual void execute(const Step &step, const std::vector<TensorRef> &inputs,
+                       const std::vector<TensorRef> &outputs,
+                       const StepContext &context) = 0;
+
+  /// Waits for all work issued so far.
+  virtual void synchronize() {}
+
+  virtual MemoryStats memoryStats() const = 0;
+};
+
+/// Creates the backend for a device name: `cpu`, `cuda`, or `auto` (CUDA
+/// when it was built and a GPU is present, else CPU). Throws
+/// Error(BackendUnavailable) for unknown names and for `cuda` in a build
+/// without the CUDA backend.
+std::unique_ptr<Backend> createBackend(std::string_view device);
+
+/// The device names createBackend accepts in this build.
+std::vector<std::string> availableBackends();
+
+/// The CPU backend (also reachable as createBackend("cpu")).
+std::unique_ptr<Backend> createCpuBackend();
+
+} // namespace memopt::runtime
+
+#endif // MEMOPT_RUNTIME_BACKEND_H

@@ -1,0 +1,108 @@
+//===- Executor.h - run a plan's steps on a backend -------------*- C++ -*-===//
+//
+// The executor turns a validated plan into memory and runs it:
+//
+//  * one arena of exactly `arena_bytes` bytes, aligned to the plan's
+//    alignment (at least 64), holds every `arena` tensor;
+//  * every argument gets a buffer of its own outside the arena, owned by the
+//    executor: parameters and state persist across steps, data are replaced
+//    by the caller before a step (and kept until replaced);
+//  * constants are materialised once, outside the arena;
+//  * views share their target's bytes.
+//
+// Every tensor is resolved to a device pointer once, at construction, so a
+// step is a loop over backend calls. Caller mistakes (a shape that does not
+// match the plan, a buffer of the wrong size, an unset argument) are
+// Error(InvalidArgument); a kernel failure is an Error(KernelFailure) naming
+// the step and its source location. After a failed step the executor stays
+// usable; the arena's contents are unspecified. An executor is not
+// thread-safe: use one per thread (plans may be shared).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMOPT_RUNTIME_EXECUTOR_H
+#define MEMOPT_RUNTIME_EXECUTOR_H
+
+#include "memopt/runtime/Backend.h"
+#include "memopt/runtime/Plan.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace memopt::runtime {
+
+class Executor {
+public:
+  /// Allocates the plan's memory on `backend`.
+  Executor(std::shared_ptr<const Plan> plan, std::unique_ptr<Backend> backend);
+  /// Same, with the backend created by name (see createBackend).
+  Executor(std::shared_ptr<const Plan> plan, std::string_view device);
+  ~Executor();
+  Executor(const Executor &) = delete;
+  Executor &operator=(const Executor &) = delete;
+
+  const Plan &plan() const { return *planPtr; }
+  Backend &backend() { return *backendPtr; }
+
+  /// The size of the one arena: the plan's `arena_bytes`.
+  uint64_t arenaBytes() const { return planPtr->arenaBytes; }
+  /// Bytes held outside the arena: argument buffers and constants.
+  uint64_t persistentBytes() const { return persistent; }
+
+  /// Copies a host tensor into argument `index`. `dtype` and `shape` must be
+  /// the plan's and `bytes` its byte size.
+  void setArgument(size_t index, DType dtype, const Shape &shape,
+                   const void *data, size_t bytes);
+  /// Same, by argument name.
+  void setArgument(std::string_view name, DType dtype, const Shape &shape,
+                   const void *data, size_t bytes);
+  /// Copies argument `index` (e.g. a parameter after training) to the host;
+  /// `bytes` must be its byte size.
+  void getArgument(size_t index, void *data, size_t bytes) const;
+  /// Whether argument `index` has been set since construction.
+  bool isArgumentSet(size_t index) const;
+
+  /// Runs every step once. `stepCounter` is the training step, which
+  /// dropout's masks depend on. Every argument must have been set.
+  void run(uint64_t stepCounter);
+
+  /// Copies result `index` to the host; `bytes` must be its byte size.
+  void getResult(size_t index, void *data, size_t bytes) const;
+
+  /// Copies result `result` into argument `argument` on the device (e.g. a
+  /// batch norm's updated running statistics into its state argument for
+  /// the next step). The two must have the same dtype and shape.
+  void copyResultToArgument(size_t result, size_t argument);
+
+  /// The device pointer of a tensor (for backends and tests).
+  void *tensorData(int64_t id) const;
+
+private:
+  struct DeviceBuffer {
+    void *data = nullptr;
+    size_t bytes = 0;
+  };
+
+  void allocate();
+  void release() noexcept;
+  DeviceBuffer allocateBuffer(size_t bytes);
+  TensorRef ref(int64_t id) const;
+
+  std::shared_ptr<const Plan> planPtr;
+  std::unique_ptr<Backend> backendPtr;
+  DeviceBuffer arena;
+  std::vector<DeviceBuffer> argumentBuffers;
+  std::vector<DeviceBuffer> constantBuffers;
+  std::vector<void *> tensorPointers;
+  std::vector<bool> argumentSet;
+  std::vector<std::vector<TensorRef>> stepInputs, stepOutputs;
+  uint64_t persistent = 0;
+  size_t bufferAlignment = 64;
+};
+
+} // namespace memopt::runtime
+
+#endif // MEMOPT_RUNTIME_EXECUTOR_H

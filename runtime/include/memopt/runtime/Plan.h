@@ -1,0 +1,113 @@
+//===- Plan.h - a parsed and validated plan file ----------------*- C++ -*-===//
+//
+// The in-memory form of a plan file (docs/plan-format.md, version 1). A Plan
+// from parse() or loadFile() is validated: parsing checks everything the
+// format's "Validation" section lists plus each step's shapes, dtypes and
+// attributes against the kernel's rules, so that executing a loaded plan
+// can never read or write outside a buffer. Every refusal is an Error with
+// code InvalidPlan whose message names the entry (`plan: tensors[4]: ...`,
+// `plan: steps[3] (conv2d): ...`).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMOPT_RUNTIME_PLAN_H
+#define MEMOPT_RUNTIME_PLAN_H
+
+#include "memopt/runtime/DType.h"
+#include "memopt/runtime/Kernel.h"
+#include "memopt/runtime/Shape.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace memopt::runtime {
+
+/// The plan-format version this runtime reads.
+inline constexpr int64_t kPlanVersion = 1;
+
+enum class StorageKind { Arena, Argument, View, Constant };
+std::string_view storageKindName(StorageKind kind);
+
+struct TensorInfo {
+  int64_t id = 0;
+  DType dtype = DType::F32;
+  Shape shape;
+  StorageKind storage = StorageKind::Arena;
+  /// Arena: the byte offset in the arena.
+  uint64_t offset = 0;
+  /// Argument: the index into Plan::arguments.
+  int64_t argument = -1;
+  /// View: the tensor whose bytes this one reinterprets.
+  int64_t viewOf = -1;
+  /// Constant: every element, encoded in `dtype` (a splat is expanded).
+  std::vector<uint8_t> constantData;
+
+  /// Filled in by validation: the element count, the byte size and the
+  /// non-view tensor whose storage this tensor ultimately uses (itself
+  /// unless it is a view).
+  int64_t numElements = 0;
+  uint64_t bytes = 0;
+  int64_t root = 0;
+};
+
+enum class ArgumentRole { Param, State, Data };
+std::string_view argumentRoleName(ArgumentRole role);
+
+struct ArgumentInfo {
+  std::string name;
+  ArgumentRole role = ArgumentRole::Data;
+  int64_t tensor = 0;
+};
+
+struct Step {
+  KernelKind kernel = KernelKind::Relu;
+  std::vector<int64_t> inputs;
+  std::vector<int64_t> outputs;
+  /// Validated attributes, defaults filled in (see Kernel.h).
+  KernelAttrs attrs;
+  /// Source location for messages; empty when the plan gave none.
+  std::string loc;
+
+  template <typename AttrsT> const AttrsT &get() const {
+    return std::get<AttrsT>(attrs);
+  }
+};
+
+class Plan {
+public:
+  /// Parses and validates plan JSON; throws Error(InvalidPlan) naming the
+  /// offending entry.
+  static std::shared_ptr<const Plan> parse(std::string_view json);
+  /// Reads and parses a plan file; a file that cannot be read is an
+  /// Error(Io) naming the path.
+  static std::shared_ptr<const Plan> loadFile(const std::string &path);
+
+  int64_t version = kPlanVersion;
+  std::string function;
+  uint64_t arenaBytes = 0;
+  uint64_t alignment = 1;
+  std::vector<TensorInfo> tensors;
+  std::vector<ArgumentInfo> arguments;
+  std::vector<int64_t> results;
+  std::vector<Step> steps;
+
+  const TensorInfo &tensor(int64_t id) const { return tensors.at(id); }
+  const TensorInfo &argumentTensor(size_t index) const {
+    return tensors.at(arguments.at(index).tensor);
+  }
+  const TensorInfo &resultTensor(size_t index) const {
+    return tensors.at(results.at(index));
+  }
+  /// The index of the argument called `name`, or -1.
+  int64_t findArgument(std::string_view name) const;
+
+  /// `steps[3] (conv2d at model.mlir:4:7)`: how messages name a step.
+  std::string describeStep(size_t index) const;
+};
+
+} // namespace memopt::runtime
+
+#endif // MEMOPT_RUNTIME_PLAN_H

@@ -1,0 +1,272 @@
+//===- Executor.cpp - run a plan's steps on a backend ---------------------===//
+//
+// Memory layout and the step loop of Executor.h. All checks of caller input
+// happen here, before any backend call, so backends can trust what they get.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memopt/runtime/Executor.h"
+
+#include "memopt/runtime/Error.h"
+
+#include <algorithm>
+#include <new>
+
+namespace memopt::runtime {
+
+namespace {
+std::string describeArgument(const Plan &plan, size_t index) {
+  const ArgumentInfo &a = plan.arguments[index];
+  return concat("argument ", index, " '", a.name, "' (",
+                argumentRoleName(a.role), ")");
+}
+
+std::string describeType(DType dtype, const Shape &shape) {
+  return concat(dtypeName(dtype), " of shape ", formatShape(shape));
+}
+} // namespace
+
+Executor::Executor(std::shared_ptr<const Plan> plan,
+                   std::unique_ptr<Backend> backend)
+    : planPtr(std::move(plan)), backendPtr(std::move(backend)) {
+  if (!planPtr)
+    throw Error(ErrorCode::InvalidArgument, "executor: no plan given");
+  if (!backendPtr)
+    throw Error(ErrorCode::InvalidArgument, "executor: no backend given");
+  bufferAlignment =
+      static_cast<size_t>(std::max<uint64_t>(64, planPtr->alignment));
+  try {
+    allocate();
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+Executor::Executor(std::shared_ptr<const Plan> plan, std::string_view device)
+    : Executor(std::move(plan), createBackend(device)) {}
+
+Executor::~Executor() { release(); }
+
+Executor::DeviceBuffer Executor::allocateBuffer(size_t bytes) {
+  DeviceBuffer buffer;
+  buffer.data = backendPtr->allocate(bytes, bufferAlignment);
+  buffer.bytes = bytes;
+  return buffer;
+}
+
+void Executor::allocate() {
+  const Plan &plan = *planPtr;
+  // The one arena: exactly the planned size.
+  arena = allocateBuffer(static_cast<size_t>(plan.arenaBytes));
+
+  argumentBuffers.reserve(plan.arguments.size());
+  for (size_t i = 0; i < plan.arguments.size(); ++i) {
+    argumentBuffers.push_back(
+        allocateBuffer(static_cast<size_t>(plan.argumentTensor(i).bytes)));
+    persistent += argumentBuffers.back().bytes;
+  }
+  argumentSet.assign(plan.arguments.size(), false);
+
+  tensorPointers.assign(plan.tensors.size(), nullptr);
+  // Reserved up front so that recording a buffer never fails after it was
+  // allocated (release() frees exactly what was recorded).
+  constantBuffers.reserve(plan.tensors.size());
+  for (const TensorInfo &t : plan.tensors) {
+    switch (t.storage) {
+    case StorageKind::Arena:
+      tensorPointers[t.id] = static_cast<char *>(arena.data) + t.offset;
+      break;
+    case StorageKind::Argument:
+      tensorPointers[t.id] = argumentBuffers[t.argument].data;
+      break;
+    case StorageKind::Constant: {
+      DeviceBuffer buffer = allocateBuffer(t.constantData.size());
+      constantBuffers.push_back(buffer);
+      persistent += buffer.bytes;
+      backendPtr->copyToDevice(buffer.data, t.constantData.data(),
+                               t.constantData.size());
+      tensorPointers[t.id] = buffer.data;
+      break;
+    }
+    case StorageKind::View:
+      break; // Resolved below through the root.
+    }
+  }
+  for (const TensorInfo &t : plan.tensors)
+    if (t.storage == StorageKind::View)
+      tensorPointers[t.id] = tensorPointers[t.root];
+
+  stepInputs.resize(plan.steps.size());
+  stepOutputs.resize(plan.steps.size());
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    for (int64_t id : plan.steps[s].inputs)
+      stepInputs[s].push_back(ref(id));
+    for (int64_t id : plan.steps[s].outputs)
+      stepOutputs[s].push_back(ref(id));
+  }
+  backendPtr->prepare(plan);
+}
+
+void Executor::release() noexcept {
+  if (!backendPtr)
+    return;
+  for (DeviceBuffer &b : constantBuffers)
+    backendPtr->deallocate(b.data, b.bytes);
+  constantBuffers.clear();
+  for (DeviceBuffer &b : argumentBuffers)
+    backendPtr->deallocate(b.data, b.bytes);
+  argumentBuffers.clear();
+  if (arena.data)
+    backendPtr->deallocate(arena.data, arena.bytes);
+  arena = {};
+}
+
+TensorRef Executor::ref(int64_t id) const {
+  const TensorInfo &t = planPtr->tensors[id];
+  TensorRef r;
+  r.data = tensorPointers[id];
+  r.dtype = t.dtype;
+  r.shape = &t.shape;
+  r.numElements = t.numElements;
+  return r;
+}
+
+void *Executor::tensorData(int64_t id) const {
+  if (id < 0 || id >= static_cast<int64_t>(tensorPointers.size()))
+    throw Error(ErrorCode::InvalidArgument,
+                concat("executor: ", id, " is not a tensor id"));
+  return tensorPointers[id];
+}
+
+void Executor::setArgument(size_t index, DType dtype, const Shape &shape,
+                           const void *data, size_t bytes) {
+  const Plan &plan = *planPtr;
+  if (index >= plan.arguments.size())
+    throw Error(ErrorCode::InvalidArgument,
+                concat("executor: argument index ", index,
+                       " out of range (the plan has ", plan.arguments.size(),
+                       " arguments)"));
+  const TensorInfo &t = plan.argumentTensor(index);
+  if (dtype != t.dtype || shape != t.shape)
+    throw Error(ErrorCode::InvalidArgument,
+                concat("executor: ", describeArgument(plan, index), " expects ",
+                       describeType(t.dtype, t.shape), ", got ",
+                       describeType(dtype, shape)));
+  if (bytes != t.bytes)
+    throw Error(ErrorCode::InvalidArgument,
+                concat("executor: ", describeArgument(plan, index), " needs ",
+                       t.bytes, " bytes, got a buffer of ", bytes));
+  if (!data)
+    throw Error(ErrorCode::InvalidArgument,
+                concat("executor: ", describeArgument(plan, index),
+                       ": data is a null pointer"));
+  backendPtr->copyToDevice(argumentBuffers[index].data, data, bytes);
+  argumentSet[index] = true;
+}
+
+void Executor::setArgument(std::string_view name, DType dtype,
+                           const Shape &shape, const void *data, size_t bytes) {
+  int64_t index = planPtr->findArgument(name);
+  if (index < 0)
+    throw Error(
+        ErrorCode::InvalidArgument,
+        concat("executor: the plan has no argument named '", name, "'"));
+  setArgument(static_cast<size_t>(index), dtype, shape, data, bytes);
+}
+
+void Executor::getArgument(size_t index, void *data, size_t bytes) const {
+  const Plan &plan = *planPtr;
+  if (index >= plan.arguments.size())
+    throw Error(ErrorCode::InvalidArgument,
+                concat("executor: argument index ", index,
+                       " out of range (the plan has ", plan.arguments.size(),
+                       " arguments)"));
+  const TensorInfo &t = plan.argumentTensor(index);
+  if (bytes != t.bytes)
+    throw Error(ErrorCode::InvalidArgument,
+                concat("executor: ", describeArgument(plan, index), " has ",
+                       t.bytes, " bytes, got a buffer of ", bytes));
+  if (!data)
+    throw Error(ErrorCode::InvalidArgument,
+                "executor: destination is a null pointer");
+  if (!argumentSet[index])
+    throw Error(ErrorCode::InvalidArgument,
+                concat("executor: ", describeArgument(plan, index),
+                       " has not been set"));
+  backendPtr->copyToHost(data, argumentBuffers[index].data, bytes);
+}
+
+bool Executor::isArgumentSet(size_t index) const {
+  return index < argumentSet.size() && argumentSet[index];
+}
+
+void Executor::run(uint64_t stepCounter) {
+  const Plan &plan = *planPtr;
+  for (size_t i = 0; i < plan.arguments.size(); ++i)
+    if (!argumentSet[i])
+      throw Error(
+          ErrorCode::InvalidArgument,
+          concat("executor: ", describeArgument(plan, i), " has not been set"));
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    StepContext context;
+    context.stepCounter = stepCounter;
+    context.stepIndex = s;
+    try {
+      backendPtr->execute(plan.steps[s], stepInputs[s], stepOutputs[s],
+                          context);
+    } catch (const Error &e) {
+      throw Error(e.code(), concat(plan.describeStep(s), ": ", e.what()));
+    } catch (const std::bad_alloc &) {
+      throw Error(ErrorCode::OutOfMemory,
+                  concat(plan.describeStep(s), ": out of memory"));
+    } catch (const std::exception &e) {
+      throw Error(ErrorCode::Internal,
+                  concat(plan.describeStep(s), ": internal error: ", e.what()));
+    }
+  }
+  backendPtr->synchronize();
+}
+
+void Executor::getResult(size_t index, void *data, size_t bytes) const {
+  const Plan &plan = *planPtr;
+  if (index >= plan.results.size())
+    throw Error(ErrorCode::InvalidArgument,
+                concat("executor: result index ", index,
+                       " out of range (the plan has ", plan.results.size(),
+                       " results)"));
+  const TensorInfo &t = plan.resultTensor(index);
+  if (bytes != t.bytes)
+    throw Error(ErrorCode::InvalidArgument,
+                concat("executor: result ", index, " (",
+                       describeType(t.dtype, t.shape), ") has ", t.bytes,
+                       " bytes, got a buffer of ", bytes));
+  if (!data)
+    throw Error(ErrorCode::InvalidArgument,
+                "executor: destination is a null pointer");
+  backendPtr->copyToHost(data, tensorPointers[t.id], bytes);
+}
+
+void Executor::copyResultToArgument(size_t result, size_t argument) {
+  const Plan &plan = *planPtr;
+  if (result >= plan.results.size())
+    throw Error(ErrorCode::InvalidArgument,
+                concat("executor: result index ", result, " out of range"));
+  if (argument >= plan.arguments.size())
+    throw Error(ErrorCode::InvalidArgument,
+                concat("executor: argument index ", argument, " out of range"));
+  const TensorInfo &from = plan.resultTensor(result);
+  const TensorInfo &to = plan.argumentTensor(argument);
+  if (from.dtype != to.dtype || from.shape != to.shape)
+    throw Error(ErrorCode::InvalidArgument,
+                concat("executor: result ", result, " (",
+                       describeType(from.dtype, from.shape),
+                       ") does not match ", describeArgument(plan, argument),
+                       " (", describeType(to.dtype, to.shape), ")"));
+  if (tensorPointers[from.id] != argumentBuffers[argument].data)
+    backendPtr->copyOnDevice(argumentBuffers[argument].data,
+                             tensorPointers[from.id], from.bytes);
+  argumentSet[argument] = true;
+}
+
+} // namespace memopt::runtime

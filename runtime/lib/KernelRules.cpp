@@ -1,0 +1,708 @@
+//===- KernelRules.cpp - per-kernel validation of plan steps --------------===//
+//
+// One rule per kernel, mirroring the dialect's verifier: the plan must say
+// exactly what the compiler would have inferred. Messages read like the
+// compiler's (`expected output 0 shape 8x64x56x56, got 8x64x55x55`) and are
+// prefixed with the step (`plan: steps[3] (conv2d): ...`).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelRules.h"
+
+#include "memopt/runtime/Error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+using nlohmann::json;
+
+namespace memopt::runtime::detail {
+
+namespace {
+
+std::string formatInts(const std::vector<int64_t> &v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+std::string describe(const TensorInfo &t) {
+  return concat(formatShape(t.shape), " ", dtypeName(t.dtype));
+}
+
+/// Validation context of one step: its tensors, its JSON attributes (each
+/// read at most once; leftovers are unknown attributes) and the message
+/// prefix.
+class Rules {
+public:
+  Rules(KernelKind kind, const json &attrs,
+        const std::vector<const TensorInfo *> &inputs,
+        const std::vector<const TensorInfo *> &outputs,
+        const std::string &where)
+      : kind(kind), attrs(attrs), inputs(inputs), outputs(outputs),
+        where(where) {}
+
+  template <typename... Args> [[noreturn]] void error(Args &&...args) const {
+    throw Error(ErrorCode::InvalidPlan,
+                concat("plan: ", where, ": ", std::forward<Args>(args)...));
+  }
+
+  //===--- Arity and types ------------------------------------------------===//
+
+  void arity(size_t minInputs, size_t maxInputs, size_t numOutputs) const {
+    if (inputs.size() < minInputs || inputs.size() > maxInputs) {
+      if (minInputs == maxInputs)
+        error("expected ", minInputs, " input(s), got ", inputs.size());
+      if (maxInputs == SIZE_MAX)
+        error("expected at least ", minInputs, " input(s), got ",
+              inputs.size());
+      error("expected ", minInputs, " to ", maxInputs, " inputs, got ",
+            inputs.size());
+    }
+    if (outputs.size() != numOutputs)
+      error("expected ", numOutputs, " output(s), got ", outputs.size());
+  }
+
+  const TensorInfo &in(size_t i) const { return *inputs[i]; }
+  const TensorInfo &out(size_t i) const { return *outputs[i]; }
+  size_t numInputs() const { return inputs.size(); }
+
+  void isFloat(const TensorInfo &t, const std::string &name) const {
+    if (!isFloatDType(t.dtype))
+      error("expected ", name, " of a float dtype (f32, f64, f16, bf16), got ",
+            dtypeName(t.dtype));
+  }
+  void isInteger(const TensorInfo &t, const std::string &name) const {
+    if (!isIntegerDType(t.dtype))
+      error("expected ", name, " of dtype i32 or i64, got ",
+            dtypeName(t.dtype));
+  }
+  void sameDType(const TensorInfo &a, const std::string &aName,
+                 const TensorInfo &b, const std::string &bName) const {
+    if (a.dtype != b.dtype)
+      error("expected ", bName, " dtype ", dtypeName(a.dtype), " (as ", aName,
+            "), got ", dtypeName(b.dtype));
+  }
+  void sameType(const TensorInfo &a, const std::string &aName,
+                const TensorInfo &b, const std::string &bName) const {
+    if (a.dtype != b.dtype || a.shape != b.shape)
+      error("expected ", bName, " of type ", describe(a), " (as ", aName,
+            "), got ", describe(b));
+  }
+  void rank(const TensorInfo &t, const std::string &name, size_t r,
+            const char *layout = nullptr) const {
+    if (t.shape.size() == r)
+      return;
+    if (layout)
+      error("expected ", r, "-D ", name, " (", layout, "), got shape ",
+            formatShape(t.shape));
+    error("expected ", name, " of rank ", r, ", got shape ",
+          formatShape(t.shape));
+  }
+  void minRank(const TensorInfo &t, const std::string &name, size_t r) const {
+    if (t.shape.size() < r)
+      error("expected ", name, " of rank >= ", r, ", got shape ",
+            formatShape(t.shape));
+  }
+
+  /// Checks output `i` against the inferred dtype and shape.
+  void output(size_t i, DType dtype, const Shape &shape) const {
+    const TensorInfo &t = *outputs[i];
+    if (t.shape != shape)
+      error("expected output ", i, " shape ", formatShape(shape), ", got ",
+            formatShape(t.shape));
+    if (t.dtype != dtype)
+      error("expected output ", i, " dtype ", dtypeName(dtype), ", got ",
+            dtypeName(t.dtype));
+  }
+
+  //===--- Checked arithmetic ---------------------------------------------===//
+
+  int64_t add(int64_t a, int64_t b, const char *what) const {
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+      error(what, " overflows 64-bit sizes");
+    return r;
+  }
+  int64_t mul(int64_t a, int64_t b, const char *what) const {
+    int64_t r;
+    if (__builtin_mul_overflow(a, b, &r))
+      error(what, " overflows 64-bit sizes");
+    return r;
+  }
+
+  //===--- Attributes -----------------------------------------------------===//
+  // A missing or null attribute takes the dialect's default; attributes
+  // without a default must be present. Unknown names are refused so that a
+  // misspelt attribute cannot silently become its default.
+
+  const json *find(const char *name) {
+    seen.insert(name);
+    auto it = attrs.find(name);
+    if (it == attrs.end() || it->is_null())
+      return nullptr;
+    return &*it;
+  }
+  const json &require(const char *name) {
+    const json *v = find(name);
+    if (!v)
+      error("missing attribute '", name, "'");
+    return *v;
+  }
+
+  int64_t intValue(const json &v, const char *name) const {
+    if (v.is_number_integer()) {
+      if (v.is_number_unsigned() &&
+          v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+        error("attribute '", name, "' value ", v.dump(),
+              " does not fit in 64 bits");
+      return v.get<int64_t>();
+    }
+    error("attribute '", name, "' must be an integer, got ", v.dump());
+  }
+
+  int64_t i64(const char *name, std::optional<int64_t> dflt) {
+    const json *v = dflt ? find(name) : &require(name);
+    return v ? intValue(*v, name) : *dflt;
+  }
+
+  double f64(const char *name, double dflt) {
+    const json *v = find(name);
+    if (!v)
+      return dflt;
+    if (!v->is_number())
+      error("attribute '", name, "' must be a number, got ", v->dump());
+    double d = v->get<double>();
+    if (!std::isfinite(d))
+      error("attribute '", name, "' must be finite, got ", v->dump());
+    return d;
+  }
+
+  bool boolean(const char *name, bool dflt) {
+    const json *v = find(name);
+    if (!v)
+      return dflt;
+    if (!v->is_boolean())
+      error("attribute '", name, "' must be a boolean, got ", v->dump());
+    return v->get<bool>();
+  }
+
+  /// An integer array; `size` values each >= `min`. nullopt when absent and
+  /// optional.
+  std::optional<std::vector<int64_t>> ints(const char *name, size_t size,
+                                           int64_t min, bool required) {
+    const json *v = required ? &require(name) : find(name);
+    if (!v)
+      return std::nullopt;
+    if (!v->is_array())
+      error("attribute '", name, "' must be an array of integers, got ",
+            v->dump());
+    std::vector<int64_t> values;
+    for (const json &e : *v) {
+      if (!e.is_number_integer())
+        error("attribute '", name, "' must be an array of integers, got ",
+              v->dump());
+      values.push_back(intValue(e, name));
+    }
+    if (values.size() != size)
+      error("expected '", name, "' to have ", size, " values, got ",
+            values.size());
+    for (int64_t x : values)
+      if (x < min)
+        error("expected '", name, "' values >= ", min, ", got ",
+              formatInts(values));
+    return values;
+  }
+  std::array<int64_t, 2> pair(const char *name, int64_t min,
+                              std::array<int64_t, 2> dflt) {
+    auto v = ints(name, 2, min, false);
+    return v ? std::array<int64_t, 2>{(*v)[0], (*v)[1]} : dflt;
+  }
+
+  /// Refuses attributes the rule did not read.
+  void done() const {
+    for (auto it = attrs.begin(); it != attrs.end(); ++it)
+      if (!seen.count(it.key()))
+        error("unknown attribute '", it.key(), "' for kernel '",
+              kernelName(kind), "'");
+  }
+
+  /// Normalises a possibly negative axis.
+  int64_t axis(int64_t a, int64_t r, const char *name) const {
+    if (a < -r || a >= r)
+      error("expected '", name, "' in [", -r, ", ", r, ") for rank ", r,
+            ", got ", a);
+    return a < 0 ? a + r : a;
+  }
+
+private:
+  KernelKind kind;
+  const json &attrs;
+  const std::vector<const TensorInfo *> &inputs;
+  const std::vector<const TensorInfo *> &outputs;
+  const std::string &where;
+  std::set<std::string> seen;
+};
+
+//===----------------------------------------------------------------------===//
+// Rules
+//===----------------------------------------------------------------------===//
+
+KernelAttrs conv2d(Rules &r) {
+  r.arity(2, 3, 1);
+  const TensorInfo &x = r.in(0), &w = r.in(1);
+  r.isFloat(x, "input");
+  r.rank(x, "input", 4, "NxCxHxW");
+  r.rank(w, "weight", 4, "Kx(C/groups)xRxS");
+  r.sameDType(x, "input", w, "weight");
+  Conv2DAttrs a;
+  a.strides = r.pair("strides", 1, {1, 1});
+  a.padding = r.pair("padding", 0, {0, 0});
+  a.dilations = r.pair("dilations", 1, {1, 1});
+  a.groups = r.i64("groups", 1);
+  r.done();
+  if (a.groups < 1)
+    r.error("expected 'groups' >= 1, got ", a.groups);
+  int64_t n = x.shape[0], c = x.shape[1], k = w.shape[0];
+  if (c % a.groups != 0 || k % a.groups != 0)
+    r.error("expected input channels (", c, ") and output channels (", k,
+            ") divisible by groups (", a.groups, ")");
+  if (w.shape[1] != c / a.groups)
+    r.error("expected weight shape ", k, "x", c / a.groups, "x", w.shape[2],
+            "x", w.shape[3], " for ", c, " input channels and ", a.groups,
+            " group(s), got ", formatShape(w.shape));
+  if (r.numInputs() == 3) {
+    const TensorInfo &b = r.in(2);
+    r.rank(b, "bias", 1);
+    r.sameDType(x, "input", b, "bias");
+    if (b.shape[0] != k)
+      r.error("expected bias of ", k, " elements (output channels), got ",
+              b.shape[0]);
+  }
+  Shape out = {n, k, 0, 0};
+  for (int d = 0; d < 2; ++d) {
+    int64_t padded =
+        r.add(x.shape[2 + d], r.mul(2, a.padding[d], "'padding'"), "'padding'");
+    int64_t window =
+        r.add(r.mul(a.dilations[d], w.shape[2 + d] - 1, "'dilations'"), 1,
+              "'dilations'");
+    if (padded < window)
+      r.error("input ", x.shape[2], "x", x.shape[3], " with padding [",
+              a.padding[0], ", ", a.padding[1],
+              "] is smaller than the dilated kernel");
+    out[2 + d] = (padded - window) / a.strides[d] + 1;
+  }
+  r.output(0, x.dtype, out);
+  return a;
+}
+
+KernelAttrs linear(Rules &r) {
+  r.arity(2, 3, 1);
+  r.done();
+  const TensorInfo &x = r.in(0), &w = r.in(1);
+  r.isFloat(x, "input");
+  r.minRank(x, "input", 1);
+  r.rank(w, "weight", 2, "OxI");
+  r.sameDType(x, "input", w, "weight");
+  int64_t inFeatures = x.shape.back(), outFeatures = w.shape[0];
+  if (w.shape[1] != inFeatures)
+    r.error("expected weight shape ", outFeatures, "x", inFeatures, " for ",
+            inFeatures, " input features, got ", formatShape(w.shape));
+  if (r.numInputs() == 3) {
+    const TensorInfo &b = r.in(2);
+    r.rank(b, "bias", 1);
+    r.sameDType(x, "input", b, "bias");
+    if (b.shape[0] != outFeatures)
+      r.error("expected bias of ", outFeatures,
+              " elements (output features), got ", b.shape[0]);
+  }
+  Shape out = x.shape;
+  out.back() = outFeatures;
+  r.output(0, x.dtype, out);
+  return std::monostate{};
+}
+
+KernelAttrs matmul(Rules &r) {
+  r.arity(2, 2, 1);
+  MatMulAttrs a;
+  a.transposeA = r.boolean("transpose_a", false);
+  a.transposeB = r.boolean("transpose_b", false);
+  r.done();
+  const TensorInfo &x = r.in(0), &y = r.in(1);
+  r.isFloat(x, "a");
+  r.sameDType(x, "a", y, "b");
+  r.minRank(x, "a", 2);
+  r.minRank(y, "b", 2);
+  size_t ra = x.shape.size(), rb = y.shape.size();
+  int64_t m = x.shape[ra - 2], ka = x.shape[ra - 1];
+  if (a.transposeA)
+    std::swap(m, ka);
+  int64_t kb = y.shape[rb - 2], n = y.shape[rb - 1];
+  if (a.transposeB)
+    std::swap(kb, n);
+  if (ka != kb)
+    r.error("expected contracted dimensions to agree, got ", ka, " (a",
+            a.transposeA ? ", transposed" : "", ") and ", kb, " (b",
+            a.transposeB ? ", transposed" : "", ")");
+  Shape batchA(x.shape.begin(), x.shape.end() - 2);
+  Shape batchB(y.shape.begin(), y.shape.end() - 2);
+  auto batch = broadcastShapes(batchA, batchB);
+  if (!batch)
+    r.error("batch dimensions ", formatShape(batchA), " and ",
+            formatShape(batchB), " do not broadcast");
+  Shape out = *batch;
+  out.push_back(m);
+  out.push_back(n);
+  r.output(0, x.dtype, out);
+  return a;
+}
+
+KernelAttrs unary(Rules &r, std::optional<double> alphaDefault) {
+  r.arity(1, 1, 1);
+  AlphaAttrs a;
+  if (alphaDefault)
+    a.alpha = r.f64("alpha", *alphaDefault);
+  r.done();
+  r.isFloat(r.in(0), "x");
+  r.output(0, r.in(0).dtype, r.in(0).shape);
+  if (alphaDefault)
+    return a;
+  return std::monostate{};
+}
+
+KernelAttrs binary(Rules &r) {
+  r.arity(2, 2, 1);
+  r.done();
+  const TensorInfo &x = r.in(0), &y = r.in(1);
+  r.isFloat(x, "lhs");
+  r.sameDType(x, "lhs", y, "rhs");
+  auto shape = broadcastShapes(x.shape, y.shape);
+  if (!shape)
+    r.error("operand shapes ", formatShape(x.shape), " and ",
+            formatShape(y.shape), " do not broadcast");
+  r.output(0, x.dtype, *shape);
+  return std::monostate{};
+}
+
+KernelAttrs batchNorm(Rules &r) {
+  r.arity(5, 5, 3);
+  BatchNormAttrs a;
+  a.epsilon = r.f64("epsilon", 1e-5);
+  a.momentum = r.f64("momentum", 0.1);
+  r.done();
+  const TensorInfo &x = r.in(0), &gamma = r.in(1);
+  r.isFloat(x, "x");
+  r.minRank(x, "x", 2);
+  r.isFloat(gamma, "gamma");
+  r.rank(gamma, "gamma", 1);
+  int64_t c = x.shape[1];
+  if (gamma.shape[0] != c)
+    r.error("expected per-channel operands of ", c,
+            " elements (x's dimension 1), got ", gamma.shape[0]);
+  r.sameType(gamma, "gamma", r.in(2), "beta");
+  r.sameType(gamma, "gamma", r.in(3), "running_mean");
+  r.sameType(gamma, "gamma", r.in(4), "running_var");
+  if (x.numElements / c < 2)
+    r.error("expected more than 1 value per channel for the batch "
+            "statistics, got x of shape ",
+            formatShape(x.shape));
+  if (!(a.epsilon > 0))
+    r.error("expected 'epsilon' > 0, got ", a.epsilon);
+  if (!(a.momentum >= 0 && a.momentum <= 1))
+    r.error("expected 'momentum' in [0, 1], got ", a.momentum);
+  r.output(0, x.dtype, x.shape);
+  r.output(1, gamma.dtype, gamma.shape);
+  r.output(2, gamma.dtype, gamma.shape);
+  return a;
+}
+
+KernelAttrs layerNorm(Rules &r) {
+  r.arity(3, 3, 1);
+  LayerNormAttrs a;
+  a.epsilon = r.f64("epsilon", 1e-5);
+  r.done();
+  const TensorInfo &x = r.in(0), &gamma = r.in(1);
+  r.isFloat(x, "x");
+  r.isFloat(gamma, "gamma");
+  const Shape &xs = x.shape, &gs = gamma.shape;
+  if (gs.empty() || gs.size() > xs.size() ||
+      !std::equal(gs.begin(), gs.end(), xs.end() - gs.size()))
+    r.error("expected gamma's shape (", formatShape(gs),
+            ") to be a non-empty suffix of x's shape (", formatShape(xs), ")");
+  r.sameType(gamma, "gamma", r.in(2), "beta");
+  if (!(a.epsilon > 0))
+    r.error("expected 'epsilon' > 0, got ", a.epsilon);
+  r.output(0, x.dtype, x.shape);
+  return a;
+}
+
+KernelAttrs pool2d(Rules &r) {
+  r.arity(1, 1, 1);
+  Pool2DAttrs a;
+  auto kernel = r.ints("kernel_size", 2, 1, true);
+  a.kernelSize = {(*kernel)[0], (*kernel)[1]};
+  a.strides = r.pair("strides", 1, a.kernelSize);
+  a.padding = r.pair("padding", 0, {0, 0});
+  r.done();
+  const TensorInfo &x = r.in(0);
+  r.isFloat(x, "x");
+  r.rank(x, "x", 4, "NxCxHxW");
+  Shape out = x.shape;
+  for (int d = 0; d < 2; ++d) {
+    if (a.padding[d] > a.kernelSize[d] / 2)
+      r.error("expected 'padding' at most half of 'kernel_size', got padding ",
+              a.padding[d], " for kernel ", a.kernelSize[d]);
+    int64_t extent = x.shape[2 + d] - a.kernelSize[d] + 2 * a.padding[d];
+    if (extent < 0)
+      r.error("input ", x.shape[2], "x", x.shape[3], " with padding [",
+              a.padding[0], ", ", a.padding[1], "] is smaller than the window ",
+              a.kernelSize[0], "x", a.kernelSize[1]);
+    out[2 + d] = extent / a.strides[d] + 1;
+  }
+  r.output(0, x.dtype, out);
+  return a;
+}
+
+KernelAttrs globalAvgPool2d(Rules &r) {
+  r.arity(1, 1, 1);
+  r.done();
+  const TensorInfo &x = r.in(0);
+  r.isFloat(x, "x");
+  r.rank(x, "x", 4, "NxCxHxW");
+  r.output(0, x.dtype, {x.shape[0], x.shape[1]});
+  return std::monostate{};
+}
+
+KernelAttrs softmax(Rules &r) {
+  r.arity(1, 1, 1);
+  SoftmaxAttrs a;
+  int64_t axis = r.i64("axis", -1);
+  a.causal = r.boolean("causal", false);
+  r.done();
+  const TensorInfo &x = r.in(0);
+  r.isFloat(x, "x");
+  r.minRank(x, "x", 1);
+  int64_t rank = x.shape.size();
+  a.axis = r.axis(axis, rank, "axis");
+  if (a.causal && (rank < 2 || a.axis != rank - 1 ||
+                   x.shape[rank - 1] != x.shape[rank - 2]))
+    r.error("'causal' needs the softmax over the last axis of square "
+            "trailing dimensions (...xTxT), got shape ",
+            formatShape(x.shape), " with axis ", axis);
+  r.output(0, x.dtype, x.shape);
+  return a;
+}
+
+KernelAttrs dropout(Rules &r) {
+  r.arity(1, 1, 1);
+  DropoutAttrs a;
+  a.p = r.f64("p", 0.5);
+  a.seed = r.i64("seed", 0);
+  r.done();
+  if (!(a.p >= 0 && a.p < 1))
+    r.error("expected 'p' in [0, 1), got ", a.p);
+  r.isFloat(r.in(0), "x");
+  r.output(0, r.in(0).dtype, r.in(0).shape);
+  return a;
+}
+
+KernelAttrs reshape(Rules &r) {
+  r.arity(1, 1, 1);
+  r.done();
+  // The output's shape is the plan's (the result type); only the element
+  // count and the dtype must agree.
+  const TensorInfo &x = r.in(0), &y = r.out(0);
+  if (y.numElements != x.numElements)
+    r.error("cannot reshape ", formatShape(x.shape), " (", x.numElements,
+            " elements) to ", formatShape(y.shape), " (", y.numElements,
+            " elements)");
+  r.output(0, x.dtype, y.shape);
+  return std::monostate{};
+}
+
+KernelAttrs transpose(Rules &r) {
+  r.arity(1, 1, 1);
+  TransposeAttrs a;
+  const TensorInfo &x = r.in(0);
+  size_t rank = x.shape.size();
+  a.permutation = *r.ints("permutation", rank, 0, true);
+  r.done();
+  std::vector<bool> seen(rank, false);
+  Shape out;
+  for (int64_t p : a.permutation) {
+    if (p >= static_cast<int64_t>(rank) || seen[p])
+      r.error("expected 'permutation' to be a permutation of [0, ", rank,
+              "), got ", formatInts(a.permutation));
+    seen[p] = true;
+    out.push_back(x.shape[p]);
+  }
+  r.output(0, x.dtype, out);
+  return a;
+}
+
+KernelAttrs slice(Rules &r) {
+  r.arity(1, 1, 1);
+  SliceAttrs a;
+  const TensorInfo &x = r.in(0);
+  size_t rank = x.shape.size();
+  a.offsets = *r.ints("offsets", rank, 0, true);
+  a.sizes = *r.ints("sizes", rank, 1, true);
+  auto strides = r.ints("strides", rank, 1, false);
+  a.strides = strides ? *strides : std::vector<int64_t>(rank, 1);
+  r.done();
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t last = r.add(a.offsets[d],
+                         r.mul(a.sizes[d] - 1, a.strides[d], "slice"), "slice");
+    if (last >= x.shape[d])
+      r.error("slice of dimension ", d, " reaches index ", last,
+              " but the dimension has size ", x.shape[d]);
+  }
+  r.output(0, x.dtype, a.sizes);
+  return a;
+}
+
+KernelAttrs concatRule(Rules &r) {
+  r.arity(1, SIZE_MAX, 1);
+  ConcatAttrs a;
+  int64_t axis = r.i64("axis", std::nullopt);
+  r.done();
+  const TensorInfo &first = r.in(0);
+  int64_t rank = first.shape.size();
+  if (rank == 0)
+    r.error("expected inputs of rank >= 1, got a scalar");
+  a.axis = r.axis(axis, rank, "axis");
+  Shape out = first.shape;
+  for (size_t i = 1; i < r.numInputs(); ++i) {
+    const TensorInfo &t = r.in(i);
+    std::string name = concat("input ", i);
+    r.sameDType(first, "input 0", t, name);
+    bool compatible = static_cast<int64_t>(t.shape.size()) == rank;
+    for (int64_t d = 0; compatible && d < rank; ++d)
+      compatible = d == a.axis || t.shape[d] == out[d];
+    if (!compatible)
+      r.error("expected ", name, " to match input 0 (",
+              formatShape(first.shape), ") in every dimension but ", a.axis,
+              ", got ", formatShape(t.shape));
+    out[a.axis] = r.add(out[a.axis], t.shape[a.axis], "concatenation");
+  }
+  r.output(0, first.dtype, out);
+  return a;
+}
+
+KernelAttrs upsample(Rules &r) {
+  r.arity(1, 1, 1);
+  UpsampleAttrs a;
+  a.scale = r.i64("scale", std::nullopt);
+  r.done();
+  const TensorInfo &x = r.in(0);
+  r.isFloat(x, "x");
+  r.rank(x, "x", 4, "NxCxHxW");
+  if (a.scale < 1)
+    r.error("expected 'scale' >= 1, got ", a.scale);
+  Shape out = x.shape;
+  out[2] = r.mul(out[2], a.scale, "upsampling");
+  out[3] = r.mul(out[3], a.scale, "upsampling");
+  r.output(0, x.dtype, out);
+  return a;
+}
+
+KernelAttrs embedding(Rules &r) {
+  r.arity(2, 2, 1);
+  r.done();
+  const TensorInfo &table = r.in(0), &ids = r.in(1);
+  r.isFloat(table, "table");
+  r.rank(table, "table", 2, "VxD");
+  r.isInteger(ids, "ids");
+  Shape out = ids.shape;
+  out.push_back(table.shape[1]);
+  r.output(0, table.dtype, out);
+  return std::monostate{};
+}
+
+KernelAttrs crossEntropy(Rules &r) {
+  r.arity(2, 2, 1);
+  r.done();
+  const TensorInfo &logits = r.in(0), &labels = r.in(1);
+  r.isFloat(logits, "logits");
+  r.rank(logits, "logits", 2, "NxC");
+  r.isInteger(labels, "labels");
+  r.rank(labels, "labels", 1, "N");
+  if (labels.shape[0] != logits.shape[0])
+    r.error("expected ", logits.shape[0],
+            " labels (one per row of logits), got ", labels.shape[0]);
+  r.output(0, logits.dtype, {});
+  return std::monostate{};
+}
+
+KernelAttrs mseLoss(Rules &r) {
+  r.arity(2, 2, 1);
+  r.done();
+  const TensorInfo &p = r.in(0);
+  r.isFloat(p, "prediction");
+  r.sameType(p, "prediction", r.in(1), "target");
+  r.output(0, p.dtype, {});
+  return std::monostate{};
+}
+
+} // namespace
+
+KernelAttrs checkStep(KernelKind kind, const json &attrs,
+                      const std::vector<const TensorInfo *> &inputs,
+                      const std::vector<const TensorInfo *> &outputs,
+                      const std::string &where) {
+  Rules r(kind, attrs, inputs, outputs, where);
+  switch (kind) {
+  case KernelKind::Conv2D:
+    return conv2d(r);
+  case KernelKind::Linear:
+    return linear(r);
+  case KernelKind::MatMul:
+    return matmul(r);
+  case KernelKind::Relu:
+  case KernelKind::Gelu:
+  case KernelKind::Sigmoid:
+  case KernelKind::Tanh:
+    return unary(r, std::nullopt);
+  case KernelKind::LeakyRelu:
+    return unary(r, 0.01);
+  case KernelKind::Elu:
+    return unary(r, 1.0);
+  case KernelKind::Add:
+  case KernelKind::Mul:
+    return binary(r);
+  case KernelKind::BatchNorm:
+    return batchNorm(r);
+  case KernelKind::LayerNorm:
+    return layerNorm(r);
+  case KernelKind::MaxPool2D:
+  case KernelKind::AvgPool2D:
+    return pool2d(r);
+  case KernelKind::GlobalAvgPool2D:
+    return globalAvgPool2d(r);
+  case KernelKind::Softmax:
+    return softmax(r);
+  case KernelKind::Dropout:
+    return dropout(r);
+  case KernelKind::Reshape:
+    return reshape(r);
+  case KernelKind::Transpose:
+    return transpose(r);
+  case KernelKind::Slice:
+    return slice(r);
+  case KernelKind::Concat:
+    return concatRule(r);
+  case KernelKind::UpsampleNearest2D:
+    return upsample(r);
+  case KernelKind::Embedding:
+    return embedding(r);
+  case KernelKind::CrossEntropy:
+    return crossEntropy(r);
+  case KernelKind::MseLoss:
+    return mseLoss(r);
+  }
+  r.error("internal error: no rule for kernel '", kernelName(kind), "'");
+}
+
+} // namespace memopt::runtime::detail

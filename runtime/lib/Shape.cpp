@@ -1,0 +1,61 @@
+//===- Shape.cpp - static tensor shapes -----------------------------------===//
+//
+// Element counts, strides, broadcasting and the shape spelling of messages.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memopt/runtime/Shape.h"
+
+#include <algorithm>
+
+namespace memopt::runtime {
+
+std::string formatShape(const Shape &shape) {
+  if (shape.empty())
+    return "scalar";
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      s += 'x';
+    s += std::to_string(shape[i]);
+  }
+  return s;
+}
+
+std::optional<int64_t> checkedNumElements(const Shape &shape) {
+  int64_t count = 1;
+  for (int64_t size : shape) {
+    if (size < 0 || __builtin_mul_overflow(count, size, &count))
+      return std::nullopt;
+  }
+  return count;
+}
+
+int64_t numElements(const Shape &shape) {
+  int64_t count = 1;
+  for (int64_t size : shape)
+    count *= size;
+  return count;
+}
+
+Shape contiguousStrides(const Shape &shape) {
+  Shape strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;)
+    strides[i - 1] = strides[i] * shape[i];
+  return strides;
+}
+
+std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t l = i < a.size() ? a[a.size() - 1 - i] : 1;
+    int64_t r = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (l != r && l != 1 && r != 1)
+      return std::nullopt;
+    out[rank - 1 - i] = l == 1 ? r : l;
+  }
+  return out;
+}
+
+} // namespace memopt::runtime

@@ -1,0 +1,192 @@
+//===- CpuBackend.cpp - the CPU backend -----------------------------------===//
+//
+// Host memory and a table from kernel kind to kernel. The reference
+// backend: always built, run by every test, fast where it matters (GEMM and
+// convolution go through OpenBLAS).
+//
+// Mixed storage precisions are handled here, once, rather than in every
+// kernel: a float kernel runs in one compute type (f64 if any float operand
+// is f64, else f32), and operands stored in another float type are
+// converted into temporaries before and results converted back after.
+// Because inputs are converted before any output is written, in-place steps
+// stay correct.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Convert.h"
+#include "CpuKernels.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <new>
+
+namespace memopt::runtime {
+
+namespace {
+
+using cpu::KernelCall;
+
+struct KernelEntry {
+  void (*fn)(const KernelCall &);
+  /// Whether float operands are brought to one compute type first.
+  bool computesInFloat;
+};
+
+KernelEntry lookup(KernelKind kind) {
+  switch (kind) {
+  case KernelKind::Conv2D:
+    return {cpu::conv2d, true};
+  case KernelKind::Linear:
+    return {cpu::linear, true};
+  case KernelKind::MatMul:
+    return {cpu::matmul, true};
+  case KernelKind::Relu:
+  case KernelKind::Gelu:
+  case KernelKind::Sigmoid:
+  case KernelKind::Tanh:
+  case KernelKind::LeakyRelu:
+  case KernelKind::Elu:
+    return {cpu::unary, true};
+  case KernelKind::Add:
+  case KernelKind::Mul:
+    return {cpu::binary, true};
+  case KernelKind::BatchNorm:
+    return {cpu::batchNorm, true};
+  case KernelKind::LayerNorm:
+    return {cpu::layerNorm, true};
+  case KernelKind::MaxPool2D:
+    return {cpu::maxPool2d, true};
+  case KernelKind::AvgPool2D:
+    return {cpu::avgPool2d, true};
+  case KernelKind::GlobalAvgPool2D:
+    return {cpu::globalAvgPool2d, true};
+  case KernelKind::Softmax:
+    return {cpu::softmax, true};
+  case KernelKind::Dropout:
+    return {cpu::dropout, true};
+  case KernelKind::CrossEntropy:
+    return {cpu::crossEntropy, true};
+  case KernelKind::MseLoss:
+    return {cpu::mseLoss, true};
+  case KernelKind::Reshape:
+    return {cpu::reshape, false};
+  case KernelKind::Transpose:
+    return {cpu::transpose, false};
+  case KernelKind::Slice:
+    return {cpu::slice, false};
+  case KernelKind::Concat:
+    return {cpu::concat, false};
+  case KernelKind::UpsampleNearest2D:
+    return {cpu::upsampleNearest2d, false};
+  case KernelKind::Embedding:
+    return {cpu::embedding, false};
+  }
+  throw Error(ErrorCode::Internal,
+              concat("CPU backend has no kernel '", kernelName(kind), "'"));
+}
+
+/// A heap buffer for a converted operand.
+struct Scratch {
+  std::unique_ptr<char[]> bytes;
+  TensorRef ref;
+};
+
+class CpuBackend final : public Backend {
+public:
+  std::string_view name() const override { return "cpu"; }
+
+  void *allocate(size_t bytes, size_t alignment) override {
+    if (bytes == 0)
+      return nullptr;
+    void *p = nullptr;
+    if (alignment < sizeof(void *))
+      alignment = sizeof(void *);
+    if (posix_memalign(&p, alignment, bytes) != 0 || !p)
+      throw Error(ErrorCode::OutOfMemory,
+                  concat("cpu: cannot allocate ", bytes, " bytes"));
+    stats.bytesInUse += bytes;
+    stats.peakBytes = std::max(stats.peakBytes, stats.bytesInUse);
+    return p;
+  }
+
+  void deallocate(void *ptr, size_t bytes) noexcept override {
+    if (!ptr)
+      return;
+    std::free(ptr);
+    stats.bytesInUse -= bytes;
+  }
+
+  void copyToDevice(void *dst, const void *src, size_t bytes) override {
+    if (bytes)
+      std::memcpy(dst, src, bytes);
+  }
+  void copyToHost(void *dst, const void *src, size_t bytes) override {
+    if (bytes)
+      std::memcpy(dst, src, bytes);
+  }
+  void copyOnDevice(void *dst, const void *src, size_t bytes) override {
+    if (bytes)
+      std::memmove(dst, src, bytes);
+  }
+
+  void execute(const Step &step, const std::vector<TensorRef> &inputs,
+               const std::vector<TensorRef> &outputs,
+               const StepContext &context) override {
+    KernelEntry entry = lookup(step.kernel);
+    if (!entry.computesInFloat)
+      return entry.fn(KernelCall{step, inputs, outputs, context});
+
+    DType compute = DType::F32;
+    bool mixed = false;
+    for (const auto *list : {&inputs, &outputs})
+      for (const TensorRef &t : *list)
+        if (t.dtype == DType::F64)
+          compute = DType::F64;
+    for (const auto *list : {&inputs, &outputs})
+      for (const TensorRef &t : *list)
+        if (isFloatDType(t.dtype) && t.dtype != compute)
+          mixed = true;
+    if (!mixed)
+      return entry.fn(KernelCall{step, inputs, outputs, context});
+
+    std::vector<Scratch> scratch;
+    scratch.reserve(inputs.size() + outputs.size());
+    auto widen = [&](const TensorRef &t, bool load) {
+      if (!isFloatDType(t.dtype) || t.dtype == compute)
+        return t;
+      Scratch s;
+      s.bytes.reset(new char[t.numElements * dtypeSize(compute)]);
+      s.ref = t;
+      s.ref.data = s.bytes.get();
+      s.ref.dtype = compute;
+      if (load)
+        cpu::convertFloats(t.data, t.dtype, s.ref.data, compute, t.numElements);
+      scratch.push_back(std::move(s));
+      return scratch.back().ref;
+    };
+    std::vector<TensorRef> in, out;
+    for (const TensorRef &t : inputs)
+      in.push_back(widen(t, true));
+    for (const TensorRef &t : outputs)
+      out.push_back(widen(t, false));
+    entry.fn(KernelCall{step, in, out, context});
+    for (size_t i = 0; i < outputs.size(); ++i)
+      if (out[i].data != outputs[i].data)
+        cpu::convertFloats(out[i].data, compute, outputs[i].data,
+                           outputs[i].dtype, outputs[i].numElements);
+  }
+
+  MemoryStats memoryStats() const override { return stats; }
+
+private:
+  MemoryStats stats;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> createCpuBackend() {
+  return std::make_unique<CpuBackend>();
+}
+
+} // namespace memopt::runtime

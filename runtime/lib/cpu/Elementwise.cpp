@@ -1,0 +1,127 @@
+//===- Elementwise.cpp - activations, add/mul and dropout on the CPU ------===//
+//
+// The scalar functions come from ElementwiseMath.h and Dropout.h, shared
+// with the CUDA backend. Each loop reads element i before writing element
+// i, so every kernel here may run in place (Kernel.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuKernels.h"
+#include "Indexing.h"
+
+#include "memopt/runtime/Dropout.h"
+#include "memopt/runtime/ElementwiseMath.h"
+
+namespace memopt::runtime::cpu {
+
+namespace {
+
+template <typename T, typename F>
+void map(const TensorRef &x, const TensorRef &y, F f) {
+  const T *in = x.as<const T>();
+  T *out = y.as<T>();
+  for (int64_t i = 0, n = y.numElements; i < n; ++i)
+    out[i] = f(in[i]);
+}
+
+template <typename T> void unaryImpl(const KernelCall &call) {
+  const TensorRef &x = call.in(0), &y = call.out(0);
+  switch (call.step.kernel) {
+  case KernelKind::Relu:
+    return map<T>(x, y, [](T v) { return math::relu(v); });
+  case KernelKind::Gelu:
+    return map<T>(x, y, [](T v) { return math::gelu(v); });
+  case KernelKind::Sigmoid:
+    return map<T>(x, y, [](T v) { return math::sigmoid(v); });
+  case KernelKind::Tanh:
+    return map<T>(x, y, [](T v) { return math::tanhForward(v); });
+  case KernelKind::LeakyRelu: {
+    T alpha = static_cast<T>(call.step.get<AlphaAttrs>().alpha);
+    return map<T>(x, y, [alpha](T v) { return math::leakyRelu(v, alpha); });
+  }
+  case KernelKind::Elu: {
+    T alpha = static_cast<T>(call.step.get<AlphaAttrs>().alpha);
+    return map<T>(x, y, [alpha](T v) { return math::elu(v, alpha); });
+  }
+  default:
+    throw Error(ErrorCode::Internal, "unary kernel called for another kernel");
+  }
+}
+
+template <typename T, typename Op>
+void broadcastBinary(const TensorRef &a, const TensorRef &b, const TensorRef &y,
+                     Op op) {
+  const T *pa = a.as<const T>(), *pb = b.as<const T>();
+  T *out = y.as<T>();
+  const int64_t n = y.numElements;
+  if (a.numElements == n && b.numElements == n) {
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = op(pa[i], pb[i]);
+    return;
+  }
+  if (a.numElements == n && b.numElements == 1) {
+    const T s = pb[0];
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = op(pa[i], s);
+    return;
+  }
+  if (a.numElements == 1 && b.numElements == n) {
+    const T s = pa[0];
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = op(s, pb[i]);
+    return;
+  }
+  const Shape &shape = *y.shape;
+  const size_t rank = shape.size();
+  std::array<Shape, 2> strides = {broadcastStrides(*a.shape, rank),
+                                  broadcastStrides(*b.shape, rank)};
+  const int64_t inner = shape[rank - 1];
+  const int64_t sa = strides[0][rank - 1], sb = strides[1][rank - 1];
+  T *row = out;
+  forEachRow<2>(shape, strides, [&](const std::array<int64_t, 2> &off) {
+    const T *ra = pa + off[0], *rb = pb + off[1];
+    for (int64_t i = 0; i < inner; ++i)
+      row[i] = op(ra[i * sa], rb[i * sb]);
+    row += inner;
+  });
+}
+
+template <typename T> void binaryImpl(const KernelCall &call) {
+  const TensorRef &a = call.in(0), &b = call.in(1), &y = call.out(0);
+  if (call.step.kernel == KernelKind::Add)
+    broadcastBinary<T>(a, b, y, [](T u, T v) { return u + v; });
+  else
+    broadcastBinary<T>(a, b, y, [](T u, T v) { return u * v; });
+}
+
+template <typename T> void dropoutImpl(const KernelCall &call) {
+  const DropoutAttrs &attrs = call.step.get<DropoutAttrs>();
+  const uint64_t key = dropout::streamKey(attrs.seed, call.context.stepCounter);
+  const uint32_t threshold = dropout::threshold(attrs.p);
+  const T scale = dropout::scale<T>(attrs.p);
+  const T *in = call.in(0).as<const T>();
+  T *out = call.out(0).as<T>();
+  for (int64_t i = 0, n = call.out(0).numElements; i < n; ++i)
+    out[i] = dropout::keep(key, static_cast<uint64_t>(i), threshold)
+                 ? in[i] * scale
+                 : T(0);
+}
+
+} // namespace
+
+void unary(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype,
+                [&](auto tag) { unaryImpl<decltype(tag)>(call); });
+}
+
+void binary(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype,
+                [&](auto tag) { binaryImpl<decltype(tag)>(call); });
+}
+
+void dropout(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype,
+                [&](auto tag) { dropoutImpl<decltype(tag)>(call); });
+}
+
+} // namespace memopt::runtime::cpu

@@ -1,0 +1,91 @@
+//===- Pool.cpp - max, average and global average pooling on the CPU ------===//
+//
+// PyTorch's semantics: max pooling ignores padding (padded positions never
+// win); average pooling counts padded zeros in the divisor
+// (count_include_pad=True), so the divisor is always kh*kw. The plan's
+// rules bound padding by half the window, so every window holds at least
+// one real element.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuKernels.h"
+
+#include <algorithm>
+
+namespace memopt::runtime::cpu {
+
+namespace {
+
+template <typename T, bool IsMax> void pool2dImpl(const KernelCall &call) {
+  const TensorRef &x = call.in(0), &y = call.out(0);
+  const Pool2DAttrs &a = call.step.get<Pool2DAttrs>();
+  const int64_t planes = x.dim(0) * x.dim(1);
+  const int64_t h = x.dim(2), w = x.dim(3), oh = y.dim(2), ow = y.dim(3);
+  const int64_t kh = a.kernelSize[0], kw = a.kernelSize[1];
+  const T divisor = static_cast<T>(kh * kw);
+  const T *px = x.as<const T>();
+  T *py = y.as<T>();
+  for (int64_t p = 0; p < planes; ++p) {
+    const T *in = px + p * h * w;
+    T *out = py + p * oh * ow;
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      const int64_t y0 = oy * a.strides[0] - a.padding[0];
+      const int64_t yBegin = std::max<int64_t>(y0, 0);
+      const int64_t yEnd = std::min(y0 + kh, h);
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        const int64_t x0 = ox * a.strides[1] - a.padding[1];
+        const int64_t xBegin = std::max<int64_t>(x0, 0);
+        const int64_t xEnd = std::min(x0 + kw, w);
+        if constexpr (IsMax) {
+          T best = in[yBegin * w + xBegin];
+          for (int64_t iy = yBegin; iy < yEnd; ++iy)
+            for (int64_t ix = xBegin; ix < xEnd; ++ix) {
+              T v = in[iy * w + ix];
+              // `!(v <= best)` also selects NaN, which then propagates.
+              if (!(v <= best))
+                best = v;
+            }
+          out[oy * ow + ox] = best;
+        } else {
+          T sum = T(0);
+          for (int64_t iy = yBegin; iy < yEnd; ++iy)
+            for (int64_t ix = xBegin; ix < xEnd; ++ix)
+              sum += in[iy * w + ix];
+          out[oy * ow + ox] = sum / divisor;
+        }
+      }
+    }
+  }
+}
+
+template <typename T> void globalAvgPool2dImpl(const KernelCall &call) {
+  const TensorRef &x = call.in(0);
+  const int64_t planes = x.dim(0) * x.dim(1), size = x.dim(2) * x.dim(3);
+  const T *px = x.as<const T>();
+  T *py = call.out(0).as<T>();
+  for (int64_t p = 0; p < planes; ++p) {
+    double sum = 0;
+    for (int64_t i = 0; i < size; ++i)
+      sum += static_cast<double>(px[p * size + i]);
+    py[p] = static_cast<T>(sum / static_cast<double>(size));
+  }
+}
+
+} // namespace
+
+void maxPool2d(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype,
+                [&](auto tag) { pool2dImpl<decltype(tag), true>(call); });
+}
+
+void avgPool2d(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype,
+                [&](auto tag) { pool2dImpl<decltype(tag), false>(call); });
+}
+
+void globalAvgPool2d(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype,
+                [&](auto tag) { globalAvgPool2dImpl<decltype(tag)>(call); });
+}
+
+} // namespace memopt::runtime::cpu

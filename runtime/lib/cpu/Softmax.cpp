@@ -1,0 +1,65 @@
+//===- Softmax.cpp - softmax along an axis on the CPU ---------------------===//
+//
+// exp(x - max) / sum(exp(x - max)) per row along the axis, so values of
+// +-1000 neither overflow nor underflow to 0/0. The causal variant (the last
+// axis of square ...xTxT scores) gives row i probability only on columns
+// j <= i; masked entries are exactly 0. Each row is read (max) before it is
+// written, so the kernel may run in place.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuKernels.h"
+
+#include "memopt/runtime/ElementwiseMath.h"
+
+namespace memopt::runtime::cpu {
+
+namespace {
+
+template <typename T> void softmaxImpl(const KernelCall &call) {
+  const TensorRef &x = call.in(0), &y = call.out(0);
+  const SoftmaxAttrs &a = call.step.get<SoftmaxAttrs>();
+  const Shape &shape = *x.shape;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < a.axis; ++d)
+    outer *= shape[d];
+  for (size_t d = a.axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  const int64_t len = shape[a.axis];
+  const T *px = x.as<const T>();
+  T *py = y.as<T>();
+
+  for (int64_t o = 0; o < outer; ++o) {
+    // With `causal`, the axis is the last one (inner == 1) and row o is row
+    // (o mod T) of its TxT matrix.
+    const int64_t valid = a.causal ? o % len + 1 : len;
+    for (int64_t i = 0; i < inner; ++i) {
+      const T *in = px + o * len * inner + i;
+      T *out = py + o * len * inner + i;
+      T max = in[0];
+      for (int64_t j = 1; j < valid; ++j)
+        if (in[j * inner] > max)
+          max = in[j * inner];
+      T sum = T(0);
+      for (int64_t j = 0; j < valid; ++j) {
+        T e = math::exp(in[j * inner] - max);
+        out[j * inner] = e;
+        sum += e;
+      }
+      const T inv = T(1) / sum;
+      for (int64_t j = 0; j < valid; ++j)
+        out[j * inner] *= inv;
+      for (int64_t j = valid; j < len; ++j)
+        out[j * inner] = T(0);
+    }
+  }
+}
+
+} // namespace
+
+void softmax(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype,
+                [&](auto tag) { softmaxImpl<decltype(tag)>(call); });
+}
+
+} // namespace memopt::runtime::cpu

@@ -1,0 +1,182 @@
+//===- ElementwiseKernelTest.cpp - activations, add/mul, dropout ----------===//
+//
+// Activations against libm formulas in double for every float dtype,
+// add/mul over awkward broadcasts (scalars, size-1 dims, rank mismatch),
+// and dropout against the documented mask function.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+
+#include "memopt/runtime/Dropout.h"
+
+#include <functional>
+
+using namespace memopt::runtime;
+using namespace memopt::runtime::test;
+
+namespace {
+
+HostTensor activationInputs(DType dtype) {
+  HostTensor x = randomTensor(dtype, {3, 4, 5}, 99, -6, 6);
+  // Extremes where naive formulas overflow.
+  x.values[0] = roundTo(dtype, -100);
+  x.values[1] = roundTo(dtype, 100);
+  x.values[2] = 0;
+  x.values[3] = roundTo(dtype, -1e-3);
+  return x;
+}
+
+void checkUnary(const std::string &kernel, const json &attrs,
+                const std::function<double(double)> &f) {
+  for (DType dtype : {DType::F32, DType::F64, DType::F16, DType::BF16}) {
+    HostTensor x = activationInputs(dtype);
+    std::vector<double> want;
+    for (double v : x.values)
+      want.push_back(roundTo(dtype, f(v)));
+    std::vector<double> got = runOp1(kernel, attrs, {x}, {dtype, x.shape});
+    Tolerance tol = toleranceFor(dtype);
+    EXPECT_TRUE(close(got, want, tol.atol, tol.rtol))
+        << kernel << " " << dtypeName(dtype);
+  }
+}
+
+TEST(ActivationKernelTest, Relu) {
+  checkUnary("relu", json::object(), [](double x) { return x > 0 ? x : 0; });
+}
+TEST(ActivationKernelTest, Gelu) {
+  checkUnary("gelu", json::object(), [](double x) {
+    return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+  });
+}
+TEST(ActivationKernelTest, Sigmoid) {
+  checkUnary("sigmoid", json::object(),
+             [](double x) { return 1 / (1 + std::exp(-x)); });
+}
+TEST(ActivationKernelTest, Tanh) {
+  checkUnary("tanh", json::object(), [](double x) { return std::tanh(x); });
+}
+TEST(ActivationKernelTest, LeakyReluWithAlphaAndDefault) {
+  checkUnary("leaky_relu", {{"alpha", 0.2}},
+             [](double x) { return x >= 0 ? x : 0.2 * x; });
+  checkUnary("leaky_relu", json::object(),
+             [](double x) { return x >= 0 ? x : 0.01 * x; });
+}
+TEST(ActivationKernelTest, EluWithAlphaAndDefault) {
+  checkUnary("elu", {{"alpha", 0.7}},
+             [](double x) { return x > 0 ? x : 0.7 * std::expm1(x); });
+  checkUnary("elu", json::object(),
+             [](double x) { return x > 0 ? x : std::expm1(x); });
+}
+
+std::vector<double> referenceBroadcast(const HostTensor &a, const HostTensor &b,
+                                       bool isAdd, Shape &out) {
+  out = *broadcastShapes(a.shape, b.shape);
+  size_t rank = out.size();
+  std::vector<double> y(count(out));
+  for (int64_t i = 0; i < count(out); ++i) {
+    Shape idx(rank);
+    int64_t rem = i;
+    for (size_t d = rank; d-- > 0;) {
+      idx[d] = rem % out[d];
+      rem /= out[d];
+    }
+    auto at = [&](const HostTensor &t) {
+      int64_t off = 0;
+      for (size_t j = 0; j < t.shape.size(); ++j) {
+        size_t d = rank - t.shape.size() + j;
+        off = off * t.shape[j] + (t.shape[j] == 1 ? 0 : idx[d]);
+      }
+      return t.values[off];
+    };
+    y[i] = isAdd ? at(a) + at(b) : at(a) * at(b);
+  }
+  return y;
+}
+
+void checkBinary(Shape sa, Shape sb, DType dtype = DType::F32) {
+  HostTensor a = randomTensor(dtype, sa, 3), b = randomTensor(dtype, sb, 4);
+  for (bool isAdd : {true, false}) {
+    Shape out;
+    std::vector<double> want = referenceBroadcast(a, b, isAdd, out);
+    for (double &v : want)
+      v = roundTo(dtype, v);
+    std::vector<double> got =
+        runOp1(isAdd ? "add" : "mul", json::object(), {a, b}, {dtype, out});
+    Tolerance tol = toleranceFor(dtype);
+    EXPECT_TRUE(close(got, want, tol.atol, tol.rtol))
+        << (isAdd ? "add " : "mul ") << formatShape(sa) << " "
+        << formatShape(sb);
+  }
+}
+
+TEST(BinaryKernelTest, SameShape) { checkBinary({2, 3, 4}, {2, 3, 4}); }
+TEST(BinaryKernelTest, TrailingVector) { checkBinary({2, 3, 4}, {4}); }
+TEST(BinaryKernelTest, ScalarEitherSide) {
+  checkBinary({2, 3}, {});
+  checkBinary({}, {2, 3});
+  checkBinary({}, {});
+  checkBinary({1}, {2, 3});
+}
+TEST(BinaryKernelTest, SizeOneDimsBothSides) {
+  checkBinary({2, 1, 4}, {3, 1});
+  checkBinary({2, 3, 1, 5}, {3, 4, 1});
+  checkBinary({1, 4, 1}, {3, 1, 5});
+}
+TEST(BinaryKernelTest, ChannelBiasBroadcast) {
+  checkBinary({2, 3, 4, 5}, {3, 1, 1});
+}
+TEST(BinaryKernelTest, OtherDtypes) {
+  checkBinary({2, 1, 4}, {3, 1}, DType::F64);
+  checkBinary({2, 3, 4}, {3, 1}, DType::F16);
+  checkBinary({2, 3, 4}, {4}, DType::BF16);
+}
+
+TEST(DropoutKernelTest, MatchesTheDocumentedMask) {
+  for (DType dtype : {DType::F32, DType::F64, DType::F16}) {
+    HostTensor x = randomTensor(dtype, {4, 33, 5}, 8, 0.5, 2);
+    const double p = 0.3;
+    const int64_t seed = 1234;
+    const uint64_t step = 17;
+    std::vector<double> got = runOp1("dropout", {{"p", p}, {"seed", seed}}, {x},
+                                     {dtype, x.shape}, step);
+    uint64_t key = dropout::streamKey(seed, step);
+    uint32_t threshold = dropout::threshold(p);
+    double scale = dtype == DType::F64
+                       ? 1 / (1 - p)
+                       : static_cast<double>(dropout::scale<float>(p));
+    std::vector<double> want;
+    for (size_t i = 0; i < x.values.size(); ++i)
+      want.push_back(roundTo(
+          dtype, dropout::keep(key, i, threshold) ? x.values[i] * scale : 0.0));
+    Tolerance tol = toleranceFor(dtype);
+    EXPECT_TRUE(close(got, want, tol.atol, tol.rtol)) << dtypeName(dtype);
+  }
+}
+
+TEST(DropoutKernelTest, DependsOnStepAndSeedOnly) {
+  HostTensor x = randomTensor(DType::F32, {1000}, 9, 1, 2);
+  json attrs = {{"p", 0.5}, {"seed", 3}};
+  auto a = runOp1("dropout", attrs, {x}, {DType::F32, x.shape}, 5);
+  auto b = runOp1("dropout", attrs, {x}, {DType::F32, x.shape}, 5);
+  auto c = runOp1("dropout", attrs, {x}, {DType::F32, x.shape}, 6);
+  auto d = runOp1("dropout", {{"p", 0.5}, {"seed", 4}}, {x},
+                  {DType::F32, x.shape}, 5);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  EXPECT_NE(a, d);
+  int zeros = 0;
+  for (double v : a)
+    zeros += v == 0;
+  EXPECT_GT(zeros, 400);
+  EXPECT_LT(zeros, 600);
+}
+
+TEST(DropoutKernelTest, ZeroProbabilityIsIdentity) {
+  HostTensor x = randomTensor(DType::F32, {3, 7}, 10);
+  EXPECT_EQ(
+      runOp1("dropout", {{"p", 0.0}, {"seed", 1}}, {x}, {DType::F32, x.shape}),
+      x.values);
+}
+
+} // namespace

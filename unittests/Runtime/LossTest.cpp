@@ -1,0 +1,88 @@
+//===- LossTest.cpp - cross_entropy and mse_loss kernels ------------------===//
+//
+// Mean reductions against double references; cross-entropy stays finite
+// with logits of +-1000 and refuses labels outside [0, C).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+
+using namespace memopt::runtime;
+using namespace memopt::runtime::test;
+
+namespace {
+
+double referenceCrossEntropy(const HostTensor &logits,
+                             const HostTensor &labels) {
+  int64_t n = logits.shape[0], c = logits.shape[1];
+  double total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double max = -INFINITY, sum = 0;
+    for (int64_t j = 0; j < c; ++j)
+      max = std::max(max, logits.values[i * c + j]);
+    for (int64_t j = 0; j < c; ++j)
+      sum += std::exp(logits.values[i * c + j] - max);
+    total += max + std::log(sum) -
+             logits.values[i * c + static_cast<int64_t>(labels.values[i])];
+  }
+  return total / n;
+}
+
+TEST(CrossEntropyKernelTest, MatchesReference) {
+  for (DType dtype : {DType::F32, DType::F64, DType::F16}) {
+    for (DType labelType : {DType::I64, DType::I32}) {
+      HostTensor logits = randomTensor(dtype, {6, 5}, 41, -4, 4);
+      HostTensor labels = randomInts(labelType, {6}, 42, 0, 4);
+      double want = roundTo(dtype, referenceCrossEntropy(logits, labels));
+      auto got = runOp1("cross_entropy", json::object(), {logits, labels},
+                        {dtype, {}});
+      Tolerance tol = toleranceFor(dtype);
+      EXPECT_TRUE(close(got, {want}, tol.atol, tol.rtol)) << dtypeName(dtype);
+    }
+  }
+}
+
+TEST(CrossEntropyKernelTest, LargeLogitsStayFinite) {
+  HostTensor logits{DType::F32, {2, 3}, {1000, -1000, 999, -1000, -1000, 1000}};
+  HostTensor labels{DType::I64, {2}, {2, 0}};
+  auto got = runOp1("cross_entropy", json::object(), {logits, labels},
+                    {DType::F32, {}});
+  // Row 0: lse = 1000 + log(1 + e^-1), minus 999. Row 1: 2000 + log(1 +
+  // e^-2000).
+  double row0 = 1 + std::log1p(std::exp(-1.0)), row1 = 2000;
+  EXPECT_NEAR(got[0], (row0 + row1) / 2, 1e-3);
+}
+
+TEST(CrossEntropyKernelTest, LabelOutOfRangeIsAnError) {
+  HostTensor logits = randomTensor(DType::F32, {3, 4}, 1);
+  for (double bad : {4.0, -1.0}) {
+    HostTensor labels{DType::I32, {3}, {0, 1, bad}};
+    std::string message = errorOf([&] {
+      runOp1("cross_entropy", json::object(), {logits, labels},
+             {DType::F32, {}});
+    });
+    EXPECT_NE(message.find("cross_entropy at test.mlir:1:1"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("of row 2 is outside [0, 4)"), std::string::npos)
+        << message;
+  }
+}
+
+TEST(MseLossKernelTest, MatchesReference) {
+  for (DType dtype : {DType::F32, DType::F64, DType::F16, DType::BF16}) {
+    HostTensor p = randomTensor(dtype, {3, 4, 5}, 51);
+    HostTensor t = randomTensor(dtype, {3, 4, 5}, 52);
+    double sum = 0;
+    for (size_t i = 0; i < p.values.size(); ++i)
+      sum += (p.values[i] - t.values[i]) * (p.values[i] - t.values[i]);
+    double want = roundTo(dtype, sum / p.values.size());
+    auto got = runOp1("mse_loss", json::object(), {p, t}, {dtype, {}});
+    Tolerance tol = toleranceFor(dtype);
+    EXPECT_TRUE(close(got, {want}, tol.atol, tol.rtol)) << dtypeName(dtype);
+  }
+  HostTensor s{DType::F32, {}, {3}}, u{DType::F32, {}, {1}};
+  EXPECT_EQ(runOp1("mse_loss", json::object(), {s, u}, {DType::F32, {}}),
+            std::vector<double>{4});
+}
+
+} // namespace

@@ -1,0 +1,348 @@
+//===- TestUtil.h - helpers for the runtime unit tests ----------*- C++ -*-===//
+//
+// Kernel tests run every kernel the way a user would: a one-step plan built
+// as JSON (inputs are data arguments, outputs arena tensors), loaded,
+// validated and executed on a backend through the public API. Values travel
+// as doubles and are encoded into the tensor's dtype, so one reference
+// implementation in double serves every dtype.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMOPT_UNITTESTS_RUNTIME_TESTUTIL_H
+#define MEMOPT_UNITTESTS_RUNTIME_TESTUTIL_H
+
+#include "memopt/runtime/DType.h"
+#include "memopt/runtime/Error.h"
+#include "memopt/runtime/Executor.h"
+#include "memopt/runtime/Half.h"
+#include "memopt/runtime/Plan.h"
+
+#include "gtest/gtest.h"
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace memopt::runtime::test {
+
+using nlohmann::json;
+
+/// A tensor on the host with its logical values in double.
+struct HostTensor {
+  DType dtype = DType::F32;
+  Shape shape;
+  std::vector<double> values;
+};
+
+/// Rounds a value to what `dtype` stores (f16/bf16/f32 rounding).
+inline double roundTo(DType dtype, double v) {
+  switch (dtype) {
+  case DType::F32:
+    return static_cast<float>(v);
+  case DType::F16:
+    return halfBitsToFloat(floatToHalfBits(static_cast<float>(v)));
+  case DType::BF16:
+    return bfloat16BitsToFloat(floatToBFloat16Bits(static_cast<float>(v)));
+  default:
+    return v;
+  }
+}
+
+inline std::vector<uint8_t> encode(const HostTensor &t) {
+  size_t size = dtypeSize(t.dtype);
+  std::vector<uint8_t> bytes(t.values.size() * size);
+  for (size_t i = 0; i < t.values.size(); ++i) {
+    uint8_t *p = bytes.data() + i * size;
+    double v = t.values[i];
+    switch (t.dtype) {
+    case DType::F32: {
+      float f = static_cast<float>(v);
+      std::memcpy(p, &f, 4);
+      break;
+    }
+    case DType::F64:
+      std::memcpy(p, &v, 8);
+      break;
+    case DType::F16: {
+      uint16_t h = floatToHalfBits(static_cast<float>(v));
+      std::memcpy(p, &h, 2);
+      break;
+    }
+    case DType::BF16: {
+      uint16_t h = floatToBFloat16Bits(static_cast<float>(v));
+      std::memcpy(p, &h, 2);
+      break;
+    }
+    case DType::I32: {
+      int32_t x = static_cast<int32_t>(v);
+      std::memcpy(p, &x, 4);
+      break;
+    }
+    case DType::I64: {
+      int64_t x = static_cast<int64_t>(v);
+      std::memcpy(p, &x, 8);
+      break;
+    }
+    }
+  }
+  return bytes;
+}
+
+inline std::vector<double> decode(DType dtype, const uint8_t *p, size_t count) {
+  std::vector<double> out(count);
+  size_t size = dtypeSize(dtype);
+  for (size_t i = 0; i < count; ++i, p += size) {
+    switch (dtype) {
+    case DType::F32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      out[i] = f;
+      break;
+    }
+    case DType::F64:
+      std::memcpy(&out[i], p, 8);
+      break;
+    case DType::F16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      out[i] = halfBitsToFloat(h);
+      break;
+    }
+    case DType::BF16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      out[i] = bfloat16BitsToFloat(h);
+      break;
+    }
+    case DType::I32: {
+      int32_t x;
+      std::memcpy(&x, p, 4);
+      out[i] = x;
+      break;
+    }
+    case DType::I64: {
+      int64_t x;
+      std::memcpy(&x, p, 8);
+      out[i] = static_cast<double>(x);
+      break;
+    }
+    }
+  }
+  return out;
+}
+
+inline int64_t count(const Shape &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+/// Uniform values in [lo, hi), already rounded to `dtype`, reproducibly.
+inline HostTensor randomTensor(DType dtype, Shape shape, unsigned seed,
+                               double lo = -1, double hi = 1) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  HostTensor t{dtype, shape, {}};
+  t.values.resize(count(shape));
+  for (double &v : t.values)
+    v = roundTo(dtype, dist(rng));
+  return t;
+}
+
+/// Integer values in [lo, hi].
+inline HostTensor randomInts(DType dtype, Shape shape, unsigned seed,
+                             int64_t lo, int64_t hi) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int64_t> dist(lo, hi);
+  HostTensor t{dtype, shape, {}};
+  t.values.resize(count(shape));
+  for (double &v : t.values)
+    v = static_cast<double>(dist(rng));
+  return t;
+}
+
+struct OutputSpec {
+  DType dtype;
+  Shape shape;
+};
+
+inline json tensorJson(int64_t id, DType dtype, const Shape &shape) {
+  return json{
+      {"id", id}, {"dtype", std::string(dtypeName(dtype))}, {"shape", shape}};
+}
+
+/// The JSON of a plan with one step: input i is data argument "in<i>"
+/// (tensor i), output j is an arena tensor packed at 64-byte alignment.
+inline json singleStepPlan(const std::string &kernel, const json &attrs,
+                           const std::vector<HostTensor> &inputs,
+                           const std::vector<OutputSpec> &outputs) {
+  json tensors = json::array(), arguments = json::array(), ins = json::array(),
+       outs = json::array(), results = json::array();
+  int64_t id = 0;
+  for (size_t i = 0; i < inputs.size(); ++i, ++id) {
+    json t = tensorJson(id, inputs[i].dtype, inputs[i].shape);
+    t["storage"] = "argument";
+    t["argument"] = i;
+    tensors.push_back(t);
+    arguments.push_back(
+        {{"name", "in" + std::to_string(i)}, {"role", "data"}, {"tensor", id}});
+    ins.push_back(id);
+  }
+  uint64_t offset = 0;
+  for (const OutputSpec &o : outputs) {
+    json t = tensorJson(id, o.dtype, o.shape);
+    t["storage"] = "arena";
+    t["offset"] = offset;
+    tensors.push_back(t);
+    offset += (count(o.shape) * dtypeSize(o.dtype) + 63) / 64 * 64;
+    outs.push_back(id);
+    results.push_back(id);
+    ++id;
+  }
+  json step = {{"kernel", kernel},
+               {"inputs", ins},
+               {"outputs", outs},
+               {"attrs", attrs},
+               {"loc", "test.mlir:1:1"}};
+  return json{{"format", "memopt-plan"},
+              {"version", 1},
+              {"function", "test_" + kernel},
+              {"arena_bytes", offset},
+              {"alignment", 64},
+              {"tensors", tensors},
+              {"arguments", arguments},
+              {"results", results},
+              {"steps", json::array({step})}};
+}
+
+/// A small training step: logits = relu(linear(x, w, b)), loss =
+/// cross_entropy(logits, labels). Arena: h [0, 80), r [128, 208),
+/// loss [256, 260).
+inline json mlpPlan() {
+  return json::parse(R"({
+    "format": "memopt-plan", "version": 1, "function": "mlp_train",
+    "arena_bytes": 260, "alignment": 64,
+    "tensors": [
+      {"id": 0, "dtype": "f32", "shape": [4, 3], "storage": "argument", "argument": 0},
+      {"id": 1, "dtype": "f32", "shape": [5, 3], "storage": "argument", "argument": 1},
+      {"id": 2, "dtype": "f32", "shape": [5], "storage": "argument", "argument": 2},
+      {"id": 3, "dtype": "i64", "shape": [4], "storage": "argument", "argument": 3},
+      {"id": 4, "dtype": "f32", "shape": [4, 5], "storage": "arena", "offset": 0},
+      {"id": 5, "dtype": "f32", "shape": [4, 5], "storage": "arena", "offset": 128},
+      {"id": 6, "dtype": "f32", "shape": [], "storage": "arena", "offset": 256}
+    ],
+    "arguments": [
+      {"name": "x", "role": "data", "tensor": 0},
+      {"name": "w", "role": "param", "tensor": 1},
+      {"name": "b", "role": "param", "tensor": 2},
+      {"name": "labels", "role": "data", "tensor": 3}
+    ],
+    "results": [6, 5],
+    "steps": [
+      {"kernel": "linear", "inputs": [0, 1, 2], "outputs": [4], "attrs": {},
+       "loc": "mlp.mlir:3:8"},
+      {"kernel": "relu", "inputs": [4], "outputs": [5], "attrs": {},
+       "loc": "mlp.mlir:4:8"},
+      {"kernel": "cross_entropy", "inputs": [5, 3], "outputs": [6],
+       "attrs": {}, "loc": "mlp.mlir:5:11"}
+    ]
+  })");
+}
+
+/// Runs one kernel on the CPU backend and returns every output's values.
+inline std::vector<std::vector<double>>
+runOp(const std::string &kernel, const json &attrs,
+      const std::vector<HostTensor> &inputs,
+      const std::vector<OutputSpec> &outputs, uint64_t stepCounter = 0) {
+  auto plan =
+      Plan::parse(singleStepPlan(kernel, attrs, inputs, outputs).dump());
+  Executor exec(plan, "cpu");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::vector<uint8_t> bytes = encode(inputs[i]);
+    exec.setArgument(i, inputs[i].dtype, inputs[i].shape, bytes.data(),
+                     bytes.size());
+  }
+  exec.run(stepCounter);
+  std::vector<std::vector<double>> results;
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    size_t n = count(outputs[j].shape);
+    std::vector<uint8_t> bytes(n * dtypeSize(outputs[j].dtype));
+    exec.getResult(j, bytes.data(), bytes.size());
+    results.push_back(decode(outputs[j].dtype, bytes.data(), n));
+  }
+  return results;
+}
+
+/// Single-output shorthand.
+inline std::vector<double> runOp1(const std::string &kernel, const json &attrs,
+                                  const std::vector<HostTensor> &inputs,
+                                  OutputSpec output, uint64_t stepCounter = 0) {
+  return runOp(kernel, attrs, inputs, {output}, stepCounter)[0];
+}
+
+/// The message of the Error `f` throws (fails the test if none).
+template <typename F> std::string errorOf(F &&f) {
+  try {
+    f();
+  } catch (const Error &e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a memopt::runtime::Error";
+  return "";
+}
+
+/// Per-element |actual - expected| <= atol + rtol * |expected|, reporting
+/// the first mismatches and the largest error.
+inline ::testing::AssertionResult close(const std::vector<double> &actual,
+                                        const std::vector<double> &expected,
+                                        double atol, double rtol) {
+  if (actual.size() != expected.size())
+    return ::testing::AssertionFailure()
+           << "size " << actual.size() << " != " << expected.size();
+  size_t bad = 0;
+  double worst = 0;
+  ::testing::AssertionResult failure = ::testing::AssertionFailure();
+  for (size_t i = 0; i < actual.size(); ++i) {
+    double err = std::fabs(actual[i] - expected[i]);
+    bool nanMatch = std::isnan(actual[i]) && std::isnan(expected[i]);
+    if (!nanMatch && !(err <= atol + rtol * std::fabs(expected[i]))) {
+      if (bad < 5)
+        failure << "\n  [" << i << "] got " << actual[i] << ", want "
+                << expected[i];
+      ++bad;
+      worst = std::max(worst, err);
+    }
+  }
+  if (!bad)
+    return ::testing::AssertionSuccess();
+  return failure << "\n  " << bad << " of " << actual.size()
+                 << " elements differ; largest error " << worst;
+}
+
+/// Tolerances for comparing a kernel computing in `dtype` with a double
+/// reference on the same (rounded) inputs.
+struct Tolerance {
+  double atol, rtol;
+};
+inline Tolerance toleranceFor(DType dtype) {
+  switch (dtype) {
+  case DType::F64:
+    return {1e-12, 1e-11};
+  case DType::F32:
+    return {1e-5, 1e-5};
+  case DType::F16:
+    return {2e-3, 2e-3};
+  case DType::BF16:
+    return {1.6e-2, 1.6e-2};
+  default:
+    return {0, 0};
+  }
+}
+
+} // namespace memopt::runtime::test
+
+#endif // MEMOPT_UNITTESTS_RUNTIME_TESTUTIL_H
