@@ -32,6 +32,6 @@ if config.memopt_cuda_enabled:
     config.available_features.add("cuda")
 
 tool_dirs = [config.memopt_tools_dir, config.llvm_tools_dir]
-tools = ["memopt-opt", "memopt-translate"]
+tools = ["memopt-opt", "memopt-translate", "memopt-run"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -1,0 +1,53 @@
+//===- Compile.h - compile a memopt graph to a plan in process --*- C++ -*-===//
+//
+// What memopt-run (and the differential tests) do between reading a graph
+// and running it: pick the function, derive argument names and
+// initialisers, run the pipeline down to memrt and write the plan JSON.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMOPT_DRIVER_COMPILE_H
+#define MEMOPT_DRIVER_COMPILE_H
+
+#include "memopt/Analysis/ArgumentInit.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <string>
+#include <vector>
+
+namespace memopt {
+
+struct CompileOptions {
+  /// The function to compile; empty: the module's only function.
+  std::string function;
+  /// Arena slice alignment in bytes.
+  int64_t alignment = 64;
+};
+
+struct CompiledGraph {
+  std::string functionName;
+  /// Source-level argument names (`%conv1_w` -> "conv1_w"), or "argN".
+  std::vector<std::string> argumentNames;
+  /// How to initialise each argument (computed on the memopt graph).
+  std::vector<ArgumentInit> argumentInit;
+  /// Plan file contents (docs/plan-format.md), arguments named.
+  std::string planJson;
+};
+
+/// Argument names as written in the source (`%images` -> "images"), read
+/// back through each block argument's location; "argN" where the source has
+/// none or a name repeats.
+std::vector<std::string> sourceArgumentNames(mlir::func::FuncOp func,
+                                             llvm::SourceMgr &sources);
+
+/// Compiles `module` (memopt dialect) in place down to memrt and writes the
+/// plan. Diagnostics go to the context's handler; fails without output.
+llvm::FailureOr<CompiledGraph> compileToPlan(mlir::ModuleOp module,
+                                             llvm::SourceMgr &sources,
+                                             const CompileOptions &options);
+
+} // namespace memopt
+
+#endif // MEMOPT_DRIVER_COMPILE_H

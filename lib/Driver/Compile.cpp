@@ -1,0 +1,97 @@
+//===- Compile.cpp - compile a memopt graph to a plan in process ----------===//
+
+#include "memopt/Driver/Compile.h"
+
+#include "memopt/Conversion/Passes.h"
+#include "memopt/Target/Plan/PlanEmitter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace mlir;
+using namespace memopt;
+
+std::vector<std::string> memopt::sourceArgumentNames(func::FuncOp func,
+                                                     llvm::SourceMgr &sources) {
+  std::vector<std::string> names;
+  llvm::StringSet<> seen;
+  for (BlockArgument arg : func.getArguments()) {
+    std::string name;
+    if (auto loc = dyn_cast<FileLineColLoc>(arg.getLoc())) {
+      // The buffer the location names; the main file when none matches.
+      unsigned buffer = sources.getMainFileID();
+      for (unsigned id = 1; id <= sources.getNumBuffers(); ++id)
+        if (sources.getMemoryBuffer(id)->getBufferIdentifier() ==
+            loc.getFilename().getValue())
+          buffer = id;
+      llvm::SMLoc at = sources.FindLocForLineAndColumn(buffer, loc.getLine(),
+                                                       loc.getColumn());
+      if (at.isValid() && *at.getPointer() == '%') {
+        const char *p = at.getPointer() + 1;
+        while (std::isalnum(static_cast<unsigned char>(*p)) || *p == '_' ||
+               *p == '.' || *p == '$' || *p == '-')
+          name.push_back(*p++);
+      }
+    }
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) ||
+        !seen.insert(name).second)
+      name = "arg" + std::to_string(arg.getArgNumber());
+    names.push_back(name);
+  }
+  return names;
+}
+
+FailureOr<CompiledGraph> memopt::compileToPlan(ModuleOp module,
+                                               llvm::SourceMgr &sources,
+                                               const CompileOptions &options) {
+  SmallVector<func::FuncOp> funcs;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (options.function.empty() || func.getSymName() == options.function)
+      funcs.push_back(func);
+  if (funcs.size() != 1)
+    return module.emitError()
+           << "expected exactly one function"
+           << (options.function.empty() ? std::string()
+                                        : " named '" + options.function + "'")
+           << " to compile, found " << funcs.size()
+           << (options.function.empty() ? " (choose one with --function)" : "");
+  func::FuncOp func = funcs.front();
+
+  CompiledGraph graph;
+  graph.functionName = func.getSymName().str();
+  graph.argumentNames = sourceArgumentNames(func, sources);
+  FailureOr<std::vector<ArgumentInit>> init = computeArgumentInit(func);
+  if (failed(init))
+    return failure();
+  graph.argumentInit = std::move(*init);
+
+  PassManager pm(module.getContext());
+  ConvertMemOptToMemRTOptions lowering;
+  lowering.alignment = options.alignment;
+  pm.addPass(createConvertMemOptToMemRT(lowering));
+  if (failed(pm.run(module)))
+    return failure();
+
+  std::string json;
+  llvm::raw_string_ostream os(json);
+  if (failed(emitPlan(module, os, graph.functionName)))
+    return failure();
+
+  // Name the plan's arguments as the source did, so weights files and error
+  // messages use the model's names.
+  nlohmann::ordered_json plan =
+      nlohmann::ordered_json::parse(json, nullptr,
+                                    /*allow_exceptions=*/false);
+  if (plan.is_discarded() || !plan.contains("arguments"))
+    return module.emitError(
+        "internal error: the plan emitter wrote invalid JSON");
+  for (size_t i = 0;
+       i < plan["arguments"].size() && i < graph.argumentNames.size(); ++i)
+    plan["arguments"][i]["name"] = graph.argumentNames[i];
+  graph.planJson = plan.dump(-1, ' ', false,
+                             nlohmann::ordered_json::error_handler_t::replace);
+  return graph;
+}

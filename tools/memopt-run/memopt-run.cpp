@@ -1,0 +1,211 @@
+//===- memopt-run.cpp - compile a memopt graph and execute it -------------===//
+//
+// `memopt-run model.mlir`: parses the graph, compiles it in process down to a
+// plan, initialises parameters as PyTorch does (or loads them), makes seeded
+// synthetic data, and executes the step on the chosen device.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HostTensor.h"
+
+#include "memopt/Driver/Compile.h"
+#include "memopt/InitAll.h"
+#include "memopt/runtime/Backend.h"
+#include "memopt/runtime/Error.h"
+#include "memopt/runtime/Executor.h"
+#include "memopt/runtime/Plan.h"
+#include "memopt/runtime/Safetensors.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <random>
+
+using namespace mlir;
+using namespace memopt;
+namespace cl = llvm::cl;
+
+namespace {
+
+cl::OptionCategory category("memopt-run options");
+
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
+                               cl::Required, cl::cat(category));
+cl::opt<std::string>
+    functionName("function",
+                 cl::desc("Function to run (default: the module's only one)"),
+                 cl::init(""), cl::cat(category));
+cl::opt<std::string> device("device",
+                            cl::desc("Where to run: auto, cpu or cuda"),
+                            cl::init("auto"), cl::cat(category));
+cl::opt<uint64_t> seed("seed",
+                       cl::desc("Seed for parameter initialisation and "
+                                "synthetic data"),
+                       cl::init(0), cl::cat(category));
+cl::opt<std::string>
+    emitPlanFile("emit-plan",
+                 cl::desc("Also write the compiled plan to this file"),
+                 cl::init(""), cl::cat(category));
+cl::opt<std::string> loadWeights(
+    "load-weights",
+    cl::desc("Load parameters and state from this .safetensors file (by "
+             "argument name) instead of initialising them"),
+    cl::init(""), cl::cat(category));
+cl::opt<std::string> saveWeights(
+    "save-weights",
+    cl::desc("Save parameters and state to this .safetensors file after the "
+             "run"),
+    cl::init(""), cl::cat(category));
+cl::opt<bool> verbose("verbose",
+                      cl::desc("Print how every argument is initialised"),
+                      cl::init(false), cl::cat(category));
+
+/// Chooses the backend: `auto` takes CUDA when it is built and a device
+/// works, and says what it chose.
+std::unique_ptr<runtime::Backend> chooseBackend(llvm::raw_ostream &log) {
+  if (device != "auto")
+    return runtime::createBackend(device);
+  std::vector<std::string> built = runtime::availableBackends();
+  if (std::find(built.begin(), built.end(), "cuda") != built.end()) {
+    try {
+      auto backend = runtime::createBackend("cuda");
+      log << "device: cuda (auto)\n";
+      return backend;
+    } catch (const runtime::Error &e) {
+      log << "device: cpu (auto: " << e.what() << ")\n";
+      return runtime::createBackend("cpu");
+    }
+  }
+  log << "device: cpu (auto: memopt was built without the CUDA backend)\n";
+  return runtime::createBackend("cpu");
+}
+
+int runCompiled(const CompiledGraph &graph) {
+  llvm::raw_ostream &out = llvm::outs();
+  auto plan = runtime::Plan::parse(graph.planJson);
+  std::unique_ptr<runtime::Backend> backend = chooseBackend(out);
+  std::string deviceName(backend->name());
+  runtime::Executor executor(plan, std::move(backend));
+
+  std::optional<runtime::SafetensorsFile> weights;
+  if (!loadWeights.empty())
+    weights = runtime::readSafetensors(loadWeights);
+  std::mt19937_64 rng(seed);
+  for (size_t i = 0; i < plan->arguments.size(); ++i) {
+    const runtime::ArgumentInfo &arg = plan->arguments[i];
+    const runtime::TensorInfo &info = plan->argumentTensor(i);
+    run::HostTensor tensor(info.dtype, info.shape);
+    // Draw for every argument, loaded or not, so that data stays the same
+    // whether or not weights come from a file.
+    run::initialize(tensor, graph.argumentInit[i], rng);
+    std::string how = graph.argumentInit[i].reason;
+    if (weights && arg.role != runtime::ArgumentRole::Data) {
+      tensor.bytes = run::takeWeight(*weights, arg.name, info, loadWeights);
+      how = "loaded from " + loadWeights;
+    }
+    executor.setArgument(i, info.dtype, info.shape, tensor.bytes.data(),
+                         tensor.bytes.size());
+    if (verbose)
+      out << "  init " << arg.name << ": " << how << "\n";
+  }
+  if (weights)
+    for (const runtime::NamedTensor &unused : weights->tensors)
+      if (plan->findArgument(unused.name) < 0)
+        llvm::errs() << "memopt-run: warning: " << loadWeights << ": tensor '"
+                     << unused.name << "' matches no argument; ignored\n";
+
+  executor.run(/*stepCounter=*/0);
+
+  out << "@" << graph.functionName << " on " << deviceName << ": "
+      << plan->steps.size() << " kernels\n";
+  out << "arena: " << executor.arenaBytes()
+      << " bytes planned; arguments and constants: "
+      << executor.persistentBytes() << " bytes\n";
+  for (size_t i = 0; i < plan->results.size(); ++i) {
+    const runtime::TensorInfo &info = plan->resultTensor(i);
+    run::HostTensor result(info.dtype, info.shape);
+    executor.getResult(i, result.bytes.data(), result.bytes.size());
+    out << "result #" << i << ": " << run::summarize(result) << "\n";
+  }
+
+  if (!saveWeights.empty()) {
+    runtime::SafetensorsFile file;
+    file.metadata = {{"format", "pt"}, {"producer", "memopt-run"}};
+    for (size_t i = 0; i < plan->arguments.size(); ++i) {
+      if (plan->arguments[i].role == runtime::ArgumentRole::Data)
+        continue;
+      const runtime::TensorInfo &info = plan->argumentTensor(i);
+      runtime::NamedTensor tensor{
+          plan->arguments[i].name, info.dtype, info.shape, {}};
+      tensor.data.resize(info.bytes);
+      executor.getArgument(i, tensor.data.data(), tensor.data.size());
+      file.tensors.push_back(std::move(tensor));
+    }
+    runtime::writeSafetensors(saveWeights, file);
+    out << "saved " << file.tensors.size() << " tensors to " << saveWeights
+        << "\n";
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv, "memopt-run: compile a memopt graph and run it\n");
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(inputFile, &error);
+  if (!file) {
+    llvm::errs() << "memopt-run: " << error << "\n";
+    return 1;
+  }
+  llvm::SourceMgr sources;
+  sources.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sources, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sources, &context);
+  if (!module)
+    return 1;
+
+  CompileOptions options;
+  options.function = functionName;
+  FailureOr<CompiledGraph> graph = compileToPlan(*module, sources, options);
+  if (failed(graph))
+    return 1;
+
+  if (!emitPlanFile.empty()) {
+    std::unique_ptr<llvm::ToolOutputFile> planOut =
+        openOutputFile(emitPlanFile, &error);
+    if (!planOut) {
+      llvm::errs() << "memopt-run: " << error << "\n";
+      return 1;
+    }
+    planOut->os() << graph->planJson << "\n";
+    planOut->keep();
+  }
+
+  try {
+    return runCompiled(*graph);
+  } catch (const runtime::Error &e) {
+    llvm::errs() << "memopt-run: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception &e) {
+    llvm::errs() << "memopt-run: internal error: " << e.what() << "\n";
+    return 2;
+  }
+}
