@@ -53,3 +53,14 @@ func.func @train(%w: tensor<10x784xf32> {memopt.param}, %b: tensor<10xf32> {memo
   %loss = memopt.cross_entropy %logits, %labels : tensor<64x10xf32>, tensor<64xi64>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// Optimizer state and result-to-argument updates, as --memopt-autodiff writes them.
+// CHECK-LABEL: func.func @updates
+// CHECK-SAME:    %{{.*}}: tensor<4xf32> {memopt.param}, %{{.*}}: tensor<4xf32> {memopt.optimizer_state}
+// CHECK-SAME:    -> (tensor<4xf32> {memopt.updates = 0 : i64}, tensor<4xf32> {memopt.updates = 1 : i64})
+func.func @updates(%p: tensor<4xf32> {memopt.param}, %m: tensor<4xf32> {memopt.optimizer_state})
+    -> (tensor<4xf32> {memopt.updates = 0 : i64}, tensor<4xf32> {memopt.updates = 1 : i64}) {
+  return %p, %m : tensor<4xf32>, tensor<4xf32>
+}

@@ -57,7 +57,7 @@ func.func @param_and_state(%x: tensor<4xf32> {memopt.param, memopt.state}) {
 
 // -----
 
-// expected-error @+1 {{unknown memopt argument attribute 'memopt.foo' on argument #0 (expected 'memopt.param' or 'memopt.state')}}
+// expected-error @+1 {{unknown memopt argument attribute 'memopt.foo' on argument #0 (expected 'memopt.param', 'memopt.state' or 'memopt.optimizer_state')}}
 func.func @unknown_argument_attribute(%x: tensor<4xf32> {memopt.foo}) {
   return
 }
@@ -94,7 +94,35 @@ module attributes {memopt.state} {
 
 // -----
 
-// expected-error @+1 {{'memopt.param' is not valid on result #0; memopt attributes mark function arguments only}}
+// expected-error @+1 {{'memopt.param' is not valid on result #0; the only memopt result attribute is 'memopt.updates'}}
 func.func @result_attr(%x: tensor<4xf32>) -> (tensor<4xf32> {memopt.param}) {
   return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{result #0 updates argument #0, which is data, not a parameter or state}}
+func.func @updates_data(%x: tensor<4xf32>) -> (tensor<4xf32> {memopt.updates = 0 : i64}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'memopt.updates' on result #0 names argument #3, but there are 1}}
+func.func @updates_out_of_range(%x: tensor<4xf32> {memopt.param}) -> (tensor<4xf32> {memopt.updates = 3 : i64}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{result #0 of type 'tensor<4xf32>' cannot update argument #0 of type 'tensor<2xf32>'}}
+func.func @updates_type(%p: tensor<2xf32> {memopt.param}, %x: tensor<4xf32>) -> (tensor<4xf32> {memopt.updates = 0 : i64}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 cannot be both 'memopt.param' and 'memopt.optimizer_state'}}
+func.func @param_and_opt_state(%x: tensor<4xf32> {memopt.param, memopt.optimizer_state}) {
+  return
 }

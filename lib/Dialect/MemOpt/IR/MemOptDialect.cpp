@@ -23,18 +23,20 @@ void MemOptDialect::initialize() {
       >();
 }
 
-/// `memopt.param` and `memopt.state` are unit attributes on the arguments of
-/// a function; the argument must be a statically shaped float tensor, and an
-/// argument cannot be both a parameter and state.
+/// `memopt.param`, `memopt.state` and `memopt.optimizer_state` are unit
+/// attributes on the arguments of a function; the argument must be a
+/// statically shaped float tensor, and carry at most one role.
 LogicalResult MemOptDialect::verifyRegionArgAttribute(Operation *op,
                                                       unsigned regionIndex,
                                                       unsigned argIndex,
                                                       NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
-  if (name != kParamAttrName && name != kStateAttrName)
+  if (name != kParamAttrName && name != kStateAttrName &&
+      name != kOptimizerStateAttrName)
     return op->emitError() << "unknown memopt argument attribute '" << name
                            << "' on argument #" << argIndex
-                           << " (expected 'memopt.param' or 'memopt.state')";
+                           << " (expected 'memopt.param', 'memopt.state' or "
+                              "'memopt.optimizer_state')";
   if (!isa<UnitAttr>(attr.getValue()))
     return op->emitError() << "'" << name << "' on argument #" << argIndex
                            << " must be a unit attribute, got "
@@ -50,22 +52,56 @@ LogicalResult MemOptDialect::verifyRegionArgAttribute(Operation *op,
     return op->emitError() << "argument #" << argIndex << " marked '" << name
                            << "' must be a statically shaped float tensor, got "
                            << type;
-  if (name == kStateAttrName && func.getArgAttr(argIndex, kParamAttrName))
-    return op->emitError() << "argument #" << argIndex
-                           << " cannot be both 'memopt.param' and "
-                              "'memopt.state'";
+  SmallVector<StringRef> roles;
+  for (StringRef role :
+       {kParamAttrName, kStateAttrName, kOptimizerStateAttrName})
+    if (func.getArgAttr(argIndex, role))
+      roles.push_back(role);
+  // Report once, from the last role attribute of the argument.
+  if (roles.size() > 1 && name == roles.back()) {
+    InFlightDiagnostic diag = op->emitError()
+                              << "argument #" << argIndex << " cannot be both ";
+    llvm::interleave(
+        roles, diag, [&](StringRef r) { diag << "'" << r << "'"; }, " and ");
+    return diag;
+  }
   return success();
 }
 
-/// Roles describe inputs; a result's role follows from the graph (the loss
-/// first, then passed-through values), so no memopt attribute belongs there.
+/// `memopt.updates = N` marks a result as the new value of argument N, which
+/// must be a parameter or state of the same type.
 LogicalResult MemOptDialect::verifyRegionResultAttribute(Operation *op,
                                                          unsigned,
                                                          unsigned resultIndex,
                                                          NamedAttribute attr) {
-  return op->emitError() << "'" << attr.getName().getValue()
-                         << "' is not valid on result #" << resultIndex
-                         << "; memopt attributes mark function arguments only";
+  StringRef name = attr.getName().getValue();
+  if (name != kUpdatesAttrName)
+    return op->emitError() << "'" << name << "' is not valid on result #"
+                           << resultIndex
+                           << "; the only memopt result attribute is "
+                              "'memopt.updates'";
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  auto index = dyn_cast<IntegerAttr>(attr.getValue());
+  if (!func || !index)
+    return op->emitError() << "'" << name << "' on result #" << resultIndex
+                           << " must be an integer argument index";
+  int64_t arg = index.getInt();
+  if (arg < 0 || arg >= static_cast<int64_t>(func.getNumArguments()))
+    return op->emitError() << "'" << name << "' on result #" << resultIndex
+                           << " names argument #" << arg << ", but there are "
+                           << func.getNumArguments();
+  if (!func.getArgAttr(arg, kParamAttrName) &&
+      !func.getArgAttr(arg, kStateAttrName) &&
+      !func.getArgAttr(arg, kOptimizerStateAttrName))
+    return op->emitError() << "result #" << resultIndex << " updates argument #"
+                           << arg
+                           << ", which is data, not a parameter or state";
+  if (func.getArgumentTypes()[arg] != func.getResultTypes()[resultIndex])
+    return op->emitError() << "result #" << resultIndex << " of type "
+                           << func.getResultTypes()[resultIndex]
+                           << " cannot update argument #" << arg << " of type "
+                           << func.getArgumentTypes()[arg];
+  return success();
 }
 
 LogicalResult MemOptDialect::verifyOperationAttribute(Operation *op,

@@ -12,6 +12,7 @@ include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "memopt/Dialect/MemOpt/IR/MemOptInterfaces.td"
 
 def MemOpt_Dialect : Dialect {
   let name = "memopt";
@@ -26,7 +27,13 @@ def MemOpt_Dialect : Dialect {
     * `{memopt.param}`: a trainable parameter (float tensor);
     * `{memopt.state}`: non-trainable state, e.g. batch-norm running
       statistics (float tensor);
+    * `{memopt.optimizer_state}`: optimizer state (momentum buffers, Adam's
+      moments and step count), added by `--memopt-autodiff`;
     * no attribute: data (inputs, labels).
+
+    A result may carry `{memopt.updates = N : i64}`: it is the new value of
+    argument `N` (an updated parameter, running statistic or optimizer
+    state), which a training loop feeds back as that argument next step.
 
     A training graph returns the loss (`tensor<f32>`) as its first result;
     further results are passed through (e.g. updated running statistics). A
@@ -46,6 +53,9 @@ def MemOpt_Dialect : Dialect {
     /// Argument attribute names understood by the dialect.
     static constexpr ::llvm::StringLiteral kParamAttrName = "memopt.param";
     static constexpr ::llvm::StringLiteral kStateAttrName = "memopt.state";
+    static constexpr ::llvm::StringLiteral kOptimizerStateAttrName =
+        "memopt.optimizer_state";
+    static constexpr ::llvm::StringLiteral kUpdatesAttrName = "memopt.updates";
   }];
 }
 
@@ -133,8 +143,10 @@ def MemOpt_InferResultTypes : TraitList<[
     }]>
 ]>;
 
-// An op of the forward vocabulary: pure, with inferred result types.
+// An op of the forward vocabulary: pure, with inferred result types and a
+// gradient rule.
 class MemOpt_ForwardOp<string mnemonic, list<Trait> traits = []>
-    : MemOpt_Op<mnemonic, !listconcat([Pure, MemOpt_InferResultTypes], traits)>;
+    : MemOpt_Op<mnemonic, !listconcat([Pure, MemOpt_InferResultTypes,
+        DeclareOpInterfaceMethods<MemOpt_DifferentiableOpInterface>], traits)>;
 
 #endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTBASE_TD

@@ -68,6 +68,8 @@ broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
 
 } // namespace memopt
 
+#include "memopt/Dialect/MemOpt/IR/MemOptInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h.inc"
 

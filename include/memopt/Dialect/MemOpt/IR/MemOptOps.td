@@ -189,6 +189,17 @@ def MemOpt_BatchNormOp : MemOpt_ForwardOp<"batch_norm",
     $x `,` $gamma `,` $beta `,` $running_mean `,` $running_var attr-dict `:`
     type($x) `,` type($gamma)
   }];
+  let extraClassDeclaration = [{
+    /// The running-statistics operand that result `resultNumber` is the new
+    /// value of (null for `y`).
+    ::mlir::Value getUpdatedState(unsigned resultNumber) {
+      if (resultNumber == 1)
+        return getRunningMean();
+      if (resultNumber == 2)
+        return getRunningVar();
+      return {};
+    }
+  }];
 }
 
 def MemOpt_LayerNormOp
@@ -311,7 +322,8 @@ def MemOpt_DropoutOp : MemOpt_ForwardOp<"dropout"> {
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def MemOpt_ReshapeOp : MemOpt_Op<"reshape", [Pure]> {
+def MemOpt_ReshapeOp : MemOpt_Op<"reshape", [Pure,
+    DeclareOpInterfaceMethods<MemOpt_DifferentiableOpInterface>]> {
   let summary = "reinterpret a tensor with a new shape";
   let description = [{
     Returns `x`'s elements in row-major order with the result type's shape;
@@ -460,5 +472,7 @@ def MemOpt_MseLossOp
   let results = (outs MemOpt_ScalarFloatTensor:$result);
   let assemblyFormat = "$prediction `,` $target attr-dict `:` type($prediction)";
 }
+
+include "memopt/Dialect/MemOpt/IR/MemOptGradOps.td"
 
 #endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTOPS_TD

@@ -7,6 +7,7 @@
 #ifndef MEMOPT_DIALECT_MEMOPT_TRANSFORMS_PASSES_H
 #define MEMOPT_DIALECT_MEMOPT_TRANSFORMS_PASSES_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

@@ -34,4 +34,47 @@ def MemOptSummary : Pass<"memopt-summary", "mlir::ModuleOp"> {
   ];
 }
 
+def MemOptAutodiff : Pass<"memopt-autodiff", "mlir::ModuleOp"> {
+  let summary = "Build the backward pass and the optimizer update of training graphs";
+  let description = [{
+    Turns every training graph (a function whose first result is a scalar
+    float loss and that has `memopt.param` arguments) into one training step:
+    reverse-mode gradients of the loss with respect to every parameter,
+    built from each op's gradient rule (`DifferentiableOpInterface`), summed
+    where a value has several uses, followed by the optimizer update with
+    PyTorch's exact semantics.
+
+    The step's signature: the original arguments, then the optimizer state
+    (`{memopt.optimizer_state}`: one momentum buffer per parameter for
+    `momentum`; `exp_avg`, `exp_avg_sq` per parameter and a step count for
+    `adam`). Results: the loss, the original further results, the updated
+    parameters, then the updated optimizer state. Every result that is the
+    next value of an argument carries `{memopt.updates = N}` (batch-norm
+    running statistics included).
+
+    `lr` defaults to 0.01 for `sgd` and `momentum` and to 0.001 for `adam`.
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "Optimizer: sgd, momentum or adam">,
+    Option<"lr", "lr", "double", /*default=*/"-1.0",
+           "Learning rate (default: 0.01 for SGD, 0.001 for Adam)">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.9",
+           "Momentum factor (optimizer=momentum)">,
+    Option<"dampening", "dampening", "double", /*default=*/"0.0",
+           "Dampening for momentum (optimizer=momentum)">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false",
+           "Nesterov momentum (optimizer=momentum)">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "L2 penalty added to the gradient, as PyTorch's weight_decay">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam's beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam's beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam's epsilon">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numBackwardOps", "backward-ops", "Ops built by gradient rules">
+  ];
+}
+
 #endif // MEMOPT_DIALECT_MEMOPT_TRANSFORMS_PASSES_TD

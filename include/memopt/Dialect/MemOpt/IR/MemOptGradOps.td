@@ -1,0 +1,379 @@
+//===- MemOptGradOps.td - backward and optimizer ops -------*- tablegen -*-===//
+//
+// The compiler's own vocabulary for training steps: what --memopt-autodiff
+// emits. Gradients reuse forward ops wherever they express the computation
+// (linear and matmul gradients are matmuls, add's are sum_to, dropout's is
+// dropout with the same seed); the ops here are the computations that have
+// no forward counterpart. Result types are written explicitly (the pass
+// knows them) and checked against the forward op they differentiate.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMOPT_DIALECT_MEMOPT_IR_MEMOPTGRADOPS_TD
+#define MEMOPT_DIALECT_MEMOPT_IR_MEMOPTGRADOPS_TD
+
+class MemOpt_GradOp<string mnemonic, list<Trait> traits = []>
+    : MemOpt_Op<mnemonic, !listconcat([Pure], traits)> {
+  let assemblyFormat =
+      "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def MemOpt_SumToOp : MemOpt_GradOp<"sum_to"> {
+  let summary = "sum a tensor down to a shape it was broadcast from";
+  let description = [{
+    The adjoint of NumPy broadcasting: sums `x` over every dimension in which
+    the result's shape was broadcast to `x`'s (leading dimensions and
+    dimensions of size 1). The result's shape must broadcast to `x`'s.
+
+    ```mlir
+    %g = memopt.sum_to %dy : (tensor<8x64x32x32xf32>) -> tensor<64x1x1xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$x);
+  let results = (outs MemOpt_FloatTensor:$result);
+}
+
+def MemOpt_Conv2DBackwardInputOp : MemOpt_GradOp<"conv2d_backward_input"> {
+  let summary = "gradient of conv2d with respect to its input";
+  let description = [{
+    The transposed convolution of `grad_output` (`N×K×OH×OW`) with `weight`,
+    giving the gradient of the `N×C×H×W` input, for a conv2d with the same
+    attributes. The result type names the input shape (`H`, `W` are not
+    recoverable from `OH`, `OW` when strides do not divide them).
+
+    ```mlir
+    %dx = memopt.conv2d_backward_input %dy, %w {padding = array<i64: 1, 1>}
+        : (tensor<8x16x32x32xf32>, tensor<16x3x3x3xf32>) -> tensor<8x3x32x32xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$grad_output,
+                   MemOpt_FloatTensor:$weight,
+                   DefaultValuedAttr<DenseI64ArrayAttr, Pair11>:$strides,
+                   DefaultValuedAttr<DenseI64ArrayAttr, Pair00>:$padding,
+                   DefaultValuedAttr<DenseI64ArrayAttr, Pair11>:$dilations,
+                   DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs MemOpt_FloatTensor:$result);
+}
+
+def MemOpt_Conv2DBackwardWeightOp : MemOpt_GradOp<"conv2d_backward_weight"> {
+  let summary = "gradient of conv2d with respect to its weight";
+  let description = [{
+    Correlates the conv2d's `input` with `grad_output`, giving the gradient
+    of the `K×(C/groups)×R×S` weight, for a conv2d with the same attributes.
+
+    ```mlir
+    %dw = memopt.conv2d_backward_weight %dy, %x {padding = array<i64: 1, 1>}
+        : (tensor<8x16x32x32xf32>, tensor<8x3x32x32xf32>) -> tensor<16x3x3x3xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$grad_output,
+                   MemOpt_FloatTensor:$input,
+                   DefaultValuedAttr<DenseI64ArrayAttr, Pair11>:$strides,
+                   DefaultValuedAttr<DenseI64ArrayAttr, Pair00>:$padding,
+                   DefaultValuedAttr<DenseI64ArrayAttr, Pair11>:$dilations,
+                   DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs MemOpt_FloatTensor:$result);
+}
+
+// Backward of an element-wise activation: grad · f'(saved), where `saved` is
+// the forward input or, when stated, the forward output.
+class MemOpt_ActivationBackwardOp<string fwd, string saved, string math>
+    : MemOpt_GradOp<fwd # "_backward", [AllTypesMatch<["grad", "saved", "result"]>]> {
+  let summary = "gradient of " # fwd;
+  let description = [{
+    Computes `}] # math # [{` element-wise from the upstream gradient `grad`
+    and }] # saved # [{.
+
+    ```mlir
+    %dx = memopt.}] # fwd # [{_backward %dy, %s : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$grad, MemOpt_FloatTensor:$saved);
+  let results = (outs MemOpt_FloatTensor:$result);
+}
+
+def MemOpt_ReluBackwardOp : MemOpt_ActivationBackwardOp<"relu",
+    "the forward output `y` (so the input need not be kept)",
+    "grad · (y > 0)">;
+def MemOpt_GeluBackwardOp : MemOpt_ActivationBackwardOp<"gelu",
+    "the forward input `x`", "grad · (Φ(x) + x·φ(x))">;
+def MemOpt_SigmoidBackwardOp : MemOpt_ActivationBackwardOp<"sigmoid",
+    "the forward output `y`", "grad · y·(1 − y)">;
+def MemOpt_TanhBackwardOp : MemOpt_ActivationBackwardOp<"tanh",
+    "the forward output `y`", "grad · (1 − y²)">;
+
+def MemOpt_LeakyReluBackwardOp : MemOpt_ActivationBackwardOp<"leaky_relu",
+    "`saved`: the forward input, or with `from_output` its output (valid "
+    "because `alpha > 0` preserves the sign)",
+    "grad · (saved > 0 ? 1 : alpha)"> {
+  let arguments = (ins MemOpt_FloatTensor:$grad, MemOpt_FloatTensor:$saved,
+                   DefaultValuedAttr<F64Attr, "0.01">:$alpha,
+                   DefaultValuedAttr<BoolAttr, "false">:$from_output);
+}
+
+def MemOpt_EluBackwardOp : MemOpt_ActivationBackwardOp<"elu",
+    "`saved`: the forward input `x` (`grad · (x > 0 ? 1 : alpha·eˣ)`) or, "
+    "with `from_output`, its output `y` (`grad · (y > 0 ? 1 : y + alpha)`)",
+    "grad · elu'(x)"> {
+  let arguments = (ins MemOpt_FloatTensor:$grad, MemOpt_FloatTensor:$saved,
+                   DefaultValuedAttr<F64Attr, "1.0">:$alpha,
+                   DefaultValuedAttr<BoolAttr, "false">:$from_output);
+}
+
+def MemOpt_BatchNormBackwardOp : MemOpt_GradOp<"batch_norm_backward"> {
+  let summary = "gradients of training-mode batch normalisation";
+  let description = [{
+    From the upstream gradient of `y`, the forward input `x` and `gamma`,
+    computes the gradients of `x`, `gamma` and `beta`. The batch statistics
+    are recomputed from `x` (one pass) rather than stored.
+
+    ```mlir
+    %dx, %dg, %db = memopt.batch_norm_backward %dy, %x, %g
+        : (tensor<8x64x32x32xf32>, tensor<8x64x32x32xf32>, tensor<64xf32>)
+        -> (tensor<8x64x32x32xf32>, tensor<64xf32>, tensor<64xf32>)
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$grad_output, MemOpt_FloatTensor:$x,
+                   MemOpt_FloatTensor:$gamma,
+                   DefaultValuedAttr<F64Attr, "1e-05">:$epsilon);
+  let results = (outs MemOpt_FloatTensor:$grad_x,
+                 MemOpt_FloatTensor:$grad_gamma, MemOpt_FloatTensor:$grad_beta);
+}
+
+def MemOpt_LayerNormBackwardOp : MemOpt_GradOp<"layer_norm_backward"> {
+  let summary = "gradients of layer normalisation";
+  let description = [{
+    From the upstream gradient, the forward input `x` and `gamma`, computes
+    the gradients of `x`, `gamma` and `beta` (statistics recomputed).
+
+    ```mlir
+    %dx, %dg, %db = memopt.layer_norm_backward %dy, %x, %g
+        : (tensor<4x128x768xf32>, tensor<4x128x768xf32>, tensor<768xf32>)
+        -> (tensor<4x128x768xf32>, tensor<768xf32>, tensor<768xf32>)
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$grad_output, MemOpt_FloatTensor:$x,
+                   MemOpt_FloatTensor:$gamma,
+                   DefaultValuedAttr<F64Attr, "1e-05">:$epsilon);
+  let results = (outs MemOpt_FloatTensor:$grad_x,
+                 MemOpt_FloatTensor:$grad_gamma, MemOpt_FloatTensor:$grad_beta);
+}
+
+def MemOpt_MaxPool2DBackwardOp : MemOpt_GradOp<"max_pool2d_backward"> {
+  let summary = "gradient of max pooling";
+  let description = [{
+    Routes each window's upstream gradient to the position of its maximum in
+    the forward input `x` (the first maximum in row-major order, like
+    PyTorch), recomputing the argmax instead of storing indices.
+
+    ```mlir
+    %dx = memopt.max_pool2d_backward %dy, %x {kernel_size = array<i64: 2, 2>, padding = array<i64: 0, 0>, strides = array<i64: 2, 2>}
+        : (tensor<8x64x16x16xf32>, tensor<8x64x32x32xf32>) -> tensor<8x64x32x32xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$grad_output, MemOpt_FloatTensor:$x,
+                   DenseI64ArrayAttr:$kernel_size, DenseI64ArrayAttr:$strides,
+                   DefaultValuedAttr<DenseI64ArrayAttr, Pair00>:$padding);
+  let results = (outs MemOpt_FloatTensor:$result);
+}
+
+def MemOpt_AvgPool2DBackwardOp : MemOpt_GradOp<"avg_pool2d_backward"> {
+  let summary = "gradient of average pooling";
+  let description = [{
+    Spreads each window's upstream gradient evenly over the window (padding
+    counted, as in the forward op). The result type names the input shape.
+
+    ```mlir
+    %dx = memopt.avg_pool2d_backward %dy {kernel_size = array<i64: 2, 2>, padding = array<i64: 0, 0>, strides = array<i64: 2, 2>}
+        : (tensor<8x64x16x16xf32>) -> tensor<8x64x32x32xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$grad_output,
+                   DenseI64ArrayAttr:$kernel_size, DenseI64ArrayAttr:$strides,
+                   DefaultValuedAttr<DenseI64ArrayAttr, Pair00>:$padding);
+  let results = (outs MemOpt_FloatTensor:$result);
+}
+
+def MemOpt_GlobalAvgPool2DBackwardOp
+    : MemOpt_GradOp<"global_avg_pool2d_backward"> {
+  let summary = "gradient of global average pooling";
+  let description = [{
+    Broadcasts the `N×C` upstream gradient divided by `H·W` over the input's
+    spatial dimensions.
+
+    ```mlir
+    %dx = memopt.global_avg_pool2d_backward %dy : (tensor<8x512xf32>) -> tensor<8x512x7x7xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$grad_output);
+  let results = (outs MemOpt_FloatTensor:$result);
+}
+
+def MemOpt_SoftmaxBackwardOp : MemOpt_GradOp<"softmax_backward",
+    [AllTypesMatch<["grad", "output", "result"]>]> {
+  let summary = "gradient of softmax";
+  let description = [{
+    Computes `y · (grad − Σ grad·y)` along `axis` from the forward output
+    `y` (masked entries of a causal softmax are 0 in `y` and get 0).
+
+    ```mlir
+    %dx = memopt.softmax_backward %dy, %y : (tensor<2x12x64x64xf32>, tensor<2x12x64x64xf32>) -> tensor<2x12x64x64xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$grad, MemOpt_FloatTensor:$output,
+                   DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs MemOpt_FloatTensor:$result);
+}
+
+def MemOpt_SliceBackwardOp : MemOpt_GradOp<"slice_backward"> {
+  let summary = "gradient of slice: scatter into zeros";
+  let description = [{
+    Writes `grad` into a zero tensor of the result type (the sliced input's
+    shape) at the positions the slice selected.
+
+    ```mlir
+    %dx = memopt.slice_backward %dq {offsets = array<i64: 0, 0, 0>, sizes = array<i64: 2, 64, 768>, strides = array<i64: 1, 1, 1>}
+        : (tensor<2x64x768xf32>) -> tensor<2x64x2304xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$grad, DenseI64ArrayAttr:$offsets,
+                   DenseI64ArrayAttr:$sizes, DenseI64ArrayAttr:$strides);
+  let results = (outs MemOpt_FloatTensor:$result);
+}
+
+def MemOpt_UpsampleNearest2DBackwardOp
+    : MemOpt_GradOp<"upsample_nearest2d_backward"> {
+  let summary = "gradient of nearest upsampling: sum over each block";
+  let description = [{
+    Sums each `scale × scale` block of the upstream gradient.
+
+    ```mlir
+    %dx = memopt.upsample_nearest2d_backward %dy {scale = 2 : i64}
+        : (tensor<1x512x32x32xf32>) -> tensor<1x512x16x16xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$grad, I64Attr:$scale);
+  let results = (outs MemOpt_FloatTensor:$result);
+}
+
+def MemOpt_EmbeddingBackwardOp : MemOpt_GradOp<"embedding_backward"> {
+  let summary = "gradient of embedding: scatter-add rows";
+  let description = [{
+    Adds the upstream gradient of every looked-up row into a zero table of
+    the result type (`V×D`), so ids that repeat accumulate.
+
+    ```mlir
+    %dt = memopt.embedding_backward %de, %ids
+        : (tensor<4x128x768xf32>, tensor<4x128xi64>) -> tensor<50257x768xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$grad, MemOpt_IndexTensor:$ids);
+  let results = (outs MemOpt_FloatTensor:$result);
+}
+
+def MemOpt_CrossEntropyBackwardOp : MemOpt_GradOp<"cross_entropy_backward"> {
+  let summary = "gradient of mean softmax cross-entropy";
+  let description = [{
+    Computes `grad_loss · (softmax(logits) − onehot(labels)) / N`.
+
+    ```mlir
+    %dl = memopt.cross_entropy_backward %one, %logits, %labels
+        : (tensor<f32>, tensor<64x10xf32>, tensor<64xi64>) -> tensor<64x10xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_ScalarFloatTensor:$grad_loss,
+                   MemOpt_FloatTensor:$logits, MemOpt_IndexTensor:$labels);
+  let results = (outs MemOpt_FloatTensor:$result);
+}
+
+def MemOpt_MseLossBackwardOp : MemOpt_GradOp<"mse_loss_backward"> {
+  let summary = "gradient of mean squared error";
+  let description = [{
+    Computes `grad_loss · 2·(prediction − target) / numel` (the gradient of
+    the prediction; the target's is its negation).
+
+    ```mlir
+    %dp = memopt.mse_loss_backward %one, %p, %t
+        : (tensor<f32>, tensor<8x10xf32>, tensor<8x10xf32>) -> tensor<8x10xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_ScalarFloatTensor:$grad_loss,
+                   MemOpt_FloatTensor:$prediction, MemOpt_FloatTensor:$target);
+  let results = (outs MemOpt_FloatTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizers (PyTorch's exact update rules)
+//===----------------------------------------------------------------------===//
+
+def MemOpt_SgdUpdateOp : MemOpt_GradOp<"sgd_update",
+    [AllTypesMatch<["param", "grad", "result"]>]> {
+  let summary = "torch.optim.SGD step without momentum";
+  let description = [{
+    `p ← p − lr · (g + weight_decay · p)`.
+
+    ```mlir
+    %p1 = memopt.sgd_update %p, %g {lr = 1.000000e-01 : f64}
+        : (tensor<10x128xf32>, tensor<10x128xf32>) -> tensor<10x128xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$param, MemOpt_FloatTensor:$grad,
+                   F64Attr:$lr, DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
+  let results = (outs MemOpt_FloatTensor:$result);
+}
+
+def MemOpt_SgdMomentumUpdateOp : MemOpt_GradOp<"sgd_momentum_update",
+    [AllTypesMatch<["param", "grad", "momentum_buffer", "new_param",
+                    "new_momentum_buffer"]>]> {
+  let summary = "torch.optim.SGD step with momentum";
+  let description = [{
+    `d = g + weight_decay · p`; `b ← momentum · b + (1 − dampening) · d`;
+    `p ← p − lr · (nesterov ? d + momentum · b : b)`. The buffer starts at
+    zero, which equals PyTorch's first step (`b = d`) when dampening is 0.
+
+    ```mlir
+    %p1, %b1 = memopt.sgd_momentum_update %p, %g, %b {lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64}
+        : (tensor<10x128xf32>, tensor<10x128xf32>, tensor<10x128xf32>)
+        -> (tensor<10x128xf32>, tensor<10x128xf32>)
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$param, MemOpt_FloatTensor:$grad,
+                   MemOpt_FloatTensor:$momentum_buffer, F64Attr:$lr,
+                   F64Attr:$momentum,
+                   DefaultValuedAttr<F64Attr, "0.0">:$dampening,
+                   DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+                   DefaultValuedAttr<BoolAttr, "false">:$nesterov);
+  let results = (outs MemOpt_FloatTensor:$new_param,
+                 MemOpt_FloatTensor:$new_momentum_buffer);
+}
+
+def MemOpt_AdamUpdateOp : MemOpt_GradOp<"adam_update",
+    [AllTypesMatch<["param", "grad", "exp_avg", "exp_avg_sq", "new_param",
+                    "new_exp_avg", "new_exp_avg_sq"]>]> {
+  let summary = "torch.optim.Adam step";
+  let description = [{
+    With `t` the new step count (1 on the first step):
+    `g ← g + weight_decay · p`; `m ← β₁m + (1−β₁)g`; `v ← β₂v + (1−β₂)g²`;
+    `p ← p − (lr / (1−β₁ᵗ)) · m / (√v / √(1−β₂ᵗ) + eps)` — PyTorch's
+    arithmetic, `eps` outside the square root.
+
+    ```mlir
+    %p1, %m1, %v1 = memopt.adam_update %p, %g, %m, %v, %t {lr = 1.000000e-03 : f64}
+        : (tensor<10xf32>, tensor<10xf32>, tensor<10xf32>, tensor<10xf32>, tensor<f32>)
+        -> (tensor<10xf32>, tensor<10xf32>, tensor<10xf32>)
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$param, MemOpt_FloatTensor:$grad,
+                   MemOpt_FloatTensor:$exp_avg, MemOpt_FloatTensor:$exp_avg_sq,
+                   MemOpt_ScalarFloatTensor:$step, F64Attr:$lr,
+                   DefaultValuedAttr<F64Attr, "0.9">:$beta1,
+                   DefaultValuedAttr<F64Attr, "0.999">:$beta2,
+                   DefaultValuedAttr<F64Attr, "1e-08">:$eps,
+                   DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
+  let results = (outs MemOpt_FloatTensor:$new_param,
+                 MemOpt_FloatTensor:$new_exp_avg,
+                 MemOpt_FloatTensor:$new_exp_avg_sq);
+}
+
+#endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTGRADOPS_TD

@@ -1,0 +1,436 @@
+//===- GradientRules.cpp - DifferentiableOpInterface for forward ops ------===//
+//
+// The reverse-mode rule of every forward op, and the forward values it reads.
+// Rules reuse forward ops wherever they express the gradient (a linear
+// layer's gradients are matmuls, a reshape's is a reshape, dropout's is
+// dropout with the same seed and so the same mask) and fall back to the
+// dedicated backward ops of MemOptGradOps.td otherwise.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include "memopt/Dialect/MemOpt/IR/MemOptInterfaces.cpp.inc"
+
+using namespace mlir;
+using namespace memopt;
+
+namespace {
+
+using Grads = SmallVectorImpl<Value>;
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// Sums `grad` down to `target`'s shape when broadcasting made it larger.
+Value sumTo(OpBuilder &b, Location loc, Value grad, Type target) {
+  if (grad.getType() == target)
+    return grad;
+  return SumToOp::create(b, loc, target, grad);
+}
+
+Value reshape(OpBuilder &b, Location loc, Value v, Type target) {
+  if (v.getType() == target)
+    return v;
+  return ReshapeOp::create(b, loc, target, v);
+}
+
+/// A 0-d constant of `like`'s element type.
+Value scalar(OpBuilder &b, Location loc, Type like, double value) {
+  Type element = cast<ShapedType>(like).getElementType();
+  auto type = RankedTensorType::get({}, element);
+  return arith::ConstantOp::create(
+      b, loc, type,
+      DenseElementsAttr::get(type, b.getFloatAttr(element, value)));
+}
+
+/// `v` as a matrix: every dimension but the last folded into rows.
+Value asMatrix(OpBuilder &b, Location loc, Value v) {
+  RankedTensorType t = typeOf(v);
+  int64_t cols = t.getRank() ? t.getShape().back() : 1;
+  int64_t rows = t.getNumElements() / std::max<int64_t>(cols, 1);
+  return reshape(b, loc, v,
+                 RankedTensorType::get({rows, cols}, t.getElementType()));
+}
+
+void resizeGrads(Operation *op, Grads &grads) {
+  grads.assign(op->getNumOperands(), Value());
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Convolution, linear, matmul
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> Conv2DOp::getSavedForBackward() {
+  return {getInput(), getWeight()};
+}
+
+LogicalResult Conv2DOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                       ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(*this, grads);
+  Location loc = getLoc();
+  Value dy = dys[0];
+  if (needed[0])
+    grads[0] = Conv2DBackwardInputOp::create(
+        b, loc, getInput().getType(), dy, getWeight(), getStridesAttr(),
+        getPaddingAttr(), getDilationsAttr(), getGroupsAttr());
+  if (needed[1])
+    grads[1] = Conv2DBackwardWeightOp::create(
+        b, loc, getWeight().getType(), dy, getInput(), getStridesAttr(),
+        getPaddingAttr(), getDilationsAttr(), getGroupsAttr());
+  if (getBias() && needed[2]) {
+    RankedTensorType bias = typeOf(getBias());
+    auto k11 = RankedTensorType::get({bias.getDimSize(0), 1, 1},
+                                     bias.getElementType());
+    grads[2] = reshape(b, loc, sumTo(b, loc, dy, k11), bias);
+  }
+  return success();
+}
+
+SmallVector<Value> LinearOp::getSavedForBackward() {
+  return {getInput(), getWeight()};
+}
+
+LogicalResult LinearOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                       ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(*this, grads);
+  Location loc = getLoc();
+  // y = x·Wᵀ on rows: dx = dy·W, dW = dyᵀ·x, db = Σ_rows dy.
+  Value dy2 = asMatrix(b, loc, dys[0]);
+  if (needed[0])
+    grads[0] = reshape(b, loc, MatMulOp::create(b, loc, dy2, getWeight()),
+                       getInput().getType());
+  if (needed[1])
+    grads[1] = MatMulOp::create(b, loc, dy2, asMatrix(b, loc, getInput()),
+                                /*transpose_a=*/true, /*transpose_b=*/false);
+  if (getBias() && needed[2])
+    grads[2] = sumTo(b, loc, dys[0], getBias().getType());
+  return success();
+}
+
+SmallVector<Value> MatMulOp::getSavedForBackward() { return {getA(), getB()}; }
+
+LogicalResult MatMulOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                       ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(*this, grads);
+  Location loc = getLoc();
+  Value dy = dys[0];
+  bool ta = getTransposeA(), tb = getTransposeB();
+  // C = op(A)·op(B); d op(A) = dC·op(B)ᵀ, d op(B) = op(A)ᵀ·dC, transposed
+  // back where A or B entered transposed.
+  if (needed[0]) {
+    Value da = ta ? Value(MatMulOp::create(b, loc, getB(), dy, tb, true))
+                  : Value(MatMulOp::create(b, loc, dy, getB(), false, !tb));
+    grads[0] = sumTo(b, loc, da, getA().getType());
+  }
+  if (needed[1]) {
+    Value db = tb ? Value(MatMulOp::create(b, loc, dy, getA(), true, ta))
+                  : Value(MatMulOp::create(b, loc, getA(), dy, !ta, false));
+    grads[1] = sumTo(b, loc, db, getB().getType());
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Activations
+//===----------------------------------------------------------------------===//
+
+#define MEMOPT_ACTIVATION_RULE(OP, BWD, SAVED, ...)                            \
+  SmallVector<Value> OP::getSavedForBackward() { return {SAVED}; }             \
+  LogicalResult OP::buildGradients(OpBuilder &b, ArrayRef<Value> dys,          \
+                                   ArrayRef<bool> needed, Grads &grads) {      \
+    resizeGrads(*this, grads);                                                 \
+    if (needed[0])                                                             \
+      grads[0] =                                                               \
+          BWD::create(b, getLoc(), getType(), dys[0], SAVED __VA_ARGS__);      \
+    return success();                                                          \
+  }
+MEMOPT_ACTIVATION_RULE(ReluOp, ReluBackwardOp, getResult())
+MEMOPT_ACTIVATION_RULE(GeluOp, GeluBackwardOp, getX())
+MEMOPT_ACTIVATION_RULE(SigmoidOp, SigmoidBackwardOp, getResult())
+MEMOPT_ACTIVATION_RULE(TanhOp, TanhBackwardOp, getResult())
+MEMOPT_ACTIVATION_RULE(LeakyReluOp, LeakyReluBackwardOp, getX(), ,
+                       getAlphaAttr(), b.getBoolAttr(false))
+MEMOPT_ACTIVATION_RULE(EluOp, EluBackwardOp, getX(), , getAlphaAttr(),
+                       b.getBoolAttr(false))
+#undef MEMOPT_ACTIVATION_RULE
+
+//===----------------------------------------------------------------------===//
+// Broadcasting arithmetic
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> AddOp::getSavedForBackward() { return {}; }
+
+LogicalResult AddOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                    ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(*this, grads);
+  if (needed[0])
+    grads[0] = sumTo(b, getLoc(), dys[0], getLhs().getType());
+  if (needed[1])
+    grads[1] = sumTo(b, getLoc(), dys[0], getRhs().getType());
+  return success();
+}
+
+SmallVector<Value> MulOp::getSavedForBackward() {
+  SmallVector<Value> saved;
+  // d lhs reads rhs and vice versa: only what a needed gradient reads would
+  // be ideal, but the set must not depend on which operands need gradients.
+  saved.push_back(getLhs());
+  saved.push_back(getRhs());
+  return saved;
+}
+
+LogicalResult MulOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                    ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(*this, grads);
+  Location loc = getLoc();
+  if (needed[0])
+    grads[0] = sumTo(b, loc, MulOp::create(b, loc, dys[0], getRhs()),
+                     getLhs().getType());
+  if (needed[1])
+    grads[1] = sumTo(b, loc, MulOp::create(b, loc, dys[0], getLhs()),
+                     getRhs().getType());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Normalisation
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> BatchNormOp::getSavedForBackward() {
+  return {getX(), getGamma()};
+}
+
+LogicalResult BatchNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                          ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(*this, grads);
+  // The running statistics are not differentiable (as in PyTorch); only y's
+  // gradient flows back.
+  if (!dys[0] || !(needed[0] || needed[1] || needed[2]))
+    return success();
+  auto bwd = BatchNormBackwardOp::create(
+      b, getLoc(),
+      TypeRange{getX().getType(), getGamma().getType(), getGamma().getType()},
+      dys[0], getX(), getGamma(), getEpsilonAttr());
+  for (int i = 0; i < 3; ++i)
+    if (needed[i])
+      grads[i] = bwd->getResult(i);
+  return success();
+}
+
+SmallVector<Value> LayerNormOp::getSavedForBackward() {
+  return {getX(), getGamma()};
+}
+
+LogicalResult LayerNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                          ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(*this, grads);
+  auto bwd = LayerNormBackwardOp::create(
+      b, getLoc(),
+      TypeRange{getX().getType(), getGamma().getType(), getGamma().getType()},
+      dys[0], getX(), getGamma(), getEpsilonAttr());
+  for (int i = 0; i < 3; ++i)
+    if (needed[i])
+      grads[i] = bwd->getResult(i);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> MaxPool2DOp::getSavedForBackward() { return {getX()}; }
+
+LogicalResult MaxPool2DOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                          ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(*this, grads);
+  if (needed[0])
+    grads[0] = MaxPool2DBackwardOp::create(
+        b, getLoc(), getX().getType(), dys[0], getX(), getKernelSizeAttr(),
+        b.getDenseI64ArrayAttr(getEffectiveStrides()), getPaddingAttr());
+  return success();
+}
+
+SmallVector<Value> AvgPool2DOp::getSavedForBackward() { return {}; }
+
+LogicalResult AvgPool2DOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                          ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(*this, grads);
+  if (needed[0])
+    grads[0] = AvgPool2DBackwardOp::create(
+        b, getLoc(), getX().getType(), dys[0], getKernelSizeAttr(),
+        b.getDenseI64ArrayAttr(getEffectiveStrides()), getPaddingAttr());
+  return success();
+}
+
+SmallVector<Value> GlobalAvgPool2DOp::getSavedForBackward() { return {}; }
+
+LogicalResult GlobalAvgPool2DOp::buildGradients(OpBuilder &b,
+                                                ArrayRef<Value> dys,
+                                                ArrayRef<bool> needed,
+                                                Grads &grads) {
+  resizeGrads(*this, grads);
+  if (needed[0])
+    grads[0] = GlobalAvgPool2DBackwardOp::create(b, getLoc(), getX().getType(),
+                                                 dys[0]);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax, dropout
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> SoftmaxOp::getSavedForBackward() { return {getResult()}; }
+
+LogicalResult SoftmaxOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                        ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(*this, grads);
+  if (needed[0])
+    grads[0] = SoftmaxBackwardOp::create(b, getLoc(), getType(), dys[0],
+                                         getResult(), getAxisAttr());
+  return success();
+}
+
+SmallVector<Value> DropoutOp::getSavedForBackward() { return {}; }
+
+LogicalResult DropoutOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                        ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(*this, grads);
+  // The mask is a function of (seed, step, index): dropout of the gradient
+  // with the same seed applies the same mask and scale, nothing is stored.
+  if (needed[0])
+    grads[0] =
+        DropoutOp::create(b, getLoc(), dys[0], getPAttr(), getSeedAttr());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> ReshapeOp::getSavedForBackward() { return {}; }
+
+LogicalResult ReshapeOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                        ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(*this, grads);
+  if (needed[0])
+    grads[0] = reshape(b, getLoc(), dys[0], getX().getType());
+  return success();
+}
+
+SmallVector<Value> TransposeOp::getSavedForBackward() { return {}; }
+
+LogicalResult TransposeOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                          ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(*this, grads);
+  if (!needed[0])
+    return success();
+  ArrayRef<int64_t> perm = getPermutation();
+  SmallVector<int64_t> inverse(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    inverse[p] = static_cast<int64_t>(i);
+  grads[0] = TransposeOp::create(b, getLoc(), dys[0], inverse);
+  return success();
+}
+
+SmallVector<Value> SliceOp::getSavedForBackward() { return {}; }
+
+LogicalResult SliceOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                      ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(*this, grads);
+  if (needed[0])
+    grads[0] = SliceBackwardOp::create(
+        b, getLoc(), getX().getType(), dys[0], getOffsetsAttr(), getSizesAttr(),
+        b.getDenseI64ArrayAttr(getEffectiveStrides()));
+  return success();
+}
+
+SmallVector<Value> ConcatOp::getSavedForBackward() { return {}; }
+
+LogicalResult ConcatOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                       ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(*this, grads);
+  int64_t rank = getType().getRank();
+  int64_t axis = getAxisAttr().getInt();
+  if (axis < 0)
+    axis += rank;
+  int64_t offset = 0;
+  for (auto [i, input] : llvm::enumerate(getInputs())) {
+    RankedTensorType t = typeOf(input);
+    if (needed[i] && isa<FloatType>(t.getElementType())) {
+      SmallVector<int64_t> offsets(rank, 0);
+      offsets[axis] = offset;
+      grads[i] = SliceOp::create(
+          b, getLoc(), dys[0], offsets, t.getShape(),
+          b.getDenseI64ArrayAttr(SmallVector<int64_t>(rank, 1)));
+    }
+    offset += t.getDimSize(axis);
+  }
+  return success();
+}
+
+SmallVector<Value> UpsampleNearest2DOp::getSavedForBackward() { return {}; }
+
+LogicalResult UpsampleNearest2DOp::buildGradients(OpBuilder &b,
+                                                  ArrayRef<Value> dys,
+                                                  ArrayRef<bool> needed,
+                                                  Grads &grads) {
+  resizeGrads(*this, grads);
+  if (needed[0])
+    grads[0] = UpsampleNearest2DBackwardOp::create(
+        b, getLoc(), getX().getType(), dys[0], getScaleAttr());
+  return success();
+}
+
+SmallVector<Value> EmbeddingOp::getSavedForBackward() { return {getIds()}; }
+
+LogicalResult EmbeddingOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                          ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(*this, grads);
+  if (needed[0])
+    grads[0] = EmbeddingBackwardOp::create(b, getLoc(), getTable().getType(),
+                                           dys[0], getIds());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> CrossEntropyOp::getSavedForBackward() {
+  return {getLogits(), getLabels()};
+}
+
+LogicalResult CrossEntropyOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                             ArrayRef<bool> needed,
+                                             Grads &grads) {
+  resizeGrads(*this, grads);
+  if (needed[0])
+    grads[0] = CrossEntropyBackwardOp::create(
+        b, getLoc(), getLogits().getType(), dys[0], getLogits(), getLabels());
+  return success();
+}
+
+SmallVector<Value> MseLossOp::getSavedForBackward() {
+  return {getPrediction(), getTarget()};
+}
+
+LogicalResult MseLossOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                        ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(*this, grads);
+  if (!needed[0] && !needed[1])
+    return success();
+  Location loc = getLoc();
+  Value dp = MseLossBackwardOp::create(b, loc, getPrediction().getType(),
+                                       dys[0], getPrediction(), getTarget());
+  if (needed[0])
+    grads[0] = dp;
+  if (needed[1])
+    grads[1] = MulOp::create(b, loc, dp, scalar(b, loc, dp.getType(), -1.0));
+  return success();
+}

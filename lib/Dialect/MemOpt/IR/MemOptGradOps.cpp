@@ -1,0 +1,269 @@
+//===- MemOptGradOps.cpp - verifiers of backward and optimizer ops --------===//
+//
+// Backward ops are emitted by --memopt-autodiff with explicit result types;
+// each verifier checks the result against the forward computation it
+// differentiates, so a wrong gradient rule fails verification at once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+using namespace memopt;
+
+namespace {
+
+RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+LogicalResult expectType(Operation *op, StringRef what, Type expected,
+                         Type actual) {
+  if (expected == actual)
+    return success();
+  auto e = dyn_cast<RankedTensorType>(expected);
+  auto a = dyn_cast<RankedTensorType>(actual);
+  if (e && a && e.getElementType() == a.getElementType())
+    return op->emitOpError("expected ")
+           << what << " shape " << formatShape(e.getShape()) << ", got "
+           << formatShape(a.getShape());
+  return op->emitOpError("expected ")
+         << what << " type " << expected << ", got " << actual;
+}
+
+/// Output size of a window sweep: (in + 2·pad − dil·(k−1) − 1) / stride + 1.
+int64_t sweepSize(int64_t in, int64_t k, int64_t stride, int64_t pad,
+                  int64_t dil) {
+  return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+}
+
+LogicalResult checkPairs(Operation *op, ArrayRef<int64_t> strides,
+                         ArrayRef<int64_t> padding,
+                         ArrayRef<int64_t> dilations) {
+  if (strides.size() != 2 || padding.size() != 2 || dilations.size() != 2 ||
+      llvm::any_of(strides, [](int64_t s) { return s < 1; }) ||
+      llvm::any_of(dilations, [](int64_t s) { return s < 1; }) ||
+      llvm::any_of(padding, [](int64_t s) { return s < 0; }))
+    return op->emitOpError("expected two strides ≥ 1, paddings ≥ 0 and "
+                           "dilations ≥ 1");
+  return success();
+}
+
+/// The conv2d output type for `input` and `weight` shapes, or null if they
+/// do not form a valid convolution.
+RankedTensorType convOutput(RankedTensorType input, RankedTensorType weight,
+                            ArrayRef<int64_t> strides,
+                            ArrayRef<int64_t> padding,
+                            ArrayRef<int64_t> dilations, int64_t groups) {
+  if (input.getRank() != 4 || weight.getRank() != 4 || groups < 1 ||
+      input.getDimSize(1) != weight.getDimSize(1) * groups ||
+      weight.getDimSize(0) % groups != 0)
+    return {};
+  SmallVector<int64_t, 4> out = {input.getDimSize(0), weight.getDimSize(0)};
+  for (int d = 0; d < 2; ++d)
+    out.push_back(sweepSize(input.getDimSize(2 + d), weight.getDimSize(2 + d),
+                            strides[d], padding[d], dilations[d]));
+  if (out[2] < 1 || out[3] < 1)
+    return {};
+  return RankedTensorType::get(out, input.getElementType());
+}
+
+RankedTensorType poolOutput(RankedTensorType input, ArrayRef<int64_t> kernel,
+                            ArrayRef<int64_t> strides,
+                            ArrayRef<int64_t> padding) {
+  if (input.getRank() != 4 || kernel.size() != 2 || strides.size() != 2 ||
+      padding.size() != 2)
+    return {};
+  SmallVector<int64_t, 4> out = {
+      input.getDimSize(0), input.getDimSize(1),
+      sweepSize(input.getDimSize(2), kernel[0], strides[0], padding[0], 1),
+      sweepSize(input.getDimSize(3), kernel[1], strides[1], padding[1], 1)};
+  return RankedTensorType::get(out, input.getElementType());
+}
+
+} // namespace
+
+LogicalResult SumToOp::verify() {
+  ArrayRef<int64_t> from = getX().getType().getShape();
+  ArrayRef<int64_t> to = getType().getShape();
+  auto b = broadcastShapes(to, from);
+  if (!b || ArrayRef<int64_t>(*b) != from ||
+      getX().getType().getElementType() != getType().getElementType())
+    return emitOpError("result shape ")
+           << formatShape(to) << " does not broadcast to the operand's "
+           << formatShape(from);
+  return success();
+}
+
+LogicalResult Conv2DBackwardInputOp::verify() {
+  if (failed(checkPairs(*this, getStrides(), getPadding(), getDilations())))
+    return failure();
+  RankedTensorType fwd =
+      convOutput(getType(), tensorType(getWeight()), getStrides(), getPadding(),
+                 getDilations(), getGroups());
+  if (!fwd)
+    return emitOpError("result ")
+           << getType() << " and weight " << getWeight().getType()
+           << " do not form a convolution";
+  return expectType(*this, "grad_output", fwd, getGradOutput().getType());
+}
+
+LogicalResult Conv2DBackwardWeightOp::verify() {
+  if (failed(checkPairs(*this, getStrides(), getPadding(), getDilations())))
+    return failure();
+  RankedTensorType fwd =
+      convOutput(tensorType(getInput()), getType(), getStrides(), getPadding(),
+                 getDilations(), getGroups());
+  if (!fwd)
+    return emitOpError("input ") << getInput().getType() << " and result "
+                                 << getType() << " do not form a convolution";
+  return expectType(*this, "grad_output", fwd, getGradOutput().getType());
+}
+
+#define MEMOPT_TRIVIAL_VERIFIER(OP)                                            \
+  LogicalResult OP::verify() { return success(); }
+// Fully described by their type constraints (AllTypesMatch).
+MEMOPT_TRIVIAL_VERIFIER(ReluBackwardOp)
+MEMOPT_TRIVIAL_VERIFIER(GeluBackwardOp)
+MEMOPT_TRIVIAL_VERIFIER(SigmoidBackwardOp)
+MEMOPT_TRIVIAL_VERIFIER(TanhBackwardOp)
+MEMOPT_TRIVIAL_VERIFIER(LeakyReluBackwardOp)
+MEMOPT_TRIVIAL_VERIFIER(EluBackwardOp)
+MEMOPT_TRIVIAL_VERIFIER(SgdUpdateOp)
+MEMOPT_TRIVIAL_VERIFIER(SgdMomentumUpdateOp)
+#undef MEMOPT_TRIVIAL_VERIFIER
+
+/// Batch and layer norm backward: grad_x like x, parameter gradients like
+/// gamma, grad_output like x.
+template <typename OpTy> static LogicalResult verifyNormBackward(OpTy op) {
+  if (failed(expectType(op, "grad_output", op.getX().getType(),
+                        op.getGradOutput().getType())) ||
+      failed(expectType(op, "grad_x", op.getX().getType(),
+                        op.getGradX().getType())) ||
+      failed(expectType(op, "grad_gamma", op.getGamma().getType(),
+                        op.getGradGamma().getType())) ||
+      failed(expectType(op, "grad_beta", op.getGamma().getType(),
+                        op.getGradBeta().getType())))
+    return failure();
+  if (!(op.getEpsilon().convertToDouble() > 0))
+    return op.emitOpError("expected 'epsilon' > 0");
+  return success();
+}
+
+LogicalResult BatchNormBackwardOp::verify() {
+  if (getX().getType().getRank() < 2 || getGamma().getType().getRank() != 1 ||
+      getGamma().getType().getDimSize(0) != getX().getType().getDimSize(1))
+    return emitOpError("expected x of rank ≥ 2 and gamma of its channel count");
+  return verifyNormBackward(*this);
+}
+
+LogicalResult LayerNormBackwardOp::verify() {
+  ArrayRef<int64_t> x = getX().getType().getShape();
+  ArrayRef<int64_t> g = getGamma().getType().getShape();
+  if (g.empty() || g.size() > x.size() || x.take_back(g.size()) != g)
+    return emitOpError("expected gamma's shape to be a suffix of x's");
+  return verifyNormBackward(*this);
+}
+
+LogicalResult MaxPool2DBackwardOp::verify() {
+  if (failed(expectType(*this, "result", getX().getType(), getType())))
+    return failure();
+  RankedTensorType fwd =
+      poolOutput(getX().getType(), getKernelSize(), getStrides(), getPadding());
+  if (!fwd)
+    return emitOpError(
+        "expected a 4-D input and two-element window attributes");
+  return expectType(*this, "grad_output", fwd, getGradOutput().getType());
+}
+
+LogicalResult AvgPool2DBackwardOp::verify() {
+  RankedTensorType fwd =
+      poolOutput(getType(), getKernelSize(), getStrides(), getPadding());
+  if (!fwd)
+    return emitOpError(
+        "expected a 4-D result and two-element window attributes");
+  return expectType(*this, "grad_output", fwd, getGradOutput().getType());
+}
+
+LogicalResult GlobalAvgPool2DBackwardOp::verify() {
+  RankedTensorType result = getType();
+  if (result.getRank() != 4)
+    return emitOpError("expected a 4-D result, got ") << result;
+  auto fwd = RankedTensorType::get({result.getDimSize(0), result.getDimSize(1)},
+                                   result.getElementType());
+  return expectType(*this, "grad_output", fwd, getGradOutput().getType());
+}
+
+LogicalResult SoftmaxBackwardOp::verify() {
+  int64_t rank = getType().getRank();
+  int64_t axis = getAxisAttr().getInt();
+  if (axis < -rank || axis >= rank)
+    return emitOpError("axis ") << axis << " out of range for rank " << rank;
+  return success();
+}
+
+LogicalResult SliceBackwardOp::verify() {
+  RankedTensorType input = getType();
+  size_t rank = input.getRank();
+  ArrayRef<int64_t> offsets = getOffsets(), sizes = getSizes(),
+                    strides = getStrides();
+  if (offsets.size() != rank || sizes.size() != rank || strides.size() != rank)
+    return emitOpError("expected offsets, sizes and strides of rank ") << rank;
+  for (size_t d = 0; d < rank; ++d)
+    if (offsets[d] < 0 || sizes[d] < 1 || strides[d] < 1 ||
+        offsets[d] + (sizes[d] - 1) * strides[d] >= input.getDimSize(d))
+      return emitOpError("slice of dimension ") << d << " leaves the result";
+  return expectType(*this, "grad",
+                    RankedTensorType::get(sizes, input.getElementType()),
+                    getGrad().getType());
+}
+
+LogicalResult UpsampleNearest2DBackwardOp::verify() {
+  RankedTensorType input = getType();
+  int64_t scale = getScaleAttr().getInt();
+  if (input.getRank() != 4 || scale < 1)
+    return emitOpError("expected a 4-D result and 'scale' ≥ 1");
+  auto fwd = RankedTensorType::get({input.getDimSize(0), input.getDimSize(1),
+                                    input.getDimSize(2) * scale,
+                                    input.getDimSize(3) * scale},
+                                   input.getElementType());
+  return expectType(*this, "grad", fwd, getGrad().getType());
+}
+
+LogicalResult EmbeddingBackwardOp::verify() {
+  RankedTensorType table = getType();
+  if (table.getRank() != 2)
+    return emitOpError("expected a 2-D result (the table), got ") << table;
+  SmallVector<int64_t> shape(getIds().getType().getShape());
+  shape.push_back(table.getDimSize(1));
+  return expectType(*this, "grad",
+                    RankedTensorType::get(shape, table.getElementType()),
+                    getGrad().getType());
+}
+
+LogicalResult CrossEntropyBackwardOp::verify() {
+  RankedTensorType logits = getLogits().getType();
+  if (logits.getRank() != 2 || getLabels().getType().getRank() != 1 ||
+      getLabels().getType().getDimSize(0) != logits.getDimSize(0))
+    return emitOpError("expected NxC logits and N labels");
+  return expectType(*this, "result", logits, getType());
+}
+
+LogicalResult MseLossBackwardOp::verify() {
+  if (failed(expectType(*this, "target", getPrediction().getType(),
+                        getTarget().getType())))
+    return failure();
+  return expectType(*this, "result", getPrediction().getType(), getType());
+}
+
+LogicalResult AdamUpdateOp::verify() {
+  double b1 = getBeta1().convertToDouble(), b2 = getBeta2().convertToDouble();
+  if (!(b1 >= 0 && b1 < 1 && b2 >= 0 && b2 < 1))
+    return emitOpError("expected betas in [0, 1), got ") << b1 << ", " << b2;
+  if (!(getEps().convertToDouble() > 0))
+    return emitOpError("expected 'eps' > 0");
+  return success();
+}

@@ -1,0 +1,305 @@
+//===- Autodiff.cpp - forward graph + loss -> training step ---------------===//
+//
+// `--memopt-autodiff`: reverse-mode differentiation over a function's single
+// block, driven entirely by DifferentiableOpInterface, then the optimizer
+// update. The pass also checks every rule against its declaration: a rule
+// may read, of its own op's values, only those it declares saved, since the
+// memory passes keep (or recompute) exactly those.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
+#include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
+#include "memopt/Dialect/MemOpt/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+#define DEBUG_TYPE "memopt-autodiff"
+
+namespace memopt {
+#define GEN_PASS_DEF_MEMOPTAUTODIFF
+#include "memopt/Dialect/MemOpt/Transforms/Passes.h.inc"
+} // namespace memopt
+
+using namespace mlir;
+using namespace memopt;
+
+namespace {
+
+bool isFloatTensor(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && isa<FloatType>(t.getElementType());
+}
+
+/// A training graph: first result a 0-d float tensor.
+bool isTrainingGraph(func::FuncOp func) {
+  if (func.isExternal() || func.getNumResults() == 0)
+    return false;
+  auto loss = dyn_cast<RankedTensorType>(func.getResultTypes().front());
+  return loss && loss.getRank() == 0 && isa<FloatType>(loss.getElementType());
+}
+
+Value scalarConstant(OpBuilder &b, Location loc, Type elementType, double v) {
+  auto type = RankedTensorType::get({}, elementType);
+  return arith::ConstantOp::create(
+      b, loc, type,
+      DenseElementsAttr::get(type, b.getFloatAttr(elementType, v)));
+}
+
+struct MemOptAutodiffPass
+    : public memopt::impl::MemOptAutodiffBase<MemOptAutodiffPass> {
+  using MemOptAutodiffBase::MemOptAutodiffBase;
+
+  void runOnOperation() override {
+    if (optimizer != "sgd" && optimizer != "momentum" && optimizer != "adam") {
+      getOperation().emitError()
+          << "memopt-autodiff: unknown optimizer '" << optimizer
+          << "' (expected sgd, momentum or adam)";
+      return signalPassFailure();
+    }
+    for (auto func : llvm::to_vector(getOperation().getOps<func::FuncOp>()))
+      if (isTrainingGraph(func) && failed(differentiate(func)))
+        return signalPassFailure();
+  }
+
+  double learningRate() const {
+    if (lr >= 0)
+      return lr;
+    return optimizer == "adam" ? 1e-3 : 1e-2;
+  }
+
+  LogicalResult differentiate(func::FuncOp func);
+  LogicalResult checkSavedValues(DifferentiableOpInterface op,
+                                 ArrayRef<Operation *> built,
+                                 const llvm::DenseSet<Operation *> &forward);
+  LogicalResult appendOptimizer(func::FuncOp func, func::ReturnOp ret,
+                                const llvm::DenseMap<Value, Value> &grads);
+};
+
+LogicalResult MemOptAutodiffPass::differentiate(func::FuncOp func) {
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError("memopt-autodiff expects a single-block function");
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (func.getArgAttr(i, MemOptDialect::kOptimizerStateAttrName))
+      return func.emitOpError("is already a training step (it has optimizer "
+                              "state); run --memopt-autodiff on the forward "
+                              "graph");
+  Block &body = func.front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  Value loss = ret.getOperand(0);
+
+  // Forward reachability from the parameters: which values need gradients.
+  llvm::DenseSet<Value> needsGrad;
+  for (BlockArgument arg : func.getArguments())
+    if (func.getArgAttr(arg.getArgNumber(), MemOptDialect::kParamAttrName))
+      needsGrad.insert(arg);
+  if (needsGrad.empty())
+    return func.emitOpError("has a scalar loss but no 'memopt.param' "
+                            "arguments: nothing to train");
+  SmallVector<Operation *> forward;
+  for (Operation &op : body.without_terminator()) {
+    forward.push_back(&op);
+    if (llvm::none_of(op.getOperands(),
+                      [&](Value v) { return needsGrad.contains(v); }))
+      continue;
+    if (!isa<DifferentiableOpInterface>(op))
+      return op.emitOpError("has no gradient rule but depends on a parameter");
+    for (Value r : op.getResults())
+      if (isFloatTensor(r))
+        needsGrad.insert(r);
+  }
+  if (!needsGrad.contains(loss))
+    return func.emitOpError("loss does not depend on any parameter");
+  llvm::DenseSet<Operation *> forwardSet(forward.begin(), forward.end());
+
+  OpBuilder b(ret);
+  llvm::DenseMap<Value, Value> grads;
+  grads[loss] = scalarConstant(
+      b, ret.getLoc(), cast<ShapedType>(loss.getType()).getElementType(), 1.0);
+
+  for (Operation *op : llvm::reverse(forward)) {
+    auto diff = dyn_cast<DifferentiableOpInterface>(op);
+    if (!diff)
+      continue;
+    SmallVector<Value> resultGrads;
+    for (Value r : op->getResults())
+      resultGrads.push_back(grads.lookup(r));
+    if (llvm::all_of(resultGrads, [](Value g) { return !g; }))
+      continue;
+    SmallVector<bool> needed;
+    for (Value v : op->getOperands())
+      needed.push_back(needsGrad.contains(v) && isFloatTensor(v));
+    if (llvm::none_of(needed, [](bool n) { return n; }))
+      continue;
+
+    // Everything the rule builds lands between `before` and the return.
+    Operation *before = ret->getPrevNode();
+    SmallVector<Value> operandGrads;
+    if (failed(diff.buildGradients(b, resultGrads, needed, operandGrads)))
+      return failure();
+    SmallVector<Operation *> built;
+    for (Operation *o = before ? before->getNextNode() : &body.front();
+         o != ret.getOperation(); o = o->getNextNode())
+      built.push_back(o);
+    numBackwardOps += built.size();
+    if (failed(checkSavedValues(diff, built, forwardSet)))
+      return failure();
+
+    for (auto [operand, grad] : llvm::zip(op->getOperands(), operandGrads)) {
+      if (!grad)
+        continue;
+      Value &slot = grads[operand];
+      slot = slot ? Value(AddOp::create(b, op->getLoc(), slot, grad)) : grad;
+    }
+  }
+  return appendOptimizer(func, ret, grads);
+}
+
+LogicalResult MemOptAutodiffPass::checkSavedValues(
+    DifferentiableOpInterface op, ArrayRef<Operation *> built,
+    const llvm::DenseSet<Operation *> &forward) {
+  llvm::SmallDenseSet<Value> saved;
+  for (Value v : op.getSavedForBackward())
+    saved.insert(v);
+  llvm::SmallDenseSet<Value> own(op->getOperands().begin(),
+                                 op->getOperands().end());
+  own.insert(op->getResults().begin(), op->getResults().end());
+  for (Operation *o : built)
+    for (Value v : o->getOperands())
+      if (own.contains(v) && !saved.contains(v))
+        return op->emitOpError("gradient rule reads ")
+               << v << " but does not declare it in getSavedForBackward";
+  return success();
+}
+
+LogicalResult
+MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
+                                    const llvm::DenseMap<Value, Value> &grads) {
+  MLIRContext *ctx = func.getContext();
+  OpBuilder b(ret);
+  Location loc = func.getLoc();
+  SmallVector<Value> results(ret.getOperands());
+  SmallVector<std::optional<int64_t>> updates(results.size());
+
+  // Batch-norm running statistics returned by the graph update their state
+  // arguments.
+  for (auto [i, v] : llvm::enumerate(results)) {
+    auto bn = v.getDefiningOp<BatchNormOp>();
+    if (!bn || i == 0)
+      continue;
+    Value state = bn.getUpdatedState(cast<OpResult>(v).getResultNumber());
+    if (auto arg = dyn_cast_or_null<BlockArgument>(state))
+      if (func.getArgAttr(arg.getArgNumber(), MemOptDialect::kStateAttrName))
+        updates[i] = arg.getArgNumber();
+  }
+
+  SmallVector<BlockArgument> params;
+  for (BlockArgument arg : func.getArguments())
+    if (func.getArgAttr(arg.getArgNumber(), MemOptDialect::kParamAttrName))
+      params.push_back(arg);
+
+  auto stateAttrs = DictionaryAttr::get(
+      ctx, {NamedAttribute(
+               StringAttr::get(ctx, MemOptDialect::kOptimizerStateAttrName),
+               UnitAttr::get(ctx))});
+  auto addStateArg = [&](Type type) -> BlockArgument {
+    unsigned index = func.getNumArguments();
+    if (failed(func.insertArgument(index, type, stateAttrs, loc)))
+      return {};
+    return func.getArgument(index);
+  };
+
+  double rate = learningRate();
+  SmallVector<Value> newParams, newState;
+  SmallVector<int64_t> paramIndex, stateIndex;
+  Value step, newStep;
+  if (optimizer == "adam") {
+    auto stepType = RankedTensorType::get({}, b.getF32Type());
+    step = addStateArg(stepType);
+    newStep = AddOp::create(b, loc, step,
+                            scalarConstant(b, loc, b.getF32Type(), 1.0));
+  }
+  for (BlockArgument p : params) {
+    Value g = grads.lookup(p);
+    if (!g)
+      func.emitWarning() << "parameter #" << p.getArgNumber()
+                         << " does not affect the loss; it is left unchanged";
+    paramIndex.push_back(p.getArgNumber());
+    if (optimizer == "sgd") {
+      newParams.push_back(
+          g ? Value(SgdUpdateOp::create(b, loc, p, g, b.getF64FloatAttr(rate),
+                                        b.getF64FloatAttr(weightDecay)))
+            : Value(p));
+      continue;
+    }
+    if (optimizer == "momentum") {
+      BlockArgument buf = addStateArg(p.getType());
+      if (!buf)
+        return func.emitOpError("cannot add optimizer state arguments");
+      stateIndex.push_back(buf.getArgNumber());
+      if (!g) {
+        newParams.push_back(p);
+        newState.push_back(buf);
+        continue;
+      }
+      auto update = SgdMomentumUpdateOp::create(
+          b, loc, p, g, buf, b.getF64FloatAttr(rate),
+          b.getF64FloatAttr(momentum), b.getF64FloatAttr(dampening),
+          b.getF64FloatAttr(weightDecay), b.getBoolAttr(nesterov));
+      newParams.push_back(update.getNewParam());
+      newState.push_back(update.getNewMomentumBuffer());
+      continue;
+    }
+    BlockArgument m = addStateArg(p.getType());
+    BlockArgument v = addStateArg(p.getType());
+    if (!m || !v)
+      return func.emitOpError("cannot add optimizer state arguments");
+    stateIndex.append({m.getArgNumber(), v.getArgNumber()});
+    if (!g) {
+      newParams.push_back(p);
+      newState.append({m, v});
+      continue;
+    }
+    auto update = AdamUpdateOp::create(
+        b, loc, p, g, m, v, newStep, b.getF64FloatAttr(rate),
+        b.getF64FloatAttr(beta1), b.getF64FloatAttr(beta2),
+        b.getF64FloatAttr(eps), b.getF64FloatAttr(weightDecay));
+    newParams.push_back(update.getNewParam());
+    newState.append({update.getNewExpAvg(), update.getNewExpAvgSq()});
+  }
+  if (step) {
+    newState.push_back(newStep);
+    stateIndex.push_back(cast<BlockArgument>(step).getArgNumber());
+  }
+
+  for (auto [v, index] : llvm::zip(newParams, paramIndex)) {
+    results.push_back(v);
+    updates.push_back(index);
+  }
+  for (auto [v, index] : llvm::zip(newState, stateIndex)) {
+    results.push_back(v);
+    updates.push_back(index);
+  }
+  func::ReturnOp::create(b, ret.getLoc(), results);
+  ret.erase();
+
+  SmallVector<Type> resultTypes;
+  SmallVector<Attribute> resultAttrs;
+  for (auto [v, update] : llvm::zip(results, updates)) {
+    resultTypes.push_back(v.getType());
+    NamedAttrList attrs;
+    if (update)
+      attrs.set(MemOptDialect::kUpdatesAttrName, b.getI64IntegerAttr(*update));
+    resultAttrs.push_back(attrs.getDictionary(ctx));
+  }
+  func.setType(FunctionType::get(ctx, func.getArgumentTypes(), resultTypes));
+  func.setAllResultAttrs(resultAttrs);
+  return success();
+}
+
+} // namespace
