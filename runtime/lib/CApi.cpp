@@ -33,6 +33,12 @@ static_assert(MEMOPT_F32 == static_cast<int>(DType::F32) &&
                   MEMOPT_I32 == static_cast<int>(DType::I32) &&
                   MEMOPT_I64 == static_cast<int>(DType::I64),
               "memopt_dtype must number the dtypes as DType");
+static_assert(MEMOPT_ROLE_PARAM == static_cast<int>(ArgumentRole::Param) &&
+                  MEMOPT_ROLE_STATE == static_cast<int>(ArgumentRole::State) &&
+                  MEMOPT_ROLE_DATA == static_cast<int>(ArgumentRole::Data) &&
+                  MEMOPT_ROLE_OPTIMIZER_STATE ==
+                      static_cast<int>(ArgumentRole::OptimizerState),
+              "memopt_role must number the roles as ArgumentRole");
 
 namespace {
 
@@ -332,6 +338,34 @@ memopt_status memopt_executor_copy_result_to_argument(memopt_executor *executor,
                                                       size_t argument) {
   return guard(
       [&] { executorOf(executor).copyResultToArgument(result, argument); });
+}
+
+memopt_status memopt_plan_num_updates(const memopt_plan *plan, size_t *out) {
+  return guard([&] {
+    const Plan &p = planOf(plan);
+    requireNonNull(out, "out");
+    *out = p.updates.size();
+  });
+}
+
+memopt_status memopt_plan_update_info(const memopt_plan *plan, size_t index,
+                                      size_t *result, size_t *argument) {
+  return guard([&] {
+    const Plan &p = planOf(plan);
+    if (index >= p.updates.size())
+      throw Error(ErrorCode::InvalidArgument,
+                  concat("memopt: update index ", index,
+                         " out of range (the plan has ", p.updates.size(),
+                         " updates)"));
+    if (result)
+      *result = static_cast<size_t>(p.updates[index].result);
+    if (argument)
+      *argument = static_cast<size_t>(p.updates[index].argument);
+  });
+}
+
+memopt_status memopt_executor_apply_updates(memopt_executor *executor) {
+  return guard([&] { executorOf(executor).applyUpdates(); });
 }
 
 } // extern "C"

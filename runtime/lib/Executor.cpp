@@ -208,6 +208,7 @@ void Executor::run(uint64_t stepCounter) {
       throw Error(
           ErrorCode::InvalidArgument,
           concat("executor: ", describeArgument(plan, i), " has not been set"));
+  resultsFresh = false;
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     StepContext context;
     context.stepCounter = stepCounter;
@@ -226,6 +227,7 @@ void Executor::run(uint64_t stepCounter) {
     }
   }
   backendPtr->synchronize();
+  resultsFresh = true;
 }
 
 void Executor::getResult(size_t index, void *data, size_t bytes) const {
@@ -267,6 +269,58 @@ void Executor::copyResultToArgument(size_t result, size_t argument) {
     backendPtr->copyOnDevice(argumentBuffers[argument].data,
                              tensorPointers[from.id], from.bytes);
   argumentSet[argument] = true;
+}
+
+void Executor::applyUpdates() {
+  const Plan &plan = *planPtr;
+  if (plan.updates.empty())
+    return;
+  if (!resultsFresh)
+    throw Error(ErrorCode::InvalidArgument,
+                "executor: applyUpdates needs a successful run() since the "
+                "executor was created or the updates were last applied");
+  // A source is a device pointer to `bytes` bytes. Arena and constant
+  // sources are never written here; a source inside an argument buffer that
+  // another update overwrites is first copied aside, so every update reads
+  // the values the step produced.
+  std::vector<const void *> sources;
+  std::vector<DeviceBuffer> staged;
+  auto releaseStaged = [&]() noexcept {
+    for (DeviceBuffer &b : staged)
+      backendPtr->deallocate(b.data, b.bytes);
+  };
+  try {
+    for (const UpdateInfo &u : plan.updates) {
+      const TensorInfo &from = plan.resultTensor(u.result);
+      const void *src = tensorPointers[from.id];
+      const TensorInfo &root = plan.tensors[from.root];
+      bool clobbered = false;
+      if (root.storage == StorageKind::Argument)
+        for (const UpdateInfo &other : plan.updates)
+          if (other.argument == root.argument && &other != &u)
+            clobbered = true;
+      if (clobbered) {
+        staged.push_back(allocateBuffer(static_cast<size_t>(from.bytes)));
+        backendPtr->copyOnDevice(staged.back().data, src, from.bytes);
+        src = staged.back().data;
+      }
+      sources.push_back(src);
+    }
+    for (size_t i = 0; i < plan.updates.size(); ++i) {
+      const UpdateInfo &u = plan.updates[i];
+      void *dst = argumentBuffers[u.argument].data;
+      if (sources[i] != dst)
+        backendPtr->copyOnDevice(dst, sources[i],
+                                 plan.resultTensor(u.result).bytes);
+      argumentSet[u.argument] = true;
+    }
+    backendPtr->synchronize();
+  } catch (...) {
+    releaseStaged();
+    throw;
+  }
+  releaseStaged();
+  resultsFresh = false;
 }
 
 } // namespace memopt::runtime

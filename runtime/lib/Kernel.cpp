@@ -28,6 +28,7 @@ constexpr KernelEntry kKernels[] = {
     {KernelKind::Add, "add"},
     {KernelKind::Mul, "mul"},
     {KernelKind::BatchNorm, "batch_norm"},
+    {KernelKind::BatchNormInference, "batch_norm_inference"},
     {KernelKind::LayerNorm, "layer_norm"},
     {KernelKind::MaxPool2D, "max_pool2d"},
     {KernelKind::AvgPool2D, "avg_pool2d"},
@@ -42,6 +43,29 @@ constexpr KernelEntry kKernels[] = {
     {KernelKind::Embedding, "embedding"},
     {KernelKind::CrossEntropy, "cross_entropy"},
     {KernelKind::MseLoss, "mse_loss"},
+    {KernelKind::SumTo, "sum_to"},
+    {KernelKind::Conv2DBackwardInput, "conv2d_backward_input"},
+    {KernelKind::Conv2DBackwardWeight, "conv2d_backward_weight"},
+    {KernelKind::ReluBackward, "relu_backward"},
+    {KernelKind::GeluBackward, "gelu_backward"},
+    {KernelKind::SigmoidBackward, "sigmoid_backward"},
+    {KernelKind::TanhBackward, "tanh_backward"},
+    {KernelKind::LeakyReluBackward, "leaky_relu_backward"},
+    {KernelKind::EluBackward, "elu_backward"},
+    {KernelKind::BatchNormBackward, "batch_norm_backward"},
+    {KernelKind::LayerNormBackward, "layer_norm_backward"},
+    {KernelKind::MaxPool2DBackward, "max_pool2d_backward"},
+    {KernelKind::AvgPool2DBackward, "avg_pool2d_backward"},
+    {KernelKind::GlobalAvgPool2DBackward, "global_avg_pool2d_backward"},
+    {KernelKind::SoftmaxBackward, "softmax_backward"},
+    {KernelKind::SliceBackward, "slice_backward"},
+    {KernelKind::UpsampleNearest2DBackward, "upsample_nearest2d_backward"},
+    {KernelKind::EmbeddingBackward, "embedding_backward"},
+    {KernelKind::CrossEntropyBackward, "cross_entropy_backward"},
+    {KernelKind::MseLossBackward, "mse_loss_backward"},
+    {KernelKind::SgdUpdate, "sgd_update"},
+    {KernelKind::SgdMomentumUpdate, "sgd_momentum_update"},
+    {KernelKind::AdamUpdate, "adam_update"},
 };
 } // namespace
 
@@ -69,7 +93,8 @@ const std::vector<KernelKind> &allKernelKinds() {
   return kinds;
 }
 
-bool kernelAllowsInPlace(KernelKind kind, size_t inputIndex) {
+bool kernelAllowsInPlace(KernelKind kind, size_t outputIndex,
+                         size_t inputIndex) {
   switch (kind) {
   case KernelKind::Relu:
   case KernelKind::Gelu:
@@ -81,11 +106,31 @@ bool kernelAllowsInPlace(KernelKind kind, size_t inputIndex) {
   case KernelKind::Softmax:
   case KernelKind::Reshape:
   case KernelKind::BatchNorm:
+  case KernelKind::BatchNormInference:
   case KernelKind::LayerNorm:
-    return inputIndex == 0;
+    return outputIndex == 0 && inputIndex == 0;
   case KernelKind::Add:
   case KernelKind::Mul:
-    return inputIndex <= 1;
+  case KernelKind::ReluBackward:
+  case KernelKind::GeluBackward:
+  case KernelKind::SigmoidBackward:
+  case KernelKind::TanhBackward:
+  case KernelKind::LeakyReluBackward:
+  case KernelKind::EluBackward:
+  case KernelKind::SoftmaxBackward:
+  case KernelKind::BatchNormBackward:
+  case KernelKind::LayerNormBackward:
+    return outputIndex == 0 && inputIndex <= 1;
+  case KernelKind::CrossEntropyBackward:
+    return outputIndex == 0 && inputIndex == 1;
+  case KernelKind::MseLossBackward:
+    return outputIndex == 0 && (inputIndex == 1 || inputIndex == 2);
+  case KernelKind::SgdUpdate:
+    return outputIndex == 0 && inputIndex <= 1;
+  case KernelKind::SgdMomentumUpdate:
+    return outputIndex <= 1 && inputIndex <= 2;
+  case KernelKind::AdamUpdate:
+    return outputIndex <= 2 && inputIndex <= 3;
   default:
     return false;
   }

@@ -68,6 +68,7 @@ public:
   const TensorInfo &in(size_t i) const { return *inputs[i]; }
   const TensorInfo &out(size_t i) const { return *outputs[i]; }
   size_t numInputs() const { return inputs.size(); }
+  size_t numOutputs() const { return outputs.size(); }
 
   void isFloat(const TensorInfo &t, const std::string &name) const {
     if (!isFloatDType(t.dtype))
@@ -168,10 +169,11 @@ public:
     return v ? intValue(*v, name) : *dflt;
   }
 
-  double f64(const char *name, double dflt) {
-    const json *v = find(name);
+  /// A finite number; required when `dflt` is nullopt.
+  double f64(const char *name, std::optional<double> dflt) {
+    const json *v = dflt ? find(name) : &require(name);
     if (!v)
-      return dflt;
+      return *dflt;
     if (!v->is_number())
       error("attribute '", name, "' must be a number, got ", v->dump());
     double d = v->get<double>();
@@ -250,13 +252,8 @@ private:
 // Rules
 //===----------------------------------------------------------------------===//
 
-KernelAttrs conv2d(Rules &r) {
-  r.arity(2, 3, 1);
-  const TensorInfo &x = r.in(0), &w = r.in(1);
-  r.isFloat(x, "input");
-  r.rank(x, "input", 4, "NxCxHxW");
-  r.rank(w, "weight", 4, "Kx(C/groups)xRxS");
-  r.sameDType(x, "input", w, "weight");
+/// The attributes of conv2d and its backward ops.
+Conv2DAttrs convAttrs(Rules &r) {
   Conv2DAttrs a;
   a.strides = r.pair("strides", 1, {1, 1});
   a.padding = r.pair("padding", 0, {0, 0});
@@ -265,22 +262,24 @@ KernelAttrs conv2d(Rules &r) {
   r.done();
   if (a.groups < 1)
     r.error("expected 'groups' >= 1, got ", a.groups);
+  return a;
+}
+
+/// Checks that an NxCxHxW input `x` and a Kx(C/groups)xRxS weight `w` form
+/// a convolution with `a`, and returns its output shape.
+Shape convOutputShape(Rules &r, const TensorInfo &x, const char *xName,
+                      const TensorInfo &w, const char *wName,
+                      const Conv2DAttrs &a) {
+  r.rank(x, xName, 4, "NxCxHxW");
+  r.rank(w, wName, 4, "Kx(C/groups)xRxS");
   int64_t n = x.shape[0], c = x.shape[1], k = w.shape[0];
   if (c % a.groups != 0 || k % a.groups != 0)
     r.error("expected input channels (", c, ") and output channels (", k,
             ") divisible by groups (", a.groups, ")");
   if (w.shape[1] != c / a.groups)
-    r.error("expected weight shape ", k, "x", c / a.groups, "x", w.shape[2],
-            "x", w.shape[3], " for ", c, " input channels and ", a.groups,
-            " group(s), got ", formatShape(w.shape));
-  if (r.numInputs() == 3) {
-    const TensorInfo &b = r.in(2);
-    r.rank(b, "bias", 1);
-    r.sameDType(x, "input", b, "bias");
-    if (b.shape[0] != k)
-      r.error("expected bias of ", k, " elements (output channels), got ",
-              b.shape[0]);
-  }
+    r.error("expected ", wName, " shape ", k, "x", c / a.groups, "x",
+            w.shape[2], "x", w.shape[3], " for ", c, " input channels and ",
+            a.groups, " group(s), got ", formatShape(w.shape));
   Shape out = {n, k, 0, 0};
   for (int d = 0; d < 2; ++d) {
     int64_t padded =
@@ -289,10 +288,30 @@ KernelAttrs conv2d(Rules &r) {
         r.add(r.mul(a.dilations[d], w.shape[2 + d] - 1, "'dilations'"), 1,
               "'dilations'");
     if (padded < window)
-      r.error("input ", x.shape[2], "x", x.shape[3], " with padding [",
+      r.error(xName, " ", x.shape[2], "x", x.shape[3], " with padding [",
               a.padding[0], ", ", a.padding[1],
               "] is smaller than the dilated kernel");
     out[2 + d] = (padded - window) / a.strides[d] + 1;
+  }
+  return out;
+}
+
+KernelAttrs conv2d(Rules &r) {
+  r.arity(2, 3, 1);
+  const TensorInfo &x = r.in(0), &w = r.in(1);
+  r.isFloat(x, "input");
+  r.rank(x, "input", 4, "NxCxHxW");
+  r.rank(w, "weight", 4, "Kx(C/groups)xRxS");
+  r.sameDType(x, "input", w, "weight");
+  Conv2DAttrs a = convAttrs(r);
+  Shape out = convOutputShape(r, x, "input", w, "weight", a);
+  if (r.numInputs() == 3) {
+    const TensorInfo &b = r.in(2);
+    r.rank(b, "bias", 1);
+    r.sameDType(x, "input", b, "bias");
+    if (b.shape[0] != out[1])
+      r.error("expected bias of ", out[1], " elements (output channels), got ",
+              b.shape[0]);
   }
   r.output(0, x.dtype, out);
   return a;
@@ -415,6 +434,28 @@ KernelAttrs batchNorm(Rules &r) {
   r.output(0, x.dtype, x.shape);
   r.output(1, gamma.dtype, gamma.shape);
   r.output(2, gamma.dtype, gamma.shape);
+  return a;
+}
+
+KernelAttrs batchNormInference(Rules &r) {
+  r.arity(5, 5, 1);
+  BatchNormAttrs a;
+  a.epsilon = r.f64("epsilon", 1e-5);
+  r.done();
+  const TensorInfo &x = r.in(0), &gamma = r.in(1);
+  r.isFloat(x, "x");
+  r.minRank(x, "x", 2);
+  r.isFloat(gamma, "gamma");
+  r.rank(gamma, "gamma", 1);
+  if (gamma.shape[0] != x.shape[1])
+    r.error("expected per-channel operands of ", x.shape[1],
+            " elements (x's dimension 1), got ", gamma.shape[0]);
+  r.sameType(gamma, "gamma", r.in(2), "beta");
+  r.sameType(gamma, "gamma", r.in(3), "running_mean");
+  r.sameType(gamma, "gamma", r.in(4), "running_var");
+  if (!(a.epsilon > 0))
+    r.error("expected 'epsilon' > 0, got ", a.epsilon);
+  r.output(0, x.dtype, x.shape);
   return a;
 }
 
@@ -646,6 +687,364 @@ KernelAttrs mseLoss(Rules &r) {
   return std::monostate{};
 }
 
+//===----------------------------------------------------------------------===//
+// Backward rules (MemOptGradOps.td; the compiler's verifiers are in
+// lib/Dialect/MemOpt/IR/MemOptGradOps.cpp)
+//===----------------------------------------------------------------------===//
+
+KernelAttrs sumTo(Rules &r) {
+  r.arity(1, 1, 1);
+  r.done();
+  const TensorInfo &x = r.in(0), &y = r.out(0);
+  r.isFloat(x, "x");
+  auto b = broadcastShapes(y.shape, x.shape);
+  if (!b || *b != x.shape)
+    r.error("result shape ", formatShape(y.shape),
+            " does not broadcast to the operand's ", formatShape(x.shape));
+  r.output(0, x.dtype, y.shape);
+  return std::monostate{};
+}
+
+/// conv2d_backward_input(grad_output, weight) -> grad of the NxCxHxW input
+/// (its shape is the output's).
+KernelAttrs conv2dBackwardInput(Rules &r) {
+  r.arity(2, 2, 1);
+  const TensorInfo &dy = r.in(0), &w = r.in(1), &dx = r.out(0);
+  r.isFloat(dy, "grad_output");
+  r.sameDType(dy, "grad_output", w, "weight");
+  r.sameDType(dy, "grad_output", dx, "output 0");
+  Conv2DAttrs a = convAttrs(r);
+  Shape fwd = convOutputShape(r, dx, "output 0", w, "weight", a);
+  if (dy.shape != fwd)
+    r.error("expected grad_output shape ", formatShape(fwd),
+            " (the conv2d output for an input of shape ", formatShape(dx.shape),
+            "), got ", formatShape(dy.shape));
+  return a;
+}
+
+/// conv2d_backward_weight(grad_output, input) -> grad of the
+/// Kx(C/groups)xRxS weight (its shape is the output's).
+KernelAttrs conv2dBackwardWeight(Rules &r) {
+  r.arity(2, 2, 1);
+  const TensorInfo &dy = r.in(0), &x = r.in(1), &dw = r.out(0);
+  r.isFloat(dy, "grad_output");
+  r.sameDType(dy, "grad_output", x, "input");
+  r.sameDType(dy, "grad_output", dw, "output 0");
+  Conv2DAttrs a = convAttrs(r);
+  Shape fwd = convOutputShape(r, x, "input", dw, "output 0", a);
+  if (dy.shape != fwd)
+    r.error("expected grad_output shape ", formatShape(fwd),
+            " (the conv2d output for input ", formatShape(x.shape),
+            " and weight ", formatShape(dw.shape), "), got ",
+            formatShape(dy.shape));
+  return a;
+}
+
+/// relu/gelu/sigmoid/tanh/leaky_relu/elu_backward(grad, saved): every type
+/// matches.
+KernelAttrs activationBackward(Rules &r, std::optional<double> alphaDefault) {
+  r.arity(2, 2, 1);
+  ActivationBackwardAttrs a;
+  if (alphaDefault) {
+    a.alpha = r.f64("alpha", *alphaDefault);
+    a.fromOutput = r.boolean("from_output", false);
+  }
+  r.done();
+  const TensorInfo &g = r.in(0);
+  r.isFloat(g, "grad");
+  r.sameType(g, "grad", r.in(1), "saved");
+  r.output(0, g.dtype, g.shape);
+  if (alphaDefault)
+    return a;
+  return std::monostate{};
+}
+
+/// batch_norm_backward / layer_norm_backward(grad_output, x, gamma) ->
+/// (grad_x, grad_gamma, grad_beta). gamma may have another float dtype than
+/// x, as in the forward ops.
+KernelAttrs normBackward(Rules &r, bool isBatch) {
+  r.arity(3, 3, 3);
+  NormBackwardAttrs a;
+  a.epsilon = r.f64("epsilon", 1e-5);
+  r.done();
+  const TensorInfo &x = r.in(1), &gamma = r.in(2);
+  r.isFloat(x, "x");
+  r.sameType(x, "x", r.in(0), "grad_output");
+  r.isFloat(gamma, "gamma");
+  if (isBatch) {
+    r.minRank(x, "x", 2);
+    r.rank(gamma, "gamma", 1);
+    if (gamma.shape[0] != x.shape[1])
+      r.error("expected gamma of ", x.shape[1],
+              " elements (x's dimension 1), got ", gamma.shape[0]);
+  } else {
+    const Shape &xs = x.shape, &gs = gamma.shape;
+    if (gs.empty() || gs.size() > xs.size() ||
+        !std::equal(gs.begin(), gs.end(), xs.end() - gs.size()))
+      r.error("expected gamma's shape (", formatShape(gs),
+              ") to be a non-empty suffix of x's shape (", formatShape(xs),
+              ")");
+  }
+  if (!(a.epsilon > 0))
+    r.error("expected 'epsilon' > 0, got ", a.epsilon);
+  r.output(0, x.dtype, x.shape);
+  r.output(1, gamma.dtype, gamma.shape);
+  r.output(2, gamma.dtype, gamma.shape);
+  return a;
+}
+
+/// The attributes of the pooling backward ops (strides required, as in the
+/// dialect) and the forward output shape for an input of shape `x`.
+Pool2DAttrs poolAttrs(Rules &r) {
+  Pool2DAttrs a;
+  auto kernel = r.ints("kernel_size", 2, 1, true);
+  a.kernelSize = {(*kernel)[0], (*kernel)[1]};
+  auto strides = r.ints("strides", 2, 1, true);
+  a.strides = {(*strides)[0], (*strides)[1]};
+  a.padding = r.pair("padding", 0, {0, 0});
+  r.done();
+  return a;
+}
+
+Shape poolOutputShape(Rules &r, const TensorInfo &x, const char *xName,
+                      const Pool2DAttrs &a) {
+  r.rank(x, xName, 4, "NxCxHxW");
+  Shape out = x.shape;
+  for (int d = 0; d < 2; ++d) {
+    // As the forward rule: every window holds a real element.
+    if (a.padding[d] > a.kernelSize[d] / 2)
+      r.error("expected 'padding' at most half of 'kernel_size', got padding ",
+              a.padding[d], " for kernel ", a.kernelSize[d]);
+    int64_t extent = x.shape[2 + d] - a.kernelSize[d] + 2 * a.padding[d];
+    if (extent < 0)
+      r.error(xName, " ", x.shape[2], "x", x.shape[3], " with padding [",
+              a.padding[0], ", ", a.padding[1], "] is smaller than the window ",
+              a.kernelSize[0], "x", a.kernelSize[1]);
+    out[2 + d] = extent / a.strides[d] + 1;
+  }
+  return out;
+}
+
+/// max_pool2d_backward(grad_output, x) -> grad of x.
+KernelAttrs maxPool2dBackward(Rules &r) {
+  r.arity(2, 2, 1);
+  Pool2DAttrs a = poolAttrs(r);
+  const TensorInfo &dy = r.in(0), &x = r.in(1);
+  r.isFloat(x, "x");
+  r.sameDType(x, "x", dy, "grad_output");
+  Shape fwd = poolOutputShape(r, x, "x", a);
+  if (dy.shape != fwd)
+    r.error("expected grad_output shape ", formatShape(fwd), ", got ",
+            formatShape(dy.shape));
+  r.output(0, x.dtype, x.shape);
+  return a;
+}
+
+/// avg_pool2d_backward(grad_output) -> grad of the input (the output's
+/// shape).
+KernelAttrs avgPool2dBackward(Rules &r) {
+  r.arity(1, 1, 1);
+  Pool2DAttrs a = poolAttrs(r);
+  const TensorInfo &dy = r.in(0), &dx = r.out(0);
+  r.isFloat(dy, "grad_output");
+  r.sameDType(dy, "grad_output", dx, "output 0");
+  Shape fwd = poolOutputShape(r, dx, "output 0", a);
+  if (dy.shape != fwd)
+    r.error("expected grad_output shape ", formatShape(fwd),
+            " (the avg_pool2d output for an input of shape ",
+            formatShape(dx.shape), "), got ", formatShape(dy.shape));
+  return a;
+}
+
+KernelAttrs globalAvgPool2dBackward(Rules &r) {
+  r.arity(1, 1, 1);
+  r.done();
+  const TensorInfo &dy = r.in(0), &dx = r.out(0);
+  r.isFloat(dy, "grad_output");
+  r.sameDType(dy, "grad_output", dx, "output 0");
+  r.rank(dx, "output 0", 4, "NxCxHxW");
+  Shape fwd = {dx.shape[0], dx.shape[1]};
+  if (dy.shape != fwd)
+    r.error("expected grad_output shape ", formatShape(fwd), ", got ",
+            formatShape(dy.shape));
+  return std::monostate{};
+}
+
+KernelAttrs softmaxBackward(Rules &r) {
+  r.arity(2, 2, 1);
+  SoftmaxAttrs a;
+  int64_t axis = r.i64("axis", -1);
+  r.done();
+  const TensorInfo &g = r.in(0);
+  r.isFloat(g, "grad");
+  r.sameType(g, "grad", r.in(1), "output");
+  r.minRank(g, "grad", 1);
+  a.axis = r.axis(axis, static_cast<int64_t>(g.shape.size()), "axis");
+  r.output(0, g.dtype, g.shape);
+  return a;
+}
+
+/// slice_backward(grad) -> zeros of the output's shape with grad scattered
+/// where the slice read.
+KernelAttrs sliceBackward(Rules &r) {
+  r.arity(1, 1, 1);
+  SliceAttrs a;
+  const TensorInfo &g = r.in(0), &dx = r.out(0);
+  size_t rank = dx.shape.size();
+  a.offsets = *r.ints("offsets", rank, 0, true);
+  a.sizes = *r.ints("sizes", rank, 1, true);
+  a.strides = *r.ints("strides", rank, 1, true);
+  r.done();
+  r.isFloat(g, "grad");
+  r.sameDType(g, "grad", dx, "output 0");
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t last = r.add(a.offsets[d],
+                         r.mul(a.sizes[d] - 1, a.strides[d], "slice"), "slice");
+    if (last >= dx.shape[d])
+      r.error("slice of dimension ", d, " reaches index ", last,
+              " but the output's dimension has size ", dx.shape[d]);
+  }
+  if (g.shape != a.sizes)
+    r.error("expected grad shape ", formatShape(a.sizes),
+            " (the slice's 'sizes'), got ", formatShape(g.shape));
+  return a;
+}
+
+KernelAttrs upsampleBackward(Rules &r) {
+  r.arity(1, 1, 1);
+  UpsampleAttrs a;
+  a.scale = r.i64("scale", std::nullopt);
+  r.done();
+  const TensorInfo &g = r.in(0), &dx = r.out(0);
+  r.isFloat(g, "grad");
+  r.sameDType(g, "grad", dx, "output 0");
+  r.rank(dx, "output 0", 4, "NxCxHxW");
+  if (a.scale < 1)
+    r.error("expected 'scale' >= 1, got ", a.scale);
+  Shape fwd = dx.shape;
+  fwd[2] = r.mul(fwd[2], a.scale, "upsampling");
+  fwd[3] = r.mul(fwd[3], a.scale, "upsampling");
+  if (g.shape != fwd)
+    r.error("expected grad shape ", formatShape(fwd), ", got ",
+            formatShape(g.shape));
+  return a;
+}
+
+/// embedding_backward(grad, ids) -> the VxD table's gradient.
+KernelAttrs embeddingBackward(Rules &r) {
+  r.arity(2, 2, 1);
+  r.done();
+  const TensorInfo &g = r.in(0), &ids = r.in(1), &table = r.out(0);
+  r.isFloat(g, "grad");
+  r.isInteger(ids, "ids");
+  r.sameDType(g, "grad", table, "output 0");
+  r.rank(table, "output 0", 2, "VxD");
+  Shape fwd = ids.shape;
+  fwd.push_back(table.shape[1]);
+  if (g.shape != fwd)
+    r.error("expected grad shape ", formatShape(fwd), " (ids ",
+            formatShape(ids.shape), " by ", table.shape[1], " features), got ",
+            formatShape(g.shape));
+  return std::monostate{};
+}
+
+void scalarLossGrad(Rules &r) {
+  const TensorInfo &gl = r.in(0);
+  r.isFloat(gl, "grad_loss");
+  if (!gl.shape.empty())
+    r.error("expected a 0-d grad_loss, got shape ", formatShape(gl.shape));
+}
+
+KernelAttrs crossEntropyBackward(Rules &r) {
+  r.arity(3, 3, 1);
+  r.done();
+  scalarLossGrad(r);
+  const TensorInfo &logits = r.in(1), &labels = r.in(2);
+  r.isFloat(logits, "logits");
+  r.rank(logits, "logits", 2, "NxC");
+  r.isInteger(labels, "labels");
+  r.rank(labels, "labels", 1, "N");
+  if (labels.shape[0] != logits.shape[0])
+    r.error("expected ", logits.shape[0],
+            " labels (one per row of logits), got ", labels.shape[0]);
+  r.output(0, logits.dtype, logits.shape);
+  return std::monostate{};
+}
+
+KernelAttrs mseLossBackward(Rules &r) {
+  r.arity(3, 3, 1);
+  r.done();
+  scalarLossGrad(r);
+  const TensorInfo &p = r.in(1);
+  r.isFloat(p, "prediction");
+  r.sameType(p, "prediction", r.in(2), "target");
+  r.output(0, p.dtype, p.shape);
+  return std::monostate{};
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer rules: param, grad and buffers of one type, every new value of
+// that type too.
+//===----------------------------------------------------------------------===//
+
+void sameTypes(Rules &r, std::initializer_list<const char *> names) {
+  const TensorInfo &p = r.in(0);
+  r.isFloat(p, "param");
+  size_t i = 0;
+  for (const char *name : names) {
+    if (i)
+      r.sameType(p, "param", r.in(i), name);
+    ++i;
+  }
+  for (size_t o = 0; o < r.numOutputs(); ++o)
+    r.output(o, p.dtype, p.shape);
+}
+
+KernelAttrs sgdUpdate(Rules &r) {
+  r.arity(2, 2, 1);
+  SgdAttrs a;
+  a.lr = r.f64("lr", std::nullopt);
+  a.weightDecay = r.f64("weight_decay", 0.0);
+  r.done();
+  sameTypes(r, {"param", "grad"});
+  return a;
+}
+
+KernelAttrs sgdMomentumUpdate(Rules &r) {
+  r.arity(3, 3, 2);
+  SgdMomentumAttrs a;
+  a.lr = r.f64("lr", std::nullopt);
+  a.momentum = r.f64("momentum", std::nullopt);
+  a.dampening = r.f64("dampening", 0.0);
+  a.weightDecay = r.f64("weight_decay", 0.0);
+  a.nesterov = r.boolean("nesterov", false);
+  r.done();
+  sameTypes(r, {"param", "grad", "momentum_buffer"});
+  return a;
+}
+
+KernelAttrs adamUpdate(Rules &r) {
+  r.arity(5, 5, 3);
+  AdamAttrs a;
+  a.lr = r.f64("lr", std::nullopt);
+  a.beta1 = r.f64("beta1", 0.9);
+  a.beta2 = r.f64("beta2", 0.999);
+  a.eps = r.f64("eps", 1e-8);
+  a.weightDecay = r.f64("weight_decay", 0.0);
+  r.done();
+  if (!(a.beta1 >= 0 && a.beta1 < 1 && a.beta2 >= 0 && a.beta2 < 1))
+    r.error("expected 'beta1' and 'beta2' in [0, 1), got ", a.beta1, " and ",
+            a.beta2);
+  if (!(a.eps > 0))
+    r.error("expected 'eps' > 0, got ", a.eps);
+  sameTypes(r, {"param", "grad", "exp_avg", "exp_avg_sq"});
+  const TensorInfo &step = r.in(4);
+  r.isFloat(step, "step");
+  if (!step.shape.empty())
+    r.error("expected a 0-d step, got shape ", formatShape(step.shape));
+  return a;
+}
+
 } // namespace
 
 KernelAttrs checkStep(KernelKind kind, const json &attrs,
@@ -674,6 +1073,8 @@ KernelAttrs checkStep(KernelKind kind, const json &attrs,
     return binary(r);
   case KernelKind::BatchNorm:
     return batchNorm(r);
+  case KernelKind::BatchNormInference:
+    return batchNormInference(r);
   case KernelKind::LayerNorm:
     return layerNorm(r);
   case KernelKind::MaxPool2D:
@@ -701,6 +1102,49 @@ KernelAttrs checkStep(KernelKind kind, const json &attrs,
     return crossEntropy(r);
   case KernelKind::MseLoss:
     return mseLoss(r);
+  case KernelKind::SumTo:
+    return sumTo(r);
+  case KernelKind::Conv2DBackwardInput:
+    return conv2dBackwardInput(r);
+  case KernelKind::Conv2DBackwardWeight:
+    return conv2dBackwardWeight(r);
+  case KernelKind::ReluBackward:
+  case KernelKind::GeluBackward:
+  case KernelKind::SigmoidBackward:
+  case KernelKind::TanhBackward:
+    return activationBackward(r, std::nullopt);
+  case KernelKind::LeakyReluBackward:
+    return activationBackward(r, 0.01);
+  case KernelKind::EluBackward:
+    return activationBackward(r, 1.0);
+  case KernelKind::BatchNormBackward:
+    return normBackward(r, true);
+  case KernelKind::LayerNormBackward:
+    return normBackward(r, false);
+  case KernelKind::MaxPool2DBackward:
+    return maxPool2dBackward(r);
+  case KernelKind::AvgPool2DBackward:
+    return avgPool2dBackward(r);
+  case KernelKind::GlobalAvgPool2DBackward:
+    return globalAvgPool2dBackward(r);
+  case KernelKind::SoftmaxBackward:
+    return softmaxBackward(r);
+  case KernelKind::SliceBackward:
+    return sliceBackward(r);
+  case KernelKind::UpsampleNearest2DBackward:
+    return upsampleBackward(r);
+  case KernelKind::EmbeddingBackward:
+    return embeddingBackward(r);
+  case KernelKind::CrossEntropyBackward:
+    return crossEntropyBackward(r);
+  case KernelKind::MseLossBackward:
+    return mseLossBackward(r);
+  case KernelKind::SgdUpdate:
+    return sgdUpdate(r);
+  case KernelKind::SgdMomentumUpdate:
+    return sgdMomentumUpdate(r);
+  case KernelKind::AdamUpdate:
+    return adamUpdate(r);
   }
   r.error("internal error: no rule for kernel '", kernelName(kind), "'");
 }

@@ -53,6 +53,8 @@ std::string_view argumentRoleName(ArgumentRole role) {
     return "state";
   case ArgumentRole::Data:
     return "data";
+  case ArgumentRole::OptimizerState:
+    return "optimizer_state";
   }
   return "?";
 }
@@ -242,6 +244,9 @@ public:
     parseResults(top.array("results"));
     parseSteps(top.array("steps"));
     checkResultsWritten();
+    if (const json *updates = top.find("updates");
+        updates && !updates->is_null())
+      parseUpdates(*updates);
   }
 
 private:
@@ -274,11 +279,13 @@ private:
         a.role = ArgumentRole::Param;
       else if (role == "state")
         a.role = ArgumentRole::State;
+      else if (role == "optimizer_state")
+        a.role = ArgumentRole::OptimizerState;
       else if (role == "data")
         a.role = ArgumentRole::Data;
       else
-        fail(r.name(), concat("field 'role' must be \"param\", \"state\" or "
-                              "\"data\", got \"",
+        fail(r.name(), concat("field 'role' must be \"param\", \"state\", "
+                              "\"optimizer_state\" or \"data\", got \"",
                               role, "\""));
       a.tensor = r.integer("tensor");
       if (!a.name.empty()) {
@@ -569,7 +576,7 @@ private:
       for (size_t i = 0; i < step.inputs.size(); ++i) {
         if (plan.tensors[step.inputs[i]].root != out.root)
           continue;
-        if (o != 0 || !kernelAllowsInPlace(step.kernel, i))
+        if (!kernelAllowsInPlace(step.kernel, o, i))
           fail(where, concat("output ", out.id, " shares storage with input ",
                              step.inputs[i], ", but '", kernelName(step.kernel),
                              "' cannot run in place on input ", i,
@@ -592,6 +599,48 @@ private:
       if (root.storage == StorageKind::Arena && !written[root.id])
         fail(concat("results[", i, "]"),
              concat("tensor ", plan.results[i], " is never written by a step"));
+    }
+  }
+
+  /// `updates`: optional, each entry names a result and a persistent
+  /// argument of the same type, every argument at most once.
+  void parseUpdates(const json &updates) {
+    if (!updates.is_array())
+      fail("", "field 'updates' must be an array, got " + kindOf(updates));
+    std::map<int64_t, size_t> updated;
+    for (size_t i = 0; i < updates.size(); ++i) {
+      ObjectReader r(updates[i], concat("updates[", i, "]"));
+      UpdateInfo u;
+      u.result = r.integer("result");
+      u.argument = r.integer("argument");
+      if (u.result < 0 || u.result >= static_cast<int64_t>(plan.results.size()))
+        fail(r.name(), concat("result ", u.result,
+                              " is not a result index (the plan has ",
+                              plan.results.size(), " results)"));
+      if (u.argument < 0 ||
+          u.argument >= static_cast<int64_t>(plan.arguments.size()))
+        fail(r.name(), concat("argument ", u.argument,
+                              " is not an argument index (the plan has ",
+                              plan.arguments.size(), " arguments)"));
+      const ArgumentInfo &arg = plan.arguments[u.argument];
+      if (arg.role == ArgumentRole::Data)
+        fail(r.name(), concat("argument ", u.argument, " is data ('", arg.name,
+                              "'); only param, state and optimizer_state "
+                              "arguments persist to be updated"));
+      const TensorInfo &from = plan.tensors[plan.results[u.result]];
+      const TensorInfo &to = plan.tensors[arg.tensor];
+      if (from.dtype != to.dtype || from.shape != to.shape)
+        fail(r.name(), concat("result ", u.result, " (", dtypeName(from.dtype),
+                              " of shape ", formatShape(from.shape),
+                              ") does not match argument ", u.argument, " '",
+                              arg.name, "' (", dtypeName(to.dtype),
+                              " of shape ", formatShape(to.shape), ")"));
+      auto [it, inserted] = updated.emplace(u.argument, i);
+      if (!inserted)
+        fail(r.name(),
+             concat("argument ", u.argument, " is already updated by updates[",
+                    it->second, "]"));
+      plan.updates.push_back(u);
     }
   }
 

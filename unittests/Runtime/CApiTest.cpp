@@ -1,7 +1,8 @@
 //===- CApiTest.cpp - the C API -------------------------------------------===//
 //
-// The reference MLP plan through the C API gives the C++ API's results;
-// every failure is a status code plus a message, never an exception.
+// The reference MLP plan through the C API gives the C++ API's results; a
+// training plan's updates and optimizer state through the C API; every
+// failure is a status code plus a message, never an exception.
 //
 //===----------------------------------------------------------------------===//
 
@@ -224,6 +225,70 @@ TEST(CApiTest, ErrorsAreStatusCodesWithMessages) {
                "MEMOPT_ERROR_KERNEL_FAILURE");
   EXPECT_EQ(memopt_dtype_size(MEMOPT_BF16), 2u);
   EXPECT_EQ(memopt_dtype_size(static_cast<memopt_dtype>(9)), 0u);
+}
+
+TEST(CApiTest, TrainingStepsWithApplyUpdates) {
+  std::string text = adamTrainingPlan().dump();
+  Handles h;
+  ASSERT_EQ(memopt_plan_load_string(text.data(), text.size(), &h.plan),
+            MEMOPT_OK)
+      << lastError();
+  size_t numUpdates = 0, result = 9, argument = 9;
+  ASSERT_EQ(memopt_plan_num_updates(h.plan, &numUpdates), MEMOPT_OK);
+  EXPECT_EQ(numUpdates, 4u);
+  ASSERT_EQ(memopt_plan_update_info(h.plan, 2, &result, &argument), MEMOPT_OK);
+  EXPECT_EQ(result, 3u);
+  EXPECT_EQ(argument, 3u);
+  EXPECT_EQ(memopt_plan_update_info(h.plan, 4, &result, nullptr),
+            MEMOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(lastError(),
+            "memopt: update index 4 out of range (the plan has 4 updates)");
+  memopt_role role = MEMOPT_ROLE_DATA;
+  ASSERT_EQ(memopt_plan_argument_info(h.plan, 4, nullptr, &role, nullptr,
+                                      nullptr, nullptr, nullptr),
+            MEMOPT_OK);
+  EXPECT_EQ(role, MEMOPT_ROLE_OPTIMIZER_STATE);
+
+  ASSERT_EQ(memopt_executor_create(h.plan, "cpu", &h.exec), MEMOPT_OK);
+  const int64_t shape[1] = {3};
+  const float w[3] = {1, -3, 0.5f}, target[3] = {0, 0, 0.5f},
+              zeros[3] = {0, 0, 0}, step = 0;
+  ASSERT_EQ(memopt_executor_set_argument_by_name(h.exec, "w", MEMOPT_F32, shape,
+                                                 1, w, sizeof w),
+            MEMOPT_OK);
+  ASSERT_EQ(memopt_executor_set_argument_by_name(
+                h.exec, "target", MEMOPT_F32, shape, 1, target, sizeof target),
+            MEMOPT_OK);
+  for (const char *name : {"exp_avg", "exp_avg_sq"})
+    ASSERT_EQ(memopt_executor_set_argument_by_name(
+                  h.exec, name, MEMOPT_F32, shape, 1, zeros, sizeof zeros),
+              MEMOPT_OK);
+  ASSERT_EQ(memopt_executor_set_argument_by_name(
+                h.exec, "step", MEMOPT_F32, nullptr, 0, &step, sizeof step),
+            MEMOPT_OK);
+  EXPECT_EQ(memopt_executor_apply_updates(h.exec),
+            MEMOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(lastError().find("applyUpdates needs a successful run()"),
+            std::string::npos)
+      << lastError();
+  float losses[2];
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(memopt_executor_run(h.exec, i), MEMOPT_OK) << lastError();
+    ASSERT_EQ(memopt_executor_get_result(h.exec, 0, &losses[i], 4), MEMOPT_OK);
+    ASSERT_EQ(memopt_executor_apply_updates(h.exec), MEMOPT_OK) << lastError();
+  }
+  EXPECT_LT(losses[1], losses[0]);
+  float newStep = 0, newW[3];
+  ASSERT_EQ(memopt_executor_get_argument(h.exec, 4, &newStep, 4), MEMOPT_OK);
+  EXPECT_EQ(newStep, 2.0f);
+  ASSERT_EQ(memopt_executor_get_argument(h.exec, 0, newW, sizeof newW),
+            MEMOPT_OK);
+  EXPECT_NEAR(newW[0], 0.8004122f, 1e-6);
+  EXPECT_EQ(newW[2], 0.5f);
+  EXPECT_EQ(memopt_executor_apply_updates(nullptr),
+            MEMOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(memopt_plan_num_updates(h.plan, nullptr),
+            MEMOPT_ERROR_INVALID_ARGUMENT);
 }
 
 TEST(CApiTest, LengthBoundsTheInput) {

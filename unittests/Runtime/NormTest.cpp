@@ -59,6 +59,37 @@ void checkBatchNorm(Shape xShape, DType xType, DType statType, double eps,
   EXPECT_TRUE(close(got[2], newVar, ts.atol, ts.rtol)) << "running var";
 }
 
+void checkBatchNormInference(Shape xShape, DType xType, double eps) {
+  int64_t c = xShape[1];
+  HostTensor x = randomTensor(xType, xShape, 6, -2, 3);
+  HostTensor gamma = randomTensor(xType, {c}, 7, 0.5, 1.5);
+  HostTensor beta = randomTensor(xType, {c}, 8);
+  HostTensor rm = randomTensor(xType, {c}, 9);
+  HostTensor rv = randomTensor(xType, {c}, 10, 0.5, 2);
+  int64_t n = xShape[0], inner = count(xShape) / (n * c);
+  std::vector<double> y(x.values.size());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t j = 0; j < inner; ++j) {
+        int64_t k = (i * c + ch) * inner + j;
+        y[k] = roundTo(xType, (x.values[k] - rm.values[ch]) /
+                                      std::sqrt(rv.values[ch] + eps) *
+                                      gamma.values[ch] +
+                                  beta.values[ch]);
+      }
+  auto got = runOp("batch_norm_inference", json{{"epsilon", eps}},
+                   {x, gamma, beta, rm, rv}, {{xType, xShape}});
+  Tolerance t = toleranceFor(xType);
+  EXPECT_TRUE(close(got[0], y, 4 * t.atol, t.rtol));
+}
+
+TEST(BatchNormKernelTest, InferenceUsesRunningStatistics) {
+  checkBatchNormInference({2, 3, 4, 5}, DType::F32, 1e-5);
+  checkBatchNormInference({3, 4}, DType::F64, 1e-3);
+  // A single value per channel is fine without batch statistics.
+  checkBatchNormInference({1, 4, 1, 1}, DType::F32, 1e-5);
+}
+
 TEST(BatchNormKernelTest, Rank4F32) {
   checkBatchNorm({3, 4, 5, 2}, DType::F32, DType::F32, 1e-3, 0.2);
 }

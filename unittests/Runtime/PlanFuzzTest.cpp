@@ -50,6 +50,7 @@ bool loadAndRun(const std::string &text) {
   }
   try {
     exec.run(1);
+    exec.applyUpdates();
   } catch (const Error &e) {
     EXPECT_EQ(e.code(), ErrorCode::KernelFailure) << e.what();
   }
@@ -151,6 +152,59 @@ TEST(PlanFuzzTest, HostileValuesAreRefusedOrRunSafely) {
        "attrs": {"transpose_a": true, "transpose_b": false}}
     ]
   })"));
+  // A third with backward and optimizer kernels, optimizer state and
+  // updates (results that are views of arguments among them).
+  bases.push_back(json::parse(R"({
+    "format": "memopt-plan", "version": 1, "function": "g",
+    "arena_bytes": 1284, "alignment": 64,
+    "tensors": [
+      {"id": 0, "dtype": "f32", "shape": [1, 2, 4, 4], "storage": "argument", "argument": 0},
+      {"id": 1, "dtype": "f32", "shape": [3, 2, 3, 3], "storage": "argument", "argument": 1},
+      {"id": 2, "dtype": "f32", "shape": [3, 2, 3, 3], "storage": "argument", "argument": 2},
+      {"id": 3, "dtype": "f32", "shape": [], "storage": "argument", "argument": 3},
+      {"id": 4, "dtype": "f32", "shape": [1, 3, 2, 2], "storage": "arena", "offset": 0},
+      {"id": 5, "dtype": "f32", "shape": [1, 2, 4, 4], "storage": "arena", "offset": 64},
+      {"id": 6, "dtype": "f32", "shape": [3, 2, 3, 3], "storage": "arena", "offset": 192},
+      {"id": 7, "dtype": "f32", "shape": [3, 2, 3, 3], "storage": "arena", "offset": 448},
+      {"id": 8, "dtype": "f32", "shape": [3, 2, 3, 3], "storage": "view", "of": 6},
+      {"id": 9, "dtype": "f32", "shape": [], "storage": "constant", "values": [2]},
+      {"id": 10, "dtype": "f32", "shape": [3, 2, 3, 3], "storage": "arena", "offset": 704},
+      {"id": 11, "dtype": "f32", "shape": [1, 2, 2, 2], "storage": "arena", "offset": 960},
+      {"id": 12, "dtype": "f32", "shape": [1, 2, 4, 4], "storage": "arena", "offset": 1024},
+      {"id": 13, "dtype": "f32", "shape": [3, 1, 1], "storage": "arena", "offset": 1152},
+      {"id": 14, "dtype": "i64", "shape": [4], "storage": "constant", "values": [1, 0, 2, 1]},
+      {"id": 15, "dtype": "f32", "shape": [3, 3], "storage": "arena", "offset": 1216},
+      {"id": 16, "dtype": "f32", "shape": [4, 3], "storage": "view", "of": 4},
+      {"id": 17, "dtype": "f32", "shape": [], "storage": "arena", "offset": 1280},
+      {"id": 18, "dtype": "f32", "shape": [3, 18], "storage": "view", "of": 2}
+    ],
+    "arguments": [
+      {"name": "x", "role": "data", "tensor": 0},
+      {"name": "w", "role": "param", "tensor": 1},
+      {"name": "m", "role": "optimizer_state", "tensor": 2},
+      {"name": "t", "role": "optimizer_state", "tensor": 3}
+    ],
+    "results": [7, 8, 18, 17, 12, 13, 15],
+    "updates": [{"result": 0, "argument": 1}, {"result": 1, "argument": 2},
+                {"result": 3, "argument": 3}],
+    "steps": [
+      {"kernel": "conv2d", "inputs": [0, 1], "outputs": [4],
+       "attrs": {"strides": [2, 2], "padding": [1, 1], "dilations": [1, 1], "groups": 1}},
+      {"kernel": "conv2d_backward_input", "inputs": [4, 1], "outputs": [5],
+       "attrs": {"strides": [2, 2], "padding": [1, 1], "dilations": [1, 1], "groups": 1}},
+      {"kernel": "conv2d_backward_weight", "inputs": [4, 0], "outputs": [6],
+       "attrs": {"strides": [2, 2], "padding": [1, 1], "dilations": [1, 1], "groups": 1}},
+      {"kernel": "add", "inputs": [3, 9], "outputs": [17]},
+      {"kernel": "adam_update", "inputs": [1, 6, 2, 2, 17], "outputs": [7, 8, 10],
+       "attrs": {"lr": 0.1, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.0}},
+      {"kernel": "max_pool2d", "inputs": [5], "outputs": [11],
+       "attrs": {"kernel_size": [2, 2], "strides": null, "padding": [0, 0]}},
+      {"kernel": "max_pool2d_backward", "inputs": [11, 5], "outputs": [12],
+       "attrs": {"kernel_size": [2, 2], "strides": [2, 2], "padding": [0, 0]}},
+      {"kernel": "sum_to", "inputs": [4], "outputs": [13]},
+      {"kernel": "embedding_backward", "inputs": [16, 14], "outputs": [15]}
+    ]
+  })"));
   // The second base is itself valid and runs.
   EXPECT_EQ(errorOf([&] {
               Plan::parse(bases[1].dump());
@@ -158,6 +212,7 @@ TEST(PlanFuzzTest, HostileValuesAreRefusedOrRunSafely) {
             }),
             "accepted");
   ASSERT_TRUE(loadAndRun(bases[1].dump()));
+  ASSERT_TRUE(loadAndRun(bases[2].dump()));
   int accepted = 0, refused = 0;
   std::mt19937 rng(2024);
   for (const json &base : bases) {

@@ -125,7 +125,8 @@ TEST(PlanValidationTest, MissingAndMistypedFields) {
   p = mlpPlan();
   p["arguments"][0]["role"] = "input";
   expectRefused(p, "plan: arguments[0]: field 'role' must be \"param\", "
-                   "\"state\" or \"data\", got \"input\"");
+                   "\"state\", \"optimizer_state\" or \"data\", got "
+                   "\"input\"");
 }
 
 TEST(PlanValidationTest, IdsInRange) {
@@ -451,6 +452,230 @@ TEST(PlanValidationTest, Attributes) {
                     {{DType::F32, {4, 3, 8, 8}}},
                     "expected input 1 to match input 0 (2x3x8x8) in every "
                     "dimension but 0, got 2x3x8x7");
+}
+
+TEST(PlanValidationTest, BackwardKernelRules) {
+  const DType f32 = DType::F32;
+  auto t = [](Shape shape, DType dtype = DType::F32) {
+    return HostTensor{dtype, shape, {}};
+  };
+  expectStepRefused("sum_to", json::object(), {t({2, 3, 4})}, {{f32, {2, 4}}},
+                    "result shape 2x4 does not broadcast to the operand's "
+                    "2x3x4");
+  expectStepRefused("sum_to", json::object(), {t({2, 3})}, {{f32, {1, 2, 3}}},
+                    "result shape 1x2x3 does not broadcast to the operand's "
+                    "2x3");
+  expectStepRefused("sum_to", json::object(), {t({2, 3})}, {{DType::F64, {3}}},
+                    "expected output 0 dtype f32");
+  // conv2d_backward_input: grad_output must be the conv2d output of the
+  // result's shape.
+  json conv = {{"strides", {2, 2}}, {"padding", {1, 1}}};
+  expectStepRefused("conv2d_backward_input", conv,
+                    {t({2, 4, 4, 4}), t({4, 3, 3, 3})}, {{f32, {2, 3, 10, 10}}},
+                    "expected grad_output shape 2x4x5x5 (the conv2d output "
+                    "for an input of shape 2x3x10x10), got 2x4x4x4");
+  expectStepRefused("conv2d_backward_input", conv,
+                    {t({2, 4, 5, 4}), t({4, 3, 3, 3})}, {{f32, {2, 3, 8, 8}}},
+                    "expected grad_output shape 2x4x4x4 (the conv2d output "
+                    "for an input of shape 2x3x8x8), got 2x4x5x4");
+  expectStepRefused("conv2d_backward_input", {{"groups", 2}},
+                    {t({2, 4, 6, 6}), t({4, 6, 3, 3})}, {{f32, {2, 6, 8, 8}}},
+                    "expected weight shape 4x3x3x3 for 6 input channels and 2 "
+                    "group(s), got 4x6x3x3");
+  expectStepRefused("conv2d_backward_weight", conv,
+                    {t({2, 4, 4, 4}), t({2, 3, 8, 8}, DType::F16)},
+                    {{f32, {4, 3, 3, 3}}},
+                    "expected input dtype f32 (as grad_output), got f16");
+  expectStepRefused("conv2d_backward_weight", conv,
+                    {t({2, 4, 3, 4}), t({2, 3, 8, 8})}, {{f32, {4, 3, 3, 3}}},
+                    "expected grad_output shape 2x4x4x4 (the conv2d output "
+                    "for input 2x3x8x8 and weight 4x3x3x3), got 2x4x3x4");
+  expectStepRefused("conv2d_backward_weight", {{"dilations", {1, 0}}},
+                    {t({2, 4, 4, 4}), t({2, 3, 8, 8})}, {{f32, {4, 3, 3, 3}}},
+                    "expected 'dilations' values >= 1, got [1, 0]");
+  // Activations: grad, saved and result of one type.
+  expectStepRefused("relu_backward", json::object(), {t({2, 3}), t({3, 2})},
+                    {{f32, {2, 3}}},
+                    "expected saved of type 2x3 f32 (as grad), got 3x2 f32");
+  expectStepRefused("gelu_backward", {{"alpha", 1.0}}, {t({2}), t({2})},
+                    {{f32, {2}}},
+                    "unknown attribute 'alpha' for kernel 'gelu_backward'");
+  expectStepRefused("elu_backward", {{"from_output", 1}}, {t({2}), t({2})},
+                    {{f32, {2}}},
+                    "attribute 'from_output' must be a boolean, got 1");
+  expectStepRefused("tanh_backward", json::object(), {t({2}), t({2})},
+                    {{DType::F16, {2}}}, "expected output 0 dtype f32");
+  // Normalisation.
+  expectStepRefused("batch_norm_backward", json::object(),
+                    {t({2, 3, 4}), t({2, 3, 4}), t({4})},
+                    {{f32, {2, 3, 4}}, {f32, {4}}, {f32, {4}}},
+                    "expected gamma of 3 elements (x's dimension 1), got 4");
+  expectStepRefused("batch_norm_backward", json::object(),
+                    {t({2, 3, 5}), t({2, 3, 4}), t({3})},
+                    {{f32, {2, 3, 4}}, {f32, {3}}, {f32, {3}}},
+                    "expected grad_output of type 2x3x4 f32 (as x)");
+  expectStepRefused(
+      "batch_norm_backward", {{"epsilon", 0}}, {t({2, 3}), t({2, 3}), t({3})},
+      {{f32, {2, 3}}, {f32, {3}}, {f32, {3}}}, "expected 'epsilon' > 0, got 0");
+  expectStepRefused("batch_norm_backward", json::object(),
+                    {t({2, 3}), t({2, 3}), t({3}, DType::F64)},
+                    {{f32, {2, 3}}, {f32, {3}}, {f32, {3}}},
+                    "expected output 1 dtype f64, got f32");
+  expectStepRefused("layer_norm_backward", json::object(),
+                    {t({2, 3, 4}), t({2, 3, 4}), t({3})},
+                    {{f32, {2, 3, 4}}, {f32, {3}}, {f32, {3}}},
+                    "expected gamma's shape (3) to be a non-empty suffix of "
+                    "x's shape (2x3x4)");
+  expectStepRefused("layer_norm_backward", json::object(),
+                    {t({2, 4}), t({2, 4}), t({4})}, {{f32, {2, 4}}, {f32, {4}}},
+                    "expected 3 output(s), got 2");
+  // Pooling.
+  json pool = {{"kernel_size", {2, 2}}, {"strides", {2, 2}}};
+  expectStepRefused("max_pool2d_backward", pool,
+                    {t({1, 2, 4, 3}), t({1, 2, 6, 6})}, {{f32, {1, 2, 6, 6}}},
+                    "expected grad_output shape 1x2x3x3, got 1x2x4x3");
+  expectStepRefused("max_pool2d_backward", {{"kernel_size", {2, 2}}},
+                    {t({1, 2, 3, 3}), t({1, 2, 6, 6})}, {{f32, {1, 2, 6, 6}}},
+                    "missing attribute 'strides'");
+  expectStepRefused(
+      "avg_pool2d_backward",
+      {{"kernel_size", {2, 2}}, {"strides", {1, 1}}, {"padding", {2, 0}}},
+      {t({1, 2, 9, 5})}, {{f32, {1, 2, 6, 6}}},
+      "expected 'padding' at most half of 'kernel_size'");
+  expectStepRefused("avg_pool2d_backward", pool, {t({1, 2, 3, 3})},
+                    {{f32, {1, 2, 8, 8}}},
+                    "expected grad_output shape 1x2x4x4 (the avg_pool2d "
+                    "output for an input of shape 1x2x8x8), got 1x2x3x3");
+  expectStepRefused("global_avg_pool2d_backward", json::object(), {t({2, 3})},
+                    {{f32, {2, 3, 4}}},
+                    "expected 4-D output 0 (NxCxHxW), got shape 2x3x4");
+  expectStepRefused("global_avg_pool2d_backward", json::object(), {t({2, 4})},
+                    {{f32, {2, 3, 4, 4}}},
+                    "expected grad_output shape 2x3, got 2x4");
+  // Softmax, slice, upsample, embedding.
+  expectStepRefused("softmax_backward", {{"axis", 2}}, {t({2, 3}), t({2, 3})},
+                    {{f32, {2, 3}}},
+                    "expected 'axis' in [-2, 2) for rank 2, got 2");
+  expectStepRefused("softmax_backward", {{"causal", true}},
+                    {t({2, 2}), t({2, 2})}, {{f32, {2, 2}}},
+                    "unknown attribute 'causal'");
+  json slice = {{"offsets", {0, 2}}, {"sizes", {2, 3}}, {"strides", {1, 2}}};
+  expectStepRefused("slice_backward", slice, {t({2, 3})}, {{f32, {2, 6}}},
+                    "slice of dimension 1 reaches index 6 but the output's "
+                    "dimension has size 6");
+  expectStepRefused("slice_backward", slice, {t({2, 2})}, {{f32, {2, 7}}},
+                    "expected grad shape 2x3 (the slice's 'sizes'), got 2x2");
+  expectStepRefused("slice_backward", {{"offsets", {0, 2}}, {"sizes", {2, 3}}},
+                    {t({2, 3})}, {{f32, {2, 7}}},
+                    "missing attribute 'strides'");
+  expectStepRefused("upsample_nearest2d_backward", {{"scale", 2}},
+                    {t({1, 2, 6, 5})}, {{f32, {1, 2, 3, 3}}},
+                    "expected grad shape 1x2x6x6, got 1x2x6x5");
+  expectStepRefused("upsample_nearest2d_backward", {{"scale", 0}},
+                    {t({1, 2, 6, 6})}, {{f32, {1, 2, 3, 3}}},
+                    "expected 'scale' >= 1, got 0");
+  expectStepRefused("embedding_backward", json::object(),
+                    {t({2, 4, 3}), t({2, 5}, DType::I64)}, {{f32, {10, 3}}},
+                    "expected grad shape 2x5x3 (ids 2x5 by 3 features), got "
+                    "2x4x3");
+  expectStepRefused("embedding_backward", json::object(),
+                    {t({2, 3}), t({2}, DType::F32)}, {{f32, {10, 3}}},
+                    "expected ids of dtype i32 or i64, got f32");
+  // Losses.
+  expectStepRefused("cross_entropy_backward", json::object(),
+                    {t({1}), t({4, 3}), t({4}, DType::I64)}, {{f32, {4, 3}}},
+                    "expected a 0-d grad_loss, got shape 1");
+  expectStepRefused("cross_entropy_backward", json::object(),
+                    {t({}), t({4, 3}), t({3}, DType::I64)}, {{f32, {4, 3}}},
+                    "expected 4 labels (one per row of logits), got 3");
+  expectStepRefused("mse_loss_backward", json::object(),
+                    {t({}), t({4, 3}), t({4, 3}, DType::F64)}, {{f32, {4, 3}}},
+                    "expected target of type 4x3 f32 (as prediction), got "
+                    "4x3 f64");
+  expectStepRefused("mse_loss_backward", json::object(),
+                    {t({}, DType::I32), t({4}), t({4})}, {{f32, {4}}},
+                    "expected grad_loss of a float dtype");
+}
+
+TEST(PlanValidationTest, OptimizerKernelRules) {
+  const DType f32 = DType::F32;
+  auto t = [](Shape shape, DType dtype = DType::F32) {
+    return HostTensor{dtype, shape, {}};
+  };
+  expectStepRefused("sgd_update", json::object(), {t({3}), t({3})},
+                    {{f32, {3}}}, "missing attribute 'lr'");
+  expectStepRefused("sgd_update", {{"lr", "0.1"}}, {t({3}), t({3})},
+                    {{f32, {3}}},
+                    "attribute 'lr' must be a number, got \"0.1\"");
+  expectStepRefused("sgd_update", {{"lr", 0.1}}, {t({3}), t({4})}, {{f32, {3}}},
+                    "expected grad of type 3 f32 (as param), got 4 f32");
+  expectStepRefused("sgd_update", {{"lr", 0.1}, {"momentum", 0.9}},
+                    {t({3}), t({3})}, {{f32, {3}}},
+                    "unknown attribute 'momentum' for kernel 'sgd_update'");
+  expectStepRefused("sgd_momentum_update", {{"lr", 0.1}},
+                    {t({3}), t({3}), t({3})}, {{f32, {3}}, {f32, {3}}},
+                    "missing attribute 'momentum'");
+  expectStepRefused("sgd_momentum_update", {{"lr", 0.1}, {"momentum", 0.9}},
+                    {t({3}), t({3}), t({3}, DType::F16)},
+                    {{f32, {3}}, {f32, {3}}},
+                    "expected momentum_buffer of type 3 f32 (as param), got 3 "
+                    "f16");
+  expectStepRefused("sgd_momentum_update", {{"lr", 0.1}, {"momentum", 0.9}},
+                    {t({3}), t({3}), t({3})}, {{f32, {3}}, {f32, {2}}},
+                    "expected output 1 shape 3, got 2");
+  std::vector<HostTensor> adam = {t({3}), t({3}), t({3}), t({3}), t({})};
+  std::vector<OutputSpec> adamOut = {{f32, {3}}, {f32, {3}}, {f32, {3}}};
+  expectStepRefused("adam_update", {{"lr", 0.1}, {"beta1", 1.0}}, adam, adamOut,
+                    "expected 'beta1' and 'beta2' in [0, 1), got 1 and 0.999");
+  expectStepRefused("adam_update", {{"lr", 0.1}, {"eps", 0}}, adam, adamOut,
+                    "expected 'eps' > 0, got 0");
+  adam[4] = t({1});
+  expectStepRefused("adam_update", {{"lr", 0.1}}, adam, adamOut,
+                    "expected a 0-d step, got shape 1");
+  adam[4] = t({});
+  adam[3] = t({3}, DType::F64);
+  expectStepRefused("adam_update", {{"lr", 0.1}}, adam, adamOut,
+                    "expected exp_avg_sq of type 3 f32 (as param), got 3 f64");
+}
+
+TEST(PlanValidationTest, InPlaceBackwardAndOptimizerSteps) {
+  auto t = [](Shape shape, DType dtype = DType::F32) {
+    return HostTensor{dtype, shape, {}};
+  };
+  const DType f32 = DType::F32;
+  // Accepted: new parameters and buffers over the old ones, in any pairing.
+  std::vector<HostTensor> adam = {t({1}), t({1}), t({1}), t({1}), t({})};
+  std::vector<OutputSpec> adamOut = {{f32, {1}}, {f32, {1}}, {f32, {1}}};
+  EXPECT_NO_THROW(Plan::parse(inPlacePlan("adam_update", {{"lr", 0.1}}, adam,
+                                          adamOut, {{0, 0}, {1, 2}, {2, 3}})
+                                  .dump()));
+  EXPECT_NO_THROW(Plan::parse(
+      inPlacePlan("sgd_momentum_update", {{"lr", 0.1}, {"momentum", 0.9}},
+                  {t({3}), t({3}), t({3})}, {{f32, {3}}, {f32, {3}}},
+                  {{0, 2}, {1, 0}})
+          .dump()));
+  // Refused: Adam's step count, reductions and scatters.
+  expectRefused(
+      inPlacePlan("adam_update", {{"lr", 0.1}}, adam, adamOut, {{1, 4}}),
+      "but 'adam_update' cannot run in place on input 4 producing "
+      "output 1");
+  expectRefused(inPlacePlan("sum_to", json::object(), {t({1, 3})}, {{f32, {3}}},
+                            {{0, 0}}),
+                "but 'sum_to' cannot run in place on input 0 producing "
+                "output 0");
+  expectRefused(inPlacePlan("max_pool2d_backward",
+                            {{"kernel_size", {2, 2}}, {"strides", {2, 2}}},
+                            {t({1, 1, 2, 2}), t({1, 1, 4, 4})},
+                            {{f32, {1, 1, 4, 4}}}, {{0, 1}}),
+                "but 'max_pool2d_backward' cannot run in place on input 1");
+  expectRefused(inPlacePlan("batch_norm_backward", json::object(),
+                            {t({2, 3}), t({2, 3}), t({3})},
+                            {{f32, {2, 3}}, {f32, {3}}, {f32, {3}}}, {{1, 2}}),
+                "but 'batch_norm_backward' cannot run in place on input 2 "
+                "producing output 1");
+  expectRefused(inPlacePlan("mse_loss_backward", json::object(),
+                            {t({}), t({1}), t({1})}, {{f32, {1}}}, {{0, 0}}),
+                "but 'mse_loss_backward' cannot run in place on input 0");
 }
 
 TEST(PlanValidationTest, DataFlow) {

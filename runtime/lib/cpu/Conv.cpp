@@ -1,4 +1,4 @@
-//===- Conv.cpp - conv2d on the CPU ---------------------------------------===//
+//===- Conv.cpp - conv2d and its gradients on the CPU ---------------------===//
 //
 // im2col + GEMM: for each image and group, the receptive fields are laid out
 // as a (C/g*R*S) x (OH*OW) matrix and multiplied by the group's K/g x
@@ -6,6 +6,11 @@
 // unit stride and no padding needs no im2col: the input already is that
 // matrix. The column buffer is per call (at most one image-group at a time)
 // and lives outside the planned arena, like a cuDNN workspace would not.
+//
+// The gradients are the same products transposed: the input's gradient is
+// W^T * dY scattered back by col2im (the adjoint of im2col: overlapping
+// receptive fields add up), the weight's is the sum over images of
+// dY * col^T.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,6 +65,56 @@ void im2col(const T *src, int64_t channels, int64_t h, int64_t w, int64_t kh,
   }
 }
 
+/// The adjoint of im2col: adds each column entry (c, r, s; oh, ow) to the
+/// input position it was read from. `dst` must be zeroed by the caller.
+template <typename T>
+void col2im(const T *col, int64_t channels, int64_t h, int64_t w, int64_t kh,
+            int64_t kw, const Conv2DAttrs &a, int64_t oh, int64_t ow, T *dst) {
+  const int64_t sh = a.strides[0], sw = a.strides[1];
+  const int64_t ph = a.padding[0], pw = a.padding[1];
+  const int64_t dh = a.dilations[0], dw = a.dilations[1];
+  for (int64_t c = 0; c < channels; ++c) {
+    for (int64_t r = 0; r < kh; ++r) {
+      for (int64_t s = 0; s < kw; ++s) {
+        const T *row = col + ((c * kh + r) * kw + s) * oh * ow;
+        // The same column range as in im2col.
+        int64_t shift = s * dw - pw;
+        int64_t lo = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
+        int64_t hi = w - 1 - shift < 0 ? -1 : (w - 1 - shift) / sw;
+        lo = std::min(lo, ow);
+        hi = std::min(hi, ow - 1);
+        if (hi < lo)
+          continue;
+        for (int64_t y = 0; y < oh; ++y) {
+          int64_t ih = y * sh - ph + r * dh;
+          if (ih < 0 || ih >= h)
+            continue;
+          const T *in = row + y * ow;
+          T *out = dst + (c * h + ih) * w;
+          for (int64_t x = lo; x <= hi; ++x)
+            out[x * sw + shift] += in[x];
+        }
+      }
+    }
+  }
+}
+
+/// The sizes shared by conv2d and its gradients, from the input (x or dx),
+/// weight (w or dw) and output (y or dy) tensors.
+struct ConvSizes {
+  int64_t n, c, h, w, k, kh, kw, oh, ow, groups, cg, kg, colRows, colCols;
+  bool direct;
+
+  ConvSizes(const TensorRef &x, const TensorRef &wt, const TensorRef &y,
+            const Conv2DAttrs &a)
+      : n(x.dim(0)), c(x.dim(1)), h(x.dim(2)), w(x.dim(3)), k(wt.dim(0)),
+        kh(wt.dim(2)), kw(wt.dim(3)), oh(y.dim(2)), ow(y.dim(3)),
+        groups(a.groups), cg(c / groups), kg(k / groups), colRows(cg * kh * kw),
+        colCols(oh * ow),
+        direct(kh == 1 && kw == 1 && a.strides[0] == 1 && a.strides[1] == 1 &&
+               a.padding[0] == 0 && a.padding[1] == 0) {}
+};
+
 template <typename T> void conv2dImpl(const KernelCall &call) {
   const TensorRef &x = call.in(0), &w = call.in(1), &y = call.out(0);
   const Conv2DAttrs &a = call.step.get<Conv2DAttrs>();
@@ -98,7 +153,69 @@ template <typename T> void conv2dImpl(const KernelCall &call) {
   }
 }
 
+template <typename T> void conv2dBackwardInputImpl(const KernelCall &call) {
+  const TensorRef &dy = call.in(0), &w = call.in(1), &dx = call.out(0);
+  const Conv2DAttrs &a = call.step.get<Conv2DAttrs>();
+  const ConvSizes z(dx, w, dy, a);
+  std::vector<T> col(z.direct ? 0 : static_cast<size_t>(z.colRows * z.colCols));
+  const T *pdy = dy.as<const T>(), *pw = w.as<const T>();
+  T *pdx = dx.as<T>();
+  if (!z.direct)
+    std::fill(pdx, pdx + dx.numElements, T(0));
+  for (int64_t img = 0; img < z.n; ++img) {
+    for (int64_t g = 0; g < z.groups; ++g) {
+      const T *grad = pdy + (img * z.k + g * z.kg) * z.colCols;
+      T *dst = pdx + (img * z.c + g * z.cg) * z.h * z.w;
+      // col = W_g^T (colRows x kg) * dY_g (kg x colCols); a 1x1 unit conv's
+      // col is the input gradient itself.
+      T *matrix = z.direct ? dst : col.data();
+      gemm<T>(true, false, z.colRows, z.colCols, z.kg, T(1),
+              pw + g * z.kg * z.colRows, z.colRows, grad, z.colCols, T(0),
+              matrix, z.colCols);
+      if (!z.direct)
+        col2im(col.data(), z.cg, z.h, z.w, z.kh, z.kw, a, z.oh, z.ow, dst);
+    }
+  }
+}
+
+template <typename T> void conv2dBackwardWeightImpl(const KernelCall &call) {
+  const TensorRef &dy = call.in(0), &x = call.in(1), &dw = call.out(0);
+  const Conv2DAttrs &a = call.step.get<Conv2DAttrs>();
+  const ConvSizes z(x, dw, dy, a);
+  std::vector<T> col(z.direct ? 0 : static_cast<size_t>(z.colRows * z.colCols));
+  const T *pdy = dy.as<const T>(), *px = x.as<const T>();
+  T *pdw = dw.as<T>();
+  for (int64_t img = 0; img < z.n; ++img) {
+    for (int64_t g = 0; g < z.groups; ++g) {
+      const T *src = px + (img * z.c + g * z.cg) * z.h * z.w;
+      const T *matrix = src;
+      if (!z.direct) {
+        im2col(src, z.cg, z.h, z.w, z.kh, z.kw, a, z.oh, z.ow, col.data());
+        matrix = col.data();
+      }
+      // dW_g (kg x colRows) += dY_g (kg x colCols) * col^T; the first image
+      // overwrites.
+      gemm<T>(false, true, z.kg, z.colRows, z.colCols, T(1),
+              pdy + (img * z.k + g * z.kg) * z.colCols, z.colCols, matrix,
+              z.colCols, img == 0 ? T(0) : T(1), pdw + g * z.kg * z.colRows,
+              z.colRows);
+    }
+  }
+}
+
 } // namespace
+
+void conv2dBackwardInput(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype, [&](auto tag) {
+    conv2dBackwardInputImpl<decltype(tag)>(call);
+  });
+}
+
+void conv2dBackwardWeight(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype, [&](auto tag) {
+    conv2dBackwardWeightImpl<decltype(tag)>(call);
+  });
+}
 
 void conv2d(const KernelCall &call) {
   dispatchFloat(call.out(0).dtype,

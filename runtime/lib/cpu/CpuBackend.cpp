@@ -53,6 +53,8 @@ KernelEntry lookup(KernelKind kind) {
     return {cpu::binary, true};
   case KernelKind::BatchNorm:
     return {cpu::batchNorm, true};
+  case KernelKind::BatchNormInference:
+    return {cpu::batchNormInference, true};
   case KernelKind::LayerNorm:
     return {cpu::layerNorm, true};
   case KernelKind::MaxPool2D:
@@ -81,6 +83,47 @@ KernelEntry lookup(KernelKind kind) {
     return {cpu::upsampleNearest2d, false};
   case KernelKind::Embedding:
     return {cpu::embedding, false};
+  case KernelKind::SumTo:
+    return {cpu::sumTo, true};
+  case KernelKind::Conv2DBackwardInput:
+    return {cpu::conv2dBackwardInput, true};
+  case KernelKind::Conv2DBackwardWeight:
+    return {cpu::conv2dBackwardWeight, true};
+  case KernelKind::ReluBackward:
+  case KernelKind::GeluBackward:
+  case KernelKind::SigmoidBackward:
+  case KernelKind::TanhBackward:
+  case KernelKind::LeakyReluBackward:
+  case KernelKind::EluBackward:
+    return {cpu::activationBackward, true};
+  case KernelKind::BatchNormBackward:
+    return {cpu::batchNormBackward, true};
+  case KernelKind::LayerNormBackward:
+    return {cpu::layerNormBackward, true};
+  case KernelKind::MaxPool2DBackward:
+    return {cpu::maxPool2dBackward, true};
+  case KernelKind::AvgPool2DBackward:
+    return {cpu::avgPool2dBackward, true};
+  case KernelKind::GlobalAvgPool2DBackward:
+    return {cpu::globalAvgPool2dBackward, true};
+  case KernelKind::SoftmaxBackward:
+    return {cpu::softmaxBackward, true};
+  case KernelKind::SliceBackward:
+    return {cpu::sliceBackward, false};
+  case KernelKind::UpsampleNearest2DBackward:
+    return {cpu::upsampleNearest2dBackward, true};
+  case KernelKind::EmbeddingBackward:
+    return {cpu::embeddingBackward, true};
+  case KernelKind::CrossEntropyBackward:
+    return {cpu::crossEntropyBackward, true};
+  case KernelKind::MseLossBackward:
+    return {cpu::mseLossBackward, true};
+  case KernelKind::SgdUpdate:
+    return {cpu::sgdUpdate, true};
+  case KernelKind::SgdMomentumUpdate:
+    return {cpu::sgdMomentumUpdate, true};
+  case KernelKind::AdamUpdate:
+    return {cpu::adamUpdate, true};
   }
   throw Error(ErrorCode::Internal,
               concat("CPU backend has no kernel '", kernelName(kind), "'"));

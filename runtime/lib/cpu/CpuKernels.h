@@ -60,6 +60,8 @@ inline int64_t loadIndex(const TensorRef &t, int64_t i) {
 
 // Gemm.cpp / Linear.cpp / Conv.cpp
 void conv2d(const KernelCall &call);
+void conv2dBackwardInput(const KernelCall &call);
+void conv2dBackwardWeight(const KernelCall &call);
 void linear(const KernelCall &call);
 void matmul(const KernelCall &call);
 
@@ -67,18 +69,26 @@ void matmul(const KernelCall &call);
 void unary(const KernelCall &call);
 void binary(const KernelCall &call);
 void dropout(const KernelCall &call);
+void activationBackward(const KernelCall &call);
 
 // Norm.cpp
 void batchNorm(const KernelCall &call);
+void batchNormInference(const KernelCall &call);
 void layerNorm(const KernelCall &call);
+void batchNormBackward(const KernelCall &call);
+void layerNormBackward(const KernelCall &call);
 
 // Pool.cpp
 void maxPool2d(const KernelCall &call);
 void avgPool2d(const KernelCall &call);
 void globalAvgPool2d(const KernelCall &call);
+void maxPool2dBackward(const KernelCall &call);
+void avgPool2dBackward(const KernelCall &call);
+void globalAvgPool2dBackward(const KernelCall &call);
 
 // Softmax.cpp
 void softmax(const KernelCall &call);
+void softmaxBackward(const KernelCall &call);
 
 // DataMovement.cpp
 void reshape(const KernelCall &call);
@@ -87,10 +97,23 @@ void slice(const KernelCall &call);
 void concat(const KernelCall &call);
 void upsampleNearest2d(const KernelCall &call);
 void embedding(const KernelCall &call);
+void sliceBackward(const KernelCall &call);
 
 // Loss.cpp
 void crossEntropy(const KernelCall &call);
 void mseLoss(const KernelCall &call);
+void crossEntropyBackward(const KernelCall &call);
+void mseLossBackward(const KernelCall &call);
+
+// Reduce.cpp
+void sumTo(const KernelCall &call);
+void upsampleNearest2dBackward(const KernelCall &call);
+void embeddingBackward(const KernelCall &call);
+
+// Optimizer.cpp
+void sgdUpdate(const KernelCall &call);
+void sgdMomentumUpdate(const KernelCall &call);
+void adamUpdate(const KernelCall &call);
 
 } // namespace memopt::runtime::cpu
 

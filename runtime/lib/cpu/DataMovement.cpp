@@ -1,9 +1,11 @@
 //===- DataMovement.cpp - reshape, transpose, slice, concat, upsample, ----===//
-//                        embedding on the CPU
+//                        embedding, slice_backward on the CPU
 //
 // These kernels move elements without arithmetic, so they work on any
 // dtype by element size (2, 4 or 8 bytes), including f16/bf16 without
 // widening. reshape copies only when its output does not alias its input.
+// slice_backward zero-fills (all-zero bits are 0.0 in every float dtype)
+// and scatters the gradient where the slice read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,7 +57,49 @@ void gatherStrided(const E *in, int64_t base, const Shape &outShape,
                 });
 }
 
+/// The inverse of gatherStrided: writes the contiguous `in` to the elements
+/// of `out` visited in `inShape`'s row-major order with `outStrides`.
+template <typename E>
+void scatterStrided(const E *in, const Shape &inShape, const Shape &outStrides,
+                    E *out, int64_t base) {
+  if (inShape.empty()) {
+    out[base] = in[0];
+    return;
+  }
+  const int64_t inner = inShape.back();
+  const int64_t step = outStrides.back();
+  const E *row = in;
+  forEachRow<1>(inShape, std::array<Shape, 1>{outStrides},
+                [&](const std::array<int64_t, 1> &off) {
+                  E *dst = out + base + off[0];
+                  if (step == 1) {
+                    std::copy(row, row + inner, dst);
+                  } else {
+                    for (int64_t i = 0; i < inner; ++i)
+                      dst[i * step] = row[i];
+                  }
+                  row += inner;
+                });
+}
+
 } // namespace
+
+void sliceBackward(const KernelCall &call) {
+  const TensorRef &g = call.in(0), &dx = call.out(0);
+  const SliceAttrs &a = call.step.get<SliceAttrs>();
+  Shape own = contiguousStrides(*dx.shape);
+  Shape strides(own.size());
+  int64_t base = 0;
+  for (size_t d = 0; d < own.size(); ++d) {
+    base += a.offsets[d] * own[d];
+    strides[d] = a.strides[d] * own[d];
+  }
+  std::memset(dx.data, 0, dx.bytes());
+  dispatchSize(dx.dtype, [&](auto tag) {
+    using E = decltype(tag);
+    scatterStrided<E>(g.as<const E>(), *g.shape, strides, dx.as<E>(), base);
+  });
+}
 
 void reshape(const KernelCall &call) {
   const TensorRef &x = call.in(0), &y = call.out(0);

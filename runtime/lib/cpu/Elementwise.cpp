@@ -1,8 +1,8 @@
-//===- Elementwise.cpp - activations, add/mul and dropout on the CPU ------===//
+//===- Elementwise.cpp - activations, their gradients, add/mul, dropout ---===//
 //
 // The scalar functions come from ElementwiseMath.h and Dropout.h, shared
-// with the CUDA backend. Each loop reads element i before writing element
-// i, so every kernel here may run in place (Kernel.h).
+// with the CUDA backend. Each loop reads element i of every input before
+// writing element i, so every kernel here may run in place (Kernel.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -107,7 +107,62 @@ template <typename T> void dropoutImpl(const KernelCall &call) {
                  : T(0);
 }
 
+template <typename T, typename F>
+void map2(const TensorRef &a, const TensorRef &b, const TensorRef &y, F f) {
+  const T *pa = a.as<const T>(), *pb = b.as<const T>();
+  T *out = y.as<T>();
+  for (int64_t i = 0, n = y.numElements; i < n; ++i)
+    out[i] = f(pa[i], pb[i]);
+}
+
+/// grad * f'(saved). Where the derivative is a 0/1 or 1/alpha switch the
+/// gradient is selected rather than multiplied, as PyTorch does (so a NaN
+/// gradient does not leak through relu's zero).
+template <typename T> void activationBackwardImpl(const KernelCall &call) {
+  const TensorRef &g = call.in(0), &s = call.in(1), &y = call.out(0);
+  switch (call.step.kernel) {
+  case KernelKind::ReluBackward:
+    return map2<T>(g, s, y, [](T dy, T out) { return out > T(0) ? dy : T(0); });
+  case KernelKind::GeluBackward:
+    return map2<T>(g, s, y, [](T dy, T x) { return dy * math::geluGrad(x); });
+  case KernelKind::SigmoidBackward:
+    return map2<T>(g, s, y, [](T dy, T out) {
+      return dy * math::sigmoidGradFromOutput(out);
+    });
+  case KernelKind::TanhBackward:
+    return map2<T>(g, s, y, [](T dy, T out) {
+      return dy * math::tanhGradFromOutput(out);
+    });
+  case KernelKind::LeakyReluBackward: {
+    // The sign test is the same from the input and from the output.
+    const T alpha =
+        static_cast<T>(call.step.get<ActivationBackwardAttrs>().alpha);
+    return map2<T>(g, s, y,
+                   [alpha](T dy, T v) { return v > T(0) ? dy : dy * alpha; });
+  }
+  case KernelKind::EluBackward: {
+    const ActivationBackwardAttrs &a = call.step.get<ActivationBackwardAttrs>();
+    const T alpha = static_cast<T>(a.alpha);
+    if (a.fromOutput)
+      return map2<T>(g, s, y, [alpha](T dy, T out) {
+        return out > T(0) ? dy : dy * math::eluGradFromOutput(out, alpha);
+      });
+    return map2<T>(g, s, y, [alpha](T dy, T x) {
+      return x > T(0) ? dy : dy * math::eluGrad(x, alpha);
+    });
+  }
+  default:
+    throw Error(ErrorCode::Internal,
+                "activation backward kernel called for another kernel");
+  }
+}
+
 } // namespace
+
+void activationBackward(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype,
+                [&](auto tag) { activationBackwardImpl<decltype(tag)>(call); });
+}
 
 void unary(const KernelCall &call) {
   dispatchFloat(call.out(0).dtype,

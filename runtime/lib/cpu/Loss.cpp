@@ -1,15 +1,23 @@
-//===- Loss.cpp - cross_entropy and mse_loss on the CPU -------------------===//
+//===- Loss.cpp - cross_entropy, mse_loss and their gradients on the CPU --===//
 //
 // Both reduce by the mean, accumulating in double. cross_entropy computes
 // log-sum-exp - logit[label] per row with the max subtracted (no overflow
 // for large logits); a label outside [0, C) is a kernel failure, as in
 // PyTorch, rather than a read out of bounds.
 //
+// The gradients: cross_entropy_backward writes
+// grad_loss * (softmax(logits) - onehot(labels)) / N, checking every label
+// before writing anything and reducing each row (in double) before writing
+// it, so it may overwrite the logits; mse_loss_backward writes
+// grad_loss * 2 * (p - t) / numel element by element.
+//
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
 
 #include "memopt/runtime/ElementwiseMath.h"
+
+#include <algorithm>
 
 namespace memopt::runtime::cpu {
 
@@ -45,7 +53,59 @@ template <typename T> void mseLossImpl(const KernelCall &call) {
       static_cast<T>(total / static_cast<double>(p.numElements));
 }
 
+template <typename T> void crossEntropyBackwardImpl(const KernelCall &call) {
+  const TensorRef &logits = call.in(1), &labels = call.in(2);
+  const int64_t n = logits.dim(0), c = logits.dim(1);
+  for (int64_t r = 0; r < n; ++r) {
+    const int64_t label = loadIndex(labels, r);
+    if (label < 0 || label >= c)
+      kernelError("label ", label, " of row ", r, " is outside [0, ", c, ")");
+  }
+  const double scale =
+      static_cast<double>(*call.in(0).as<const T>()) / static_cast<double>(n);
+  const T *px = logits.as<const T>();
+  T *out = call.out(0).as<T>();
+  for (int64_t r = 0; r < n; ++r) {
+    const T *row = px + r * c;
+    T *dst = out + r * c;
+    const int64_t label = loadIndex(labels, r);
+    double max = static_cast<double>(row[0]);
+    for (int64_t j = 1; j < c; ++j)
+      max = std::max(max, static_cast<double>(row[j]));
+    double sum = 0;
+    for (int64_t j = 0; j < c; ++j)
+      sum += math::exp(static_cast<double>(row[j]) - max);
+    const double inv = 1 / sum;
+    for (int64_t j = 0; j < c; ++j) {
+      double p = math::exp(static_cast<double>(row[j]) - max) * inv;
+      dst[j] = static_cast<T>((p - (j == label ? 1.0 : 0.0)) * scale);
+    }
+  }
+}
+
+template <typename T> void mseLossBackwardImpl(const KernelCall &call) {
+  const TensorRef &p = call.in(1);
+  const T scale =
+      static_cast<T>(2 * static_cast<double>(*call.in(0).as<const T>()) /
+                     static_cast<double>(p.numElements));
+  const T *pp = p.as<const T>(), *pt = call.in(2).as<const T>();
+  T *out = call.out(0).as<T>();
+  for (int64_t i = 0; i < p.numElements; ++i)
+    out[i] = scale * (pp[i] - pt[i]);
+}
+
 } // namespace
+
+void crossEntropyBackward(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype, [&](auto tag) {
+    crossEntropyBackwardImpl<decltype(tag)>(call);
+  });
+}
+
+void mseLossBackward(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype,
+                [&](auto tag) { mseLossBackwardImpl<decltype(tag)>(call); });
+}
 
 void crossEntropy(const KernelCall &call) {
   dispatchFloat(call.out(0).dtype,

@@ -1,15 +1,25 @@
-//===- Norm.cpp - batch_norm (training mode) and layer_norm on the CPU ----===//
+//===- Norm.cpp - batch_norm (training mode), layer_norm, their gradients -===//
 //
 // Statistics are accumulated in double with two passes (mean, then the
 // centred sum of squares), which is exact enough to serve as the reference
 // the GPU is compared against. Both kernels read all of x before writing
 // y[i] from x[i], so y may overwrite x (in-place ABN).
 //
+// The backward kernels recompute the statistics from x and, per channel
+// (batch norm) or row (layer norm), reduce sum(dy) and sum(dy * xhat) in
+// double before writing any dx, so dx may overwrite dy or x. With
+// xhat = (x - mean) * invStd and M values per statistic:
+//   dx = gamma * invStd * (dy - sum(dy)/M - xhat * sum(dy * xhat)/M)
+// (for layer norm with dy * gamma in place of gamma * dy, as gamma varies
+// within the row), dgamma = sum(dy * xhat), dbeta = sum(dy).
+//
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
 
 #include "memopt/runtime/ElementwiseMath.h"
+
+#include <vector>
 
 namespace memopt::runtime::cpu {
 
@@ -66,6 +76,33 @@ template <typename T> void batchNormImpl(const KernelCall &call) {
   }
 }
 
+/// Evaluation mode: the running statistics normalise, nothing is updated.
+template <typename T> void batchNormInferenceImpl(const KernelCall &call) {
+  const TensorRef &x = call.in(0);
+  const BatchNormAttrs &attrs = call.step.get<BatchNormAttrs>();
+  const int64_t n = x.dim(0), c = x.dim(1);
+  const int64_t inner = x.numElements / (n * c);
+  const T *px = x.as<const T>();
+  const T *gamma = call.in(1).as<const T>(), *beta = call.in(2).as<const T>();
+  const T *runMean = call.in(3).as<const T>();
+  const T *runVar = call.in(4).as<const T>();
+  T *py = call.out(0).as<T>();
+  for (int64_t ch = 0; ch < c; ++ch) {
+    const double invStd =
+        math::inverseStd(static_cast<double>(runVar[ch]), attrs.epsilon);
+    const double scale = static_cast<double>(gamma[ch]) * invStd;
+    const T s = static_cast<T>(scale);
+    const T shift = static_cast<T>(static_cast<double>(beta[ch]) -
+                                   static_cast<double>(runMean[ch]) * scale);
+    for (int64_t img = 0; img < n; ++img) {
+      const T *p = px + (img * c + ch) * inner;
+      T *q = py + (img * c + ch) * inner;
+      for (int64_t i = 0; i < inner; ++i)
+        q[i] = p[i] * s + shift;
+    }
+  }
+}
+
 template <typename T> void layerNormImpl(const KernelCall &call) {
   const TensorRef &x = call.in(0), &g = call.in(1);
   const double epsilon = call.step.get<LayerNormAttrs>().epsilon;
@@ -94,11 +131,136 @@ template <typename T> void layerNormImpl(const KernelCall &call) {
   }
 }
 
+/// The mean and inverse standard deviation (of the biased variance).
+struct Stats {
+  double mean = 0, invStd = 0;
+};
+
+/// The statistics of channel `ch` of an N x C x inner tensor, over every
+/// image (a layer-norm row is channel 0 of a 1 x 1 x width tensor).
+template <typename T>
+Stats channelStats(const T *px, int64_t n, int64_t c, int64_t ch, int64_t inner,
+                   double epsilon) {
+  const double count = static_cast<double>(n * inner);
+  double sum = 0;
+  for (int64_t img = 0; img < n; ++img) {
+    const T *p = px + (img * c + ch) * inner;
+    for (int64_t i = 0; i < inner; ++i)
+      sum += static_cast<double>(p[i]);
+  }
+  Stats s;
+  s.mean = sum / count;
+  double squares = 0;
+  for (int64_t img = 0; img < n; ++img) {
+    const T *p = px + (img * c + ch) * inner;
+    for (int64_t i = 0; i < inner; ++i) {
+      double d = static_cast<double>(p[i]) - s.mean;
+      squares += d * d;
+    }
+  }
+  s.invStd = math::inverseStd(squares / count, epsilon);
+  return s;
+}
+
+template <typename T> void batchNormBackwardImpl(const KernelCall &call) {
+  const TensorRef &dy = call.in(0), &x = call.in(1);
+  const double epsilon = call.step.get<NormBackwardAttrs>().epsilon;
+  const int64_t n = x.dim(0), c = x.dim(1);
+  const int64_t inner = x.numElements / (n * c);
+  const double count = static_cast<double>(n * inner);
+  const T *px = x.as<const T>(), *pdy = dy.as<const T>();
+  const T *gamma = call.in(2).as<const T>();
+  T *pdx = call.out(0).as<T>();
+  T *dgamma = call.out(1).as<T>(), *dbeta = call.out(2).as<T>();
+
+  for (int64_t ch = 0; ch < c; ++ch) {
+    const Stats st = channelStats(px, n, c, ch, inner, epsilon);
+    double sumDy = 0, sumDyCentred = 0;
+    for (int64_t img = 0; img < n; ++img) {
+      const int64_t base = (img * c + ch) * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        const double d = static_cast<double>(pdy[base + i]);
+        sumDy += d;
+        sumDyCentred += d * (static_cast<double>(px[base + i]) - st.mean);
+      }
+    }
+    const double sumDyXhat = sumDyCentred * st.invStd;
+    dgamma[ch] = static_cast<T>(sumDyXhat);
+    dbeta[ch] = static_cast<T>(sumDy);
+    const double scale = static_cast<double>(gamma[ch]) * st.invStd;
+    const double meanDy = sumDy / count, meanDyXhat = sumDyXhat / count;
+    for (int64_t img = 0; img < n; ++img) {
+      const int64_t base = (img * c + ch) * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        const double xhat =
+            (static_cast<double>(px[base + i]) - st.mean) * st.invStd;
+        pdx[base + i] =
+            static_cast<T>(scale * (static_cast<double>(pdy[base + i]) -
+                                    meanDy - xhat * meanDyXhat));
+      }
+    }
+  }
+}
+
+template <typename T> void layerNormBackwardImpl(const KernelCall &call) {
+  const TensorRef &dy = call.in(0), &x = call.in(1), &g = call.in(2);
+  const double epsilon = call.step.get<NormBackwardAttrs>().epsilon;
+  const int64_t width = g.numElements;
+  const int64_t rows = x.numElements / width;
+  const double count = static_cast<double>(width);
+  const T *px = x.as<const T>(), *pdy = dy.as<const T>();
+  const T *gamma = g.as<const T>();
+  T *pdx = call.out(0).as<T>();
+  std::vector<double> dgamma(width, 0.0), dbeta(width, 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *p = px + r * width, *d = pdy + r * width;
+    T *q = pdx + r * width;
+    const Stats st = channelStats(p, 1, 1, 0, width, epsilon);
+    double sumG = 0, sumGXhat = 0;
+    for (int64_t i = 0; i < width; ++i) {
+      const double xhat = (static_cast<double>(p[i]) - st.mean) * st.invStd;
+      const double dyi = static_cast<double>(d[i]);
+      const double gi = dyi * static_cast<double>(gamma[i]);
+      sumG += gi;
+      sumGXhat += gi * xhat;
+      dgamma[i] += dyi * xhat;
+      dbeta[i] += dyi;
+    }
+    const double meanG = sumG / count, meanGXhat = sumGXhat / count;
+    for (int64_t i = 0; i < width; ++i) {
+      const double xhat = (static_cast<double>(p[i]) - st.mean) * st.invStd;
+      const double gi =
+          static_cast<double>(d[i]) * static_cast<double>(gamma[i]);
+      q[i] = static_cast<T>(st.invStd * (gi - meanG - xhat * meanGXhat));
+    }
+  }
+  T *pdgamma = call.out(1).as<T>(), *pdbeta = call.out(2).as<T>();
+  for (int64_t i = 0; i < width; ++i) {
+    pdgamma[i] = static_cast<T>(dgamma[i]);
+    pdbeta[i] = static_cast<T>(dbeta[i]);
+  }
+}
+
 } // namespace
+
+void batchNormBackward(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype,
+                [&](auto tag) { batchNormBackwardImpl<decltype(tag)>(call); });
+}
+
+void layerNormBackward(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype,
+                [&](auto tag) { layerNormBackwardImpl<decltype(tag)>(call); });
+}
 
 void batchNorm(const KernelCall &call) {
   dispatchFloat(call.out(0).dtype,
                 [&](auto tag) { batchNormImpl<decltype(tag)>(call); });
+}
+
+void batchNormInference(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype,
+                [&](auto tag) { batchNormInferenceImpl<decltype(tag)>(call); });
 }
 
 void layerNorm(const KernelCall &call) {

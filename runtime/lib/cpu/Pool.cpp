@@ -1,10 +1,16 @@
-//===- Pool.cpp - max, average and global average pooling on the CPU ------===//
+//===- Pool.cpp - max, average, global average pooling and gradients ------===//
 //
 // PyTorch's semantics: max pooling ignores padding (padded positions never
 // win); average pooling counts padded zeros in the divisor
 // (count_include_pad=True), so the divisor is always kh*kw. The plan's
 // rules bound padding by half the window, so every window holds at least
 // one real element.
+//
+// The gradients are the adjoints: max pooling routes each window's gradient
+// to the element the forward kernel picks (the same scan, so the same
+// tie-breaking: the first maximum in row-major order), average pooling
+// spreads it over the window's real elements with the forward's divisor.
+// Overlapping windows add up.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,7 +77,87 @@ template <typename T> void globalAvgPool2dImpl(const KernelCall &call) {
   }
 }
 
+template <typename T, bool IsMax>
+void pool2dBackwardImpl(const KernelCall &call) {
+  const TensorRef &dy = call.in(0), &dx = call.out(0);
+  const TensorRef *x = IsMax ? &call.in(1) : nullptr;
+  const Pool2DAttrs &a = call.step.get<Pool2DAttrs>();
+  const int64_t planes = dx.dim(0) * dx.dim(1);
+  const int64_t h = dx.dim(2), w = dx.dim(3), oh = dy.dim(2), ow = dy.dim(3);
+  const int64_t kh = a.kernelSize[0], kw = a.kernelSize[1];
+  const T divisor = static_cast<T>(kh * kw);
+  const T *pdy = dy.as<const T>();
+  const T *px = IsMax ? x->as<const T>() : nullptr;
+  T *pdx = dx.as<T>();
+  std::fill(pdx, pdx + dx.numElements, T(0));
+  for (int64_t p = 0; p < planes; ++p) {
+    const T *in = IsMax ? px + p * h * w : nullptr;
+    const T *grad = pdy + p * oh * ow;
+    T *out = pdx + p * h * w;
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      const int64_t y0 = oy * a.strides[0] - a.padding[0];
+      const int64_t yBegin = std::max<int64_t>(y0, 0);
+      const int64_t yEnd = std::min(y0 + kh, h);
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        const int64_t x0 = ox * a.strides[1] - a.padding[1];
+        const int64_t xBegin = std::max<int64_t>(x0, 0);
+        const int64_t xEnd = std::min(x0 + kw, w);
+        const T g = grad[oy * ow + ox];
+        if constexpr (IsMax) {
+          // Exactly the forward scan (pool2dImpl), remembering the position.
+          int64_t arg = yBegin * w + xBegin;
+          T best = in[arg];
+          for (int64_t iy = yBegin; iy < yEnd; ++iy)
+            for (int64_t ix = xBegin; ix < xEnd; ++ix) {
+              T v = in[iy * w + ix];
+              if (!(v <= best)) {
+                best = v;
+                arg = iy * w + ix;
+              }
+            }
+          out[arg] += g;
+        } else {
+          const T share = g / divisor;
+          for (int64_t iy = yBegin; iy < yEnd; ++iy)
+            for (int64_t ix = xBegin; ix < xEnd; ++ix)
+              out[iy * w + ix] += share;
+        }
+      }
+    }
+  }
+}
+
+template <typename T> void globalAvgPool2dBackwardImpl(const KernelCall &call) {
+  const TensorRef &dx = call.out(0);
+  const int64_t planes = dx.dim(0) * dx.dim(1), size = dx.dim(2) * dx.dim(3);
+  const T *pdy = call.in(0).as<const T>();
+  T *pdx = dx.as<T>();
+  for (int64_t p = 0; p < planes; ++p) {
+    const T share =
+        static_cast<T>(static_cast<double>(pdy[p]) / static_cast<double>(size));
+    std::fill(pdx + p * size, pdx + (p + 1) * size, share);
+  }
+}
+
 } // namespace
+
+void maxPool2dBackward(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype, [&](auto tag) {
+    pool2dBackwardImpl<decltype(tag), true>(call);
+  });
+}
+
+void avgPool2dBackward(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype, [&](auto tag) {
+    pool2dBackwardImpl<decltype(tag), false>(call);
+  });
+}
+
+void globalAvgPool2dBackward(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype, [&](auto tag) {
+    globalAvgPool2dBackwardImpl<decltype(tag)>(call);
+  });
+}
 
 void maxPool2d(const KernelCall &call) {
   dispatchFloat(call.out(0).dtype,

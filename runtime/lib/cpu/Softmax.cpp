@@ -1,10 +1,14 @@
-//===- Softmax.cpp - softmax along an axis on the CPU ---------------------===//
+//===- Softmax.cpp - softmax along an axis and its gradient on the CPU ----===//
 //
 // exp(x - max) / sum(exp(x - max)) per row along the axis, so values of
 // +-1000 neither overflow nor underflow to 0/0. The causal variant (the last
 // axis of square ...xTxT scores) gives row i probability only on columns
 // j <= i; masked entries are exactly 0. Each row is read (max) before it is
 // written, so the kernel may run in place.
+//
+// The gradient y * (dy - sum(dy * y)) reduces each row (in double) before
+// writing it, so it may overwrite dy or y. Masked entries of a causal
+// softmax have y = 0 and get 0.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,7 +59,40 @@ template <typename T> void softmaxImpl(const KernelCall &call) {
   }
 }
 
+template <typename T> void softmaxBackwardImpl(const KernelCall &call) {
+  const TensorRef &g = call.in(0), &y = call.in(1), &dx = call.out(0);
+  const int64_t axis = call.step.get<SoftmaxAttrs>().axis;
+  const Shape &shape = *g.shape;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  const int64_t len = shape[axis];
+  const T *pg = g.as<const T>(), *py = y.as<const T>();
+  T *out = dx.as<T>();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t base = o * len * inner + i;
+      double dot = 0;
+      for (int64_t j = 0; j < len; ++j)
+        dot += static_cast<double>(pg[base + j * inner]) *
+               static_cast<double>(py[base + j * inner]);
+      const T t = static_cast<T>(dot);
+      for (int64_t j = 0; j < len; ++j) {
+        const int64_t k = base + j * inner;
+        out[k] = py[k] * (pg[k] - t);
+      }
+    }
+  }
+}
+
 } // namespace
+
+void softmaxBackward(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype,
+                [&](auto tag) { softmaxBackwardImpl<decltype(tag)>(call); });
+}
 
 void softmax(const KernelCall &call) {
   dispatchFloat(call.out(0).dtype,

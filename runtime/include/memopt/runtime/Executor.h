@@ -77,6 +77,15 @@ public:
   /// the next step). The two must have the same dtype and shape.
   void copyResultToArgument(size_t result, size_t argument);
 
+  /// Performs the plan's `updates` after a step: copies each listed result
+  /// into its argument on the device, as if all were copied at once (a
+  /// result that is, or views, another updated argument's buffer is read
+  /// before that argument is overwritten). Needs a successful run() since
+  /// construction or the previous applyUpdates(), so a failed step (whose
+  /// arena contents are unspecified) or a repeated call cannot corrupt the
+  /// training state. A plan without updates makes this a no-op.
+  void applyUpdates();
+
   /// The device pointer of a tensor (for backends and tests).
   void *tensorData(int64_t id) const;
 
@@ -98,6 +107,8 @@ private:
   std::vector<DeviceBuffer> constantBuffers;
   std::vector<void *> tensorPointers;
   std::vector<bool> argumentSet;
+  /// Whether the results hold a completed run's values not yet applied.
+  bool resultsFresh = false;
   std::vector<std::vector<TensorRef>> stepInputs, stepOutputs;
   uint64_t persistent = 0;
   size_t bufferAlignment = 64;

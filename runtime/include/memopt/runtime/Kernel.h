@@ -35,6 +35,7 @@ enum class KernelKind {
   Add,
   Mul,
   BatchNorm,
+  BatchNormInference,
   LayerNorm,
   MaxPool2D,
   AvgPool2D,
@@ -49,6 +50,31 @@ enum class KernelKind {
   Embedding,
   CrossEntropy,
   MseLoss,
+  // Backward ops (MemOptGradOps.td).
+  SumTo,
+  Conv2DBackwardInput,
+  Conv2DBackwardWeight,
+  ReluBackward,
+  GeluBackward,
+  SigmoidBackward,
+  TanhBackward,
+  LeakyReluBackward,
+  EluBackward,
+  BatchNormBackward,
+  LayerNormBackward,
+  MaxPool2DBackward,
+  AvgPool2DBackward,
+  GlobalAvgPool2DBackward,
+  SoftmaxBackward,
+  SliceBackward,
+  UpsampleNearest2DBackward,
+  EmbeddingBackward,
+  CrossEntropyBackward,
+  MseLossBackward,
+  // Optimizer updates.
+  SgdUpdate,
+  SgdMomentumUpdate,
+  AdamUpdate,
 };
 
 /// The plan-file name (`conv2d`, `batch_norm`, ...).
@@ -64,6 +90,7 @@ const std::vector<KernelKind> &allKernelKinds();
 // Typed attributes
 //===----------------------------------------------------------------------===//
 
+/// conv2d, conv2d_backward_input and conv2d_backward_weight.
 struct Conv2DAttrs {
   std::array<int64_t, 2> strides{1, 1};
   std::array<int64_t, 2> padding{0, 0};
@@ -81,6 +108,7 @@ struct AlphaAttrs {
   double alpha = 0;
 };
 
+/// batch_norm, and batch_norm_inference (which reads only `epsilon`).
 struct BatchNormAttrs {
   double epsilon = 1e-5;
   double momentum = 0.1;
@@ -90,14 +118,16 @@ struct LayerNormAttrs {
   double epsilon = 1e-5;
 };
 
-/// max_pool2d and avg_pool2d; `strides` already defaulted to `kernelSize`.
+/// max_pool2d and avg_pool2d (`strides` already defaulted to `kernelSize`),
+/// and their backward ops.
 struct Pool2DAttrs {
   std::array<int64_t, 2> kernelSize{1, 1};
   std::array<int64_t, 2> strides{1, 1};
   std::array<int64_t, 2> padding{0, 0};
 };
 
-/// `axis` is normalised into [0, rank).
+/// softmax and softmax_backward (never causal); `axis` is normalised into
+/// [0, rank).
 struct SoftmaxAttrs {
   int64_t axis = 0;
   bool causal = false;
@@ -112,7 +142,8 @@ struct TransposeAttrs {
   std::vector<int64_t> permutation;
 };
 
-/// `strides` already defaulted to 1 per dimension.
+/// slice (`strides` already defaulted to 1 per dimension) and
+/// slice_backward.
 struct SliceAttrs {
   std::vector<int64_t> offsets;
   std::vector<int64_t> sizes;
@@ -124,8 +155,45 @@ struct ConcatAttrs {
   int64_t axis = 0;
 };
 
+/// upsample_nearest2d and its backward op.
 struct UpsampleAttrs {
   int64_t scale = 1;
+};
+
+/// leaky_relu_backward (alpha default 0.01) and elu_backward (1.0): whether
+/// `saved` is the forward op's output rather than its input.
+struct ActivationBackwardAttrs {
+  double alpha = 0;
+  bool fromOutput = false;
+};
+
+/// batch_norm_backward and layer_norm_backward.
+struct NormBackwardAttrs {
+  double epsilon = 1e-5;
+};
+
+/// sgd_update: p - lr * (g + weightDecay * p).
+struct SgdAttrs {
+  double lr = 0;
+  double weightDecay = 0;
+};
+
+/// sgd_momentum_update (torch.optim.SGD with momentum).
+struct SgdMomentumAttrs {
+  double lr = 0;
+  double momentum = 0;
+  double dampening = 0;
+  double weightDecay = 0;
+  bool nesterov = false;
+};
+
+/// adam_update (torch.optim.Adam); beta1, beta2 in [0, 1), eps > 0.
+struct AdamAttrs {
+  double lr = 0;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weightDecay = 0;
 };
 
 /// The attributes of one step; std::monostate for kernels without any.
@@ -133,17 +201,33 @@ using KernelAttrs =
     std::variant<std::monostate, Conv2DAttrs, MatMulAttrs, AlphaAttrs,
                  BatchNormAttrs, LayerNormAttrs, Pool2DAttrs, SoftmaxAttrs,
                  DropoutAttrs, TransposeAttrs, SliceAttrs, ConcatAttrs,
-                 UpsampleAttrs>;
+                 UpsampleAttrs, ActivationBackwardAttrs, NormBackwardAttrs,
+                 SgdAttrs, SgdMomentumAttrs, AdamAttrs>;
 
-/// Whether output 0 of a kernel may occupy exactly the storage of input
-/// `inputIndex` (the output is then a view of that input's tensor, or of
-/// the same arena slice). True where each output element depends only on
-/// the input element at the same index or on reductions computed before any
-/// output is written: the element-wise kernels (either operand of add/mul),
-/// dropout, softmax, batch_norm and layer_norm (over x), and reshape, which
-/// then copies nothing. Any other overlap of a step's inputs and outputs is
-/// refused when the plan is loaded.
-bool kernelAllowsInPlace(KernelKind kind, size_t inputIndex);
+/// Whether output `outputIndex` of a kernel may occupy exactly the storage
+/// of input `inputIndex` (the output is then a view of that input's tensor,
+/// or of the same arena slice). True where each output element depends only
+/// on the input elements at the same index or on reductions computed before
+/// any output is written:
+///  * output 0 over input 0: the element-wise forward kernels, dropout,
+///    softmax, batch_norm and layer_norm (over x), and reshape, which then
+///    copies nothing; add and mul also over input 1;
+///  * output 0 over either input: the activation backward kernels
+///    (grad or saved), softmax_backward (grad or output), batch_norm_backward
+///    and layer_norm_backward (grad_output or x);
+///  * output 0 over the logits (cross_entropy_backward) or over prediction
+///    or target (mse_loss_backward);
+///  * the optimizer updates: every output over any tensor operand
+///    (param, grad and the optimizer buffers; not Adam's step count).
+/// Any other overlap of a step's inputs and outputs is refused when the plan
+/// is loaded.
+bool kernelAllowsInPlace(KernelKind kind, size_t outputIndex,
+                         size_t inputIndex);
+
+/// Output 0's rule (the only output of most kernels).
+inline bool kernelAllowsInPlace(KernelKind kind, size_t inputIndex) {
+  return kernelAllowsInPlace(kind, 0, inputIndex);
+}
 
 } // namespace memopt::runtime
 

@@ -53,13 +53,22 @@ struct TensorInfo {
   int64_t root = 0;
 };
 
-enum class ArgumentRole { Param, State, Data };
+/// `param`, `state`, `data` and `optimizer_state` (numbered as the C API's
+/// memopt_role). Everything but data persists across steps.
+enum class ArgumentRole { Param, State, Data, OptimizerState };
 std::string_view argumentRoleName(ArgumentRole role);
 
 struct ArgumentInfo {
   std::string name;
   ArgumentRole role = ArgumentRole::Data;
   int64_t tensor = 0;
+};
+
+/// An `updates` entry: result `result` is the next value of argument
+/// `argument` (Executor::applyUpdates copies it after a step).
+struct UpdateInfo {
+  int64_t result = 0;
+  int64_t argument = 0;
 };
 
 struct Step {
@@ -93,6 +102,9 @@ public:
   std::vector<ArgumentInfo> arguments;
   std::vector<int64_t> results;
   std::vector<Step> steps;
+  /// Validated: indices in range, matching dtype and shape, no data
+  /// argument, no argument twice.
+  std::vector<UpdateInfo> updates;
 
   const TensorInfo &tensor(int64_t id) const { return tensors.at(id); }
   const TensorInfo &argumentTensor(size_t index) const {

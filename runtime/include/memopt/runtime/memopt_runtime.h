@@ -13,6 +13,7 @@
 |*   memopt_executor_set_argument(exec, 0, MEMOPT_F32, shape, 2, w, bytes);   *|
 |*   memopt_executor_run(exec, step);                                         *|
 |*   memopt_executor_get_result(exec, 0, &loss, sizeof loss);                 *|
+|*   memopt_executor_apply_updates(exec);    (a training step's new state)    *|
 |*   memopt_executor_destroy(exec); memopt_plan_destroy(plan);                *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
@@ -55,6 +56,7 @@ typedef enum memopt_role {
   MEMOPT_ROLE_PARAM = 0,
   MEMOPT_ROLE_STATE = 1,
   MEMOPT_ROLE_DATA = 2,
+  MEMOPT_ROLE_OPTIMIZER_STATE = 3,
   MEMOPT_ROLE_MAX_ENUM = 0x7FFFFFFF
 } memopt_role;
 
@@ -96,6 +98,12 @@ memopt_status memopt_plan_result_info(const memopt_plan *plan, size_t index,
                                       memopt_dtype *dtype,
                                       const int64_t **shape, size_t *rank,
                                       size_t *bytes);
+/* The number of entries of the plan's `updates`. */
+memopt_status memopt_plan_num_updates(const memopt_plan *plan, size_t *out);
+/* Update `index`: result `*result` becomes argument `*argument` after a
+ * step. Either out-pointer may be NULL. */
+memopt_status memopt_plan_update_info(const memopt_plan *plan, size_t index,
+                                      size_t *result, size_t *argument);
 
 /*--- Executors ------------------------------------------------------------*/
 
@@ -137,6 +145,11 @@ memopt_status memopt_executor_get_result(const memopt_executor *executor,
 memopt_status memopt_executor_copy_result_to_argument(memopt_executor *executor,
                                                       size_t result,
                                                       size_t argument);
+/* Applies the plan's `updates` after a step (new parameters, running
+ * statistics and optimizer state become the next step's arguments). Needs a
+ * successful memopt_executor_run since the executor was created or the
+ * updates were last applied; a no-op for a plan without updates. */
+memopt_status memopt_executor_apply_updates(memopt_executor *executor);
 
 #ifdef __cplusplus
 } /* extern "C" */
