@@ -115,11 +115,13 @@ std::optional<Init> initFromUse(Operation *user, unsigned index) {
       })
       .Case([&](CrossEntropyOp op) -> std::optional<Init> {
         int64_t classes = op.getLogits().getType().getDimSize(1);
-        if (index == 1)
-          return indices(
-              classes,
-              ("cross_entropy labels, " + Twine(classes) + " classes").str());
-        return std::nullopt;
+        if (index != 1)
+          return std::nullopt;
+        Init init = indices(
+            classes,
+            ("cross_entropy labels, " + Twine(classes) + " classes").str());
+        init.classLabels = true;
+        return init;
       })
       .Default([](Operation *) { return std::nullopt; });
 }

@@ -7,6 +7,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <nlohmann/json.hpp>
@@ -69,11 +70,32 @@ FailureOr<CompiledGraph> memopt::compileToPlan(ModuleOp module,
   graph.argumentInit = std::move(*init);
 
   PassManager pm(module.getContext());
+  if (!options.pipeline.empty()) {
+    std::string error;
+    llvm::raw_string_ostream errorStream(error);
+    if (failed(parsePassPipeline(options.pipeline, pm, errorStream)))
+      return module.emitError()
+             << "invalid pass pipeline '" << options.pipeline << "': " << error;
+  }
   ConvertMemOptToMemRTOptions lowering;
   lowering.alignment = options.alignment;
   pm.addPass(createConvertMemOptToMemRT(lowering));
+  size_t sourceArguments = graph.argumentNames.size();
   if (failed(pm.run(module)))
     return failure();
+  // Arguments the pipeline added (optimizer state) start at zero, as
+  // PyTorch's optimizers initialise their buffers and step counts.
+  auto lowered = module.lookupSymbol<func::FuncOp>(graph.functionName);
+  for (size_t i = sourceArguments; lowered && i < lowered.getNumArguments();
+       ++i) {
+    ArgumentInit zeros;
+    zeros.kind = ArgumentInit::Kind::Constant;
+    zeros.value = 0;
+    zeros.reason = "optimizer state, zeros";
+    graph.argumentInit.push_back(zeros);
+    graph.argumentNames.push_back("optimizer_state." +
+                                  std::to_string(i - sourceArguments));
+  }
 
   std::string json;
   llvm::raw_string_ostream os(json);

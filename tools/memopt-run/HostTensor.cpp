@@ -2,8 +2,8 @@
 
 #include "HostTensor.h"
 
+#include "memopt/runtime/Element.h"
 #include "memopt/runtime/Error.h"
-#include "memopt/runtime/Half.h"
 
 #include <algorithm>
 #include <cmath>
@@ -25,74 +25,13 @@ HostTensor::HostTensor(DType dtype, runtime::Shape shape)
 int64_t HostTensor::numElements() const { return runtime::numElements(shape); }
 
 double HostTensor::get(int64_t i) const {
-  const uint8_t *p = bytes.data() + i * runtime::dtypeSize(dtype);
-  switch (dtype) {
-  case DType::F32: {
-    float v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
-  case DType::F64: {
-    double v;
-    std::memcpy(&v, p, 8);
-    return v;
-  }
-  case DType::F16: {
-    uint16_t v;
-    std::memcpy(&v, p, 2);
-    return runtime::halfBitsToFloat(v);
-  }
-  case DType::BF16: {
-    uint16_t v;
-    std::memcpy(&v, p, 2);
-    return runtime::bfloat16BitsToFloat(v);
-  }
-  case DType::I32: {
-    int32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
-  case DType::I64: {
-    int64_t v;
-    std::memcpy(&v, p, 8);
-    return static_cast<double>(v);
-  }
-  }
-  return 0;
+  return runtime::readElement(bytes.data() + i * runtime::dtypeSize(dtype),
+                              dtype);
 }
 
 void HostTensor::set(int64_t i, double value) {
-  uint8_t *p = bytes.data() + i * runtime::dtypeSize(dtype);
-  switch (dtype) {
-  case DType::F32: {
-    float v = static_cast<float>(value);
-    std::memcpy(p, &v, 4);
-    return;
-  }
-  case DType::F64:
-    std::memcpy(p, &value, 8);
-    return;
-  case DType::F16: {
-    uint16_t v = runtime::floatToHalfBits(static_cast<float>(value));
-    std::memcpy(p, &v, 2);
-    return;
-  }
-  case DType::BF16: {
-    uint16_t v = runtime::floatToBFloat16Bits(static_cast<float>(value));
-    std::memcpy(p, &v, 2);
-    return;
-  }
-  case DType::I32: {
-    int32_t v = static_cast<int32_t>(value);
-    std::memcpy(p, &v, 4);
-    return;
-  }
-  case DType::I64: {
-    int64_t v = static_cast<int64_t>(value);
-    std::memcpy(p, &v, 8);
-    return;
-  }
-  }
+  runtime::writeElement(bytes.data() + i * runtime::dtypeSize(dtype), dtype,
+                        value);
 }
 
 void memopt::run::initialize(HostTensor &tensor, const ArgumentInit &init,

@@ -6,7 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DataFeed.h"
 #include "HostTensor.h"
+#include "Progress.h"
 
 #include "memopt/Driver/Compile.h"
 #include "memopt/InitAll.h"
@@ -64,6 +66,37 @@ cl::opt<std::string> saveWeights(
     cl::desc("Save parameters and state to this .safetensors file after the "
              "run"),
     cl::init(""), cl::cat(category));
+cl::opt<unsigned>
+    steps("steps", cl::desc("Training steps (or evaluation batches) to run"),
+          cl::init(10), cl::cat(category));
+cl::opt<bool> evalMode(
+    "eval",
+    cl::desc("Evaluate instead of training: forward graph only, batch norm "
+             "with running statistics, dropout off"),
+    cl::init(false), cl::cat(category));
+cl::opt<std::string> optimizerName("optimizer",
+                                   cl::desc("sgd, momentum or adam"),
+                                   cl::init("sgd"), cl::cat(category));
+cl::opt<double> learningRate(
+    "lr", cl::desc("Learning rate (default: 0.01 for SGD, 0.001 for Adam)"),
+    cl::init(-1.0), cl::cat(category));
+cl::opt<double>
+    momentumFactor("momentum",
+                   cl::desc("Momentum factor (--optimizer=momentum)"),
+                   cl::init(0.9), cl::cat(category));
+cl::opt<double> weightDecay("weight-decay",
+                            cl::desc("L2 penalty (PyTorch's weight_decay)"),
+                            cl::init(0.0), cl::cat(category));
+cl::opt<std::string> dataSpec(
+    "data",
+    cl::desc("Training data: synthetic (a learnable seeded task), "
+             "mnist:<dir> (IDX files) or cifar10:<dir> (binary batches)"),
+    cl::init("synthetic"), cl::cat(category));
+cl::opt<std::string> inputsFile(
+    "inputs",
+    cl::desc("Load data arguments by name from this .safetensors file; they "
+             "stay the same every step"),
+    cl::init(""), cl::cat(category));
 cl::opt<bool> verbose("verbose",
                       cl::desc("Print how every argument is initialised"),
                       cl::init(false), cl::cat(category));
@@ -88,6 +121,35 @@ std::unique_ptr<runtime::Backend> chooseBackend(llvm::raw_ostream &log) {
   return runtime::createBackend("cpu");
 }
 
+/// The passes to run before lowering: training graphs get the backward pass
+/// and the optimizer (or, with --eval, the evaluation-mode rewrite); other
+/// graphs run as they are.
+std::string pipelineFor(ModuleOp module) {
+  func::FuncOp func;
+  for (auto f : module.getOps<func::FuncOp>())
+    if (functionName.empty() || f.getSymName() == functionName)
+      func = f;
+  bool training = func && func.getNumResults() > 0;
+  if (training) {
+    auto loss = dyn_cast<RankedTensorType>(func.getResultTypes().front());
+    training = loss && loss.getRank() == 0;
+    bool hasParams = false;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      hasParams |= bool(func.getArgAttr(i, MemOptDialect::kParamAttrName));
+    training &= hasParams;
+  }
+  if (!training)
+    return "";
+  if (evalMode)
+    return "memopt-eval-mode";
+  std::string pipeline;
+  llvm::raw_string_ostream os(pipeline);
+  os << "memopt-autodiff{optimizer=" << optimizerName << " lr=" << learningRate
+     << " momentum=" << momentumFactor << " weight-decay=" << weightDecay
+     << "}";
+  return pipeline;
+}
+
 int runCompiled(const CompiledGraph &graph) {
   llvm::raw_ostream &out = llvm::outs();
   auto plan = runtime::Plan::parse(graph.planJson);
@@ -95,9 +157,11 @@ int runCompiled(const CompiledGraph &graph) {
   std::string deviceName(backend->name());
   runtime::Executor executor(plan, std::move(backend));
 
-  std::optional<runtime::SafetensorsFile> weights;
+  std::optional<runtime::SafetensorsFile> weights, inputs;
   if (!loadWeights.empty())
     weights = runtime::readSafetensors(loadWeights);
+  if (!inputsFile.empty())
+    inputs = runtime::readSafetensors(inputsFile);
   std::mt19937_64 rng(seed);
   for (size_t i = 0; i < plan->arguments.size(); ++i) {
     const runtime::ArgumentInfo &arg = plan->arguments[i];
@@ -111,30 +175,73 @@ int runCompiled(const CompiledGraph &graph) {
       tensor.bytes = run::takeWeight(*weights, arg.name, info, loadWeights);
       how = "loaded from " + loadWeights;
     }
+    if (inputs && arg.role == runtime::ArgumentRole::Data &&
+        inputs->find(arg.name)) {
+      tensor.bytes = run::takeWeight(*inputs, arg.name, info, inputsFile);
+      how = "loaded from " + inputsFile;
+    }
     executor.setArgument(i, info.dtype, info.shape, tensor.bytes.data(),
                          tensor.bytes.size());
     if (verbose)
       out << "  init " << arg.name << ": " << how << "\n";
   }
+  if (inputs)
+    for (const runtime::NamedTensor &tensor : inputs->tensors) {
+      int64_t index = plan->findArgument(tensor.name);
+      if (index < 0 ||
+          plan->arguments[index].role != runtime::ArgumentRole::Data)
+        throw runtime::Error(runtime::ErrorCode::InvalidArgument,
+                             inputsFile + ": tensor '" + tensor.name +
+                                 "' matches no data argument");
+    }
   if (weights)
     for (const runtime::NamedTensor &unused : weights->tensors)
       if (plan->findArgument(unused.name) < 0)
         llvm::errs() << "memopt-run: warning: " << loadWeights << ": tensor '"
                      << unused.name << "' matches no argument; ignored\n";
 
-  executor.run(/*stepCounter=*/0);
+  // Data loaded from --inputs stays as loaded: no dataset overwrites it.
+  run::DataFeed data(*plan, graph, inputs ? "fixed" : dataSpec.getValue(),
+                     evalMode ? "test" : "train", seed);
+  if (verbose)
+    out << "  data: " << data.describe() << "\n";
 
   out << "@" << graph.functionName << " on " << deviceName << ": "
       << plan->steps.size() << " kernels\n";
   out << "arena: " << executor.arenaBytes()
       << " bytes planned; arguments and constants: "
       << executor.persistentBytes() << " bytes\n";
-  for (size_t i = 0; i < plan->results.size(); ++i) {
-    const runtime::TensorInfo &info = plan->resultTensor(i);
-    run::HostTensor result(info.dtype, info.shape);
-    executor.getResult(i, result.bytes.data(), result.bytes.size());
-    out << "result #" << i << ": " << run::summarize(result) << "\n";
+
+  bool training = !plan->updates.empty() && !evalMode;
+  bool hasLoss = !plan->results.empty() &&
+                 plan->resultTensor(0).shape.empty() &&
+                 runtime::isFloatDType(plan->resultTensor(0).dtype);
+  unsigned numSteps = hasLoss ? std::max(1u, unsigned(steps)) : 1u;
+  run::Progress progress(out, numSteps, training ? "step" : "batch");
+  double lossSum = 0;
+  for (unsigned step = 0; step < numSteps; ++step) {
+    data.next(executor);
+    executor.run(step);
+    if (hasLoss) {
+      run::HostTensor loss(plan->resultTensor(0).dtype, {});
+      executor.getResult(0, loss.bytes.data(), loss.bytes.size());
+      lossSum += loss.get(0);
+      progress.report(step, loss.get(0));
+    }
+    if (training)
+      executor.applyUpdates();
   }
+  progress.finish();
+  if (hasLoss && !training && numSteps > 1)
+    out << "mean loss over " << numSteps << " batches: " << lossSum / numSteps
+        << "\n";
+  if (!training)
+    for (size_t i = 0; i < plan->results.size(); ++i) {
+      const runtime::TensorInfo &info = plan->resultTensor(i);
+      run::HostTensor result(info.dtype, info.shape);
+      executor.getResult(i, result.bytes.data(), result.bytes.size());
+      out << "result #" << i << ": " << run::summarize(result) << "\n";
+    }
 
   if (!saveWeights.empty()) {
     runtime::SafetensorsFile file;
@@ -166,6 +273,7 @@ int main(int argc, char **argv) {
 
   DialectRegistry registry;
   registerAllDialects(registry);
+  registerAllPasses();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
@@ -184,6 +292,7 @@ int main(int argc, char **argv) {
 
   CompileOptions options;
   options.function = functionName;
+  options.pipeline = pipelineFor(*module);
   FailureOr<CompiledGraph> graph = compileToPlan(*module, sources, options);
   if (failed(graph))
     return 1;

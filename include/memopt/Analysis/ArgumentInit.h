@@ -40,6 +40,9 @@ struct ArgumentInit {
   double stddev = 1; // Normal
   double value = 0;  // Constant
   int64_t limit = 0; // RandomIndices
+  /// RandomIndices that are the class labels of a cross-entropy (a dataset
+  /// can provide them), rather than ids.
+  bool classLabels = false;
   /// Which rule decided, for `memopt-run --verbose` and tests, e.g.
   /// "conv2d weight, fan_in 27".
   std::string reason;

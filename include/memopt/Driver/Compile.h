@@ -24,6 +24,9 @@ struct CompileOptions {
   std::string function;
   /// Arena slice alignment in bytes.
   int64_t alignment = 64;
+  /// A textual pass pipeline over the module, run before lowering to memrt
+  /// (`memopt-autodiff{optimizer=adam}`); empty for none.
+  std::string pipeline;
 };
 
 struct CompiledGraph {

@@ -132,8 +132,9 @@ struct ConstantLowering : public OpConversionPattern<arith::ConstantOp> {
   }
 };
 
-/// Replaces memopt's argument roles by memrt.role on every argument.
-void convertArgumentRoles(func::FuncOp func) {
+/// Replaces memopt's argument roles by memrt.role on every argument, and
+/// memopt.updates by memrt.updates on results.
+void convertFunctionAttributes(func::FuncOp func) {
   MLIRContext *ctx = func.getContext();
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
     StringRef role = "data";
@@ -141,9 +142,15 @@ void convertArgumentRoles(func::FuncOp func) {
       role = "param";
     else if (func.removeArgAttr(i, MemOptDialect::kStateAttrName))
       role = "state";
+    else if (func.removeArgAttr(i, MemOptDialect::kOptimizerStateAttrName))
+      role = "optimizer_state";
     func.setArgAttr(i, memrt::MemRTDialect::kRoleAttrName,
                     StringAttr::get(ctx, role));
   }
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+    if (Attribute index = func.removeResultAttr(
+            i, StringAttr::get(ctx, MemOptDialect::kUpdatesAttrName)))
+      func.setResultAttr(i, memrt::MemRTDialect::kUpdatesAttrName, index);
 }
 
 /// Ops the conversion knows. Anything else is reported before converting,
@@ -219,7 +226,7 @@ struct ConvertMemOptToMemRTPass
 
     Builder b(ctx);
     for (auto func : module.getOps<func::FuncOp>()) {
-      convertArgumentRoles(func);
+      convertFunctionAttributes(func);
       func->setAttr(memrt::MemRTDialect::kArenaBytesAttrName,
                     b.getI64IntegerAttr(arena.arenaBytes(func)));
       func->setAttr(memrt::MemRTDialect::kAlignmentAttrName,

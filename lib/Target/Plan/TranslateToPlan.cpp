@@ -163,6 +163,12 @@ public:
         return failure();
     }
 
+    Json updates = Json::array();
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+      if (auto index = func.getResultAttrOfType<IntegerAttr>(
+              i, memrt::MemRTDialect::kUpdatesAttrName))
+        updates.push_back({{"result", i}, {"argument", index.getInt()}});
+
     plan = Json{{"format", "memopt-plan"},
                 {"version", kPlanVersion},
                 {"function", func.getSymName().str()},
@@ -171,7 +177,8 @@ public:
                 {"tensors", std::move(tensors)},
                 {"arguments", std::move(arguments)},
                 {"results", std::move(results)},
-                {"steps", std::move(steps)}};
+                {"steps", std::move(steps)},
+                {"updates", std::move(updates)}};
     return success();
   }
 

@@ -73,7 +73,7 @@ func.func @bad_alignment() attributes {memrt.arena_bytes = 64 : i64, memrt.align
 
 // -----
 
-// expected-error @+1 {{'memrt.role' on argument #0 must be "param", "state" or "data", got "weights"}}
+// expected-error @+1 {{'memrt.role' on argument #0 must be "param", "state", "optimizer_state" or "data", got "weights"}}
 func.func @bad_role(%x: memref<4xf32> {memrt.role = "weights"}) {
   return
 }
@@ -83,4 +83,11 @@ func.func @bad_role(%x: memref<4xf32> {memrt.role = "weights"}) {
 // expected-error @+1 {{unknown memrt attribute 'memrt.arena'}}
 func.func @unknown_attr() attributes {memrt.arena = 64 : i64} {
   return
+}
+
+// -----
+
+// expected-error @+1 {{result #0 cannot update argument #0 of another type}}
+func.func @bad_update(%x: memref<4xf32> {memrt.role = "param"}, %y: memref<2xf32> {memrt.role = "data"}) -> (memref<2xf32> {memrt.updates = 0 : i64}) {
+  return %y : memref<2xf32>
 }

@@ -27,11 +27,12 @@
 // CHECK-NEXT:   ],
 // CHECK-NEXT:   "results": [9],
 // CHECK-NEXT:   "steps": [
-// CHECK-NEXT:     {"kernel":"linear","inputs":[1,0],"outputs":[3],"attrs":{},"loc":"{{.*}}plan.mlir:37:8"},
-// CHECK-NEXT:     {"kernel":"mul","inputs":[4,5],"outputs":[6],"attrs":{},"loc":"{{.*}}plan.mlir:40:8"},
+// CHECK-NEXT:     {"kernel":"linear","inputs":[1,0],"outputs":[3],"attrs":{},"loc":"{{.*}}plan.mlir:38:8"},
+// CHECK-NEXT:     {"kernel":"mul","inputs":[4,5],"outputs":[6],"attrs":{},"loc":"{{.*}}plan.mlir:41:8"},
 // CHECK-NEXT:     {"kernel":"softmax","inputs":[7],"outputs":[8],"attrs":{"axis":1,"causal":false},"loc":"{{.*}}"},
 // CHECK-NEXT:     {"kernel":"cross_entropy","inputs":[8,2],"outputs":[9],"attrs":{},"loc":"{{.*}}"}
-// CHECK-NEXT:   ]
+// CHECK-NEXT:   ],
+// CHECK-NEXT:   "updates": []
 // CHECK-NEXT: }
 func.func @step(%w: tensor<4x8xf32> {memopt.param}, %x: tensor<3x8xf32>, %l: tensor<3xi64>) -> tensor<f32> {
   %h = memopt.linear %x, %w : tensor<3x8xf32>, tensor<4x8xf32>

@@ -267,3 +267,17 @@ LogicalResult AdamUpdateOp::verify() {
     return emitOpError("expected 'eps' > 0");
   return success();
 }
+
+LogicalResult BatchNormInferenceOp::verify() {
+  RankedTensorType x = getX().getType();
+  RankedTensorType gamma = getGamma().getType();
+  if (x.getRank() < 2 || gamma.getRank() != 1 ||
+      gamma.getDimSize(0) != x.getDimSize(1))
+    return emitOpError("expected x of rank ≥ 2 (NxCx...) and per-channel "
+                       "operands of its ")
+           << (x.getRank() >= 2 ? x.getDimSize(1) : 0) << " channels, got "
+           << gamma;
+  if (!(getEpsilon().convertToDouble() > 0))
+    return emitOpError("expected 'epsilon' > 0");
+  return success();
+}

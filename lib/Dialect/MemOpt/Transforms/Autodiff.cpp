@@ -56,10 +56,11 @@ struct MemOptAutodiffPass
   using MemOptAutodiffBase::MemOptAutodiffBase;
 
   void runOnOperation() override {
-    if (optimizer != "sgd" && optimizer != "momentum" && optimizer != "adam") {
+    if (optimizer != "sgd" && optimizer != "momentum" && optimizer != "adam" &&
+        optimizer != "none") {
       getOperation().emitError()
           << "memopt-autodiff: unknown optimizer '" << optimizer
-          << "' (expected sgd, momentum or adam)";
+          << "' (expected sgd, momentum, adam or none)";
       return signalPassFailure();
     }
     for (auto func : llvm::to_vector(getOperation().getOps<func::FuncOp>()))
@@ -226,10 +227,21 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
   }
   for (BlockArgument p : params) {
     Value g = grads.lookup(p);
-    if (!g)
+    if (!g && optimizer != "none")
       func.emitWarning() << "parameter #" << p.getArgNumber()
                          << " does not affect the loss; it is left unchanged";
     paramIndex.push_back(p.getArgNumber());
+    if (optimizer == "none") {
+      // The gradient itself; zeros where the loss does not depend on p.
+      auto type = cast<RankedTensorType>(p.getType());
+      newParams.push_back(
+          g ? g
+            : Value(arith::ConstantOp::create(
+                  b, loc, type,
+                  DenseElementsAttr::get(
+                      type, b.getFloatAttr(type.getElementType(), 0.0)))));
+      continue;
+    }
     if (optimizer == "sgd") {
       newParams.push_back(
           g ? Value(SgdUpdateOp::create(b, loc, p, g, b.getF64FloatAttr(rate),
@@ -279,7 +291,9 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
 
   for (auto [v, index] : llvm::zip(newParams, paramIndex)) {
     results.push_back(v);
-    updates.push_back(index);
+    // Gradients (optimizer=none) are outputs, not next values of arguments.
+    updates.push_back(optimizer == "none" ? std::optional<int64_t>()
+                                          : std::optional<int64_t>(index));
   }
   for (auto [v, index] : llvm::zip(newState, stateIndex)) {
     results.push_back(v);

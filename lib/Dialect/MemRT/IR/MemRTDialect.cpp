@@ -50,9 +50,33 @@ LogicalResult MemRTDialect::verifyRegionArgAttribute(Operation *op, unsigned,
     return op->emitError() << "unknown memrt argument attribute '" << name
                            << "' on argument #" << argIndex;
   auto role = dyn_cast<StringAttr>(attr.getValue());
-  if (!role || !llvm::is_contained({"param", "state", "data"}, role.getValue()))
+  if (!role ||
+      !llvm::is_contained({"param", "state", "optimizer_state", "data"},
+                          role.getValue()))
     return op->emitError() << "'" << name << "' on argument #" << argIndex
-                           << " must be \"param\", \"state\" or \"data\", got "
+                           << " must be \"param\", \"state\", "
+                              "\"optimizer_state\" or \"data\", got "
                            << attr.getValue();
+  return success();
+}
+
+LogicalResult MemRTDialect::verifyRegionResultAttribute(Operation *op, unsigned,
+                                                        unsigned resultIndex,
+                                                        NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name != kUpdatesAttrName)
+    return op->emitError() << "unknown memrt result attribute '" << name
+                           << "' on result #" << resultIndex;
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  auto index = dyn_cast<IntegerAttr>(attr.getValue());
+  if (!func || !index || index.getInt() < 0 ||
+      index.getInt() >= static_cast<int64_t>(func.getNumArguments()))
+    return op->emitError() << "'" << name << "' on result #" << resultIndex
+                           << " must be the index of an argument";
+  if (func.getArgumentTypes()[index.getInt()] !=
+      func.getResultTypes()[resultIndex])
+    return op->emitError() << "result #" << resultIndex
+                           << " cannot update argument #" << index.getInt()
+                           << " of another type";
   return success();
 }

@@ -202,6 +202,33 @@ def MemOpt_BatchNormOp : MemOpt_ForwardOp<"batch_norm",
   }];
 }
 
+def MemOpt_BatchNormInferenceOp : MemOpt_Op<"batch_norm_inference", [Pure,
+    AllTypesMatch<["x", "result"]>,
+    AllTypesMatch<["gamma", "beta", "running_mean", "running_var"]>]> {
+  let summary = "batch normalisation in evaluation mode";
+  let description = [{
+    Normalises `x` per channel with the running statistics instead of the
+    batch's, as `torch.nn.functional.batch_norm` with `training=False`:
+    `(x − running_mean) / √(running_var + epsilon) · gamma + beta`. What
+    `--memopt-eval-mode` turns `memopt.batch_norm` into.
+
+    ```mlir
+    %y = memopt.batch_norm_inference %x, %g, %b, %rm, %rv
+        : tensor<8x64x32x32xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$x, MemOpt_FloatTensor:$gamma,
+                   MemOpt_FloatTensor:$beta, MemOpt_FloatTensor:$running_mean,
+                   MemOpt_FloatTensor:$running_var,
+                   DefaultValuedAttr<F64Attr, "1e-05">:$epsilon);
+  let results = (outs MemOpt_FloatTensor:$result);
+  let assemblyFormat = [{
+    $x `,` $gamma `,` $beta `,` $running_mean `,` $running_var attr-dict `:`
+    type($x) `,` type($gamma)
+  }];
+  let hasVerifier = 1;
+}
+
 def MemOpt_LayerNormOp
     : MemOpt_ForwardOp<"layer_norm", [AllTypesMatch<["gamma", "beta"]>]> {
   let summary = "layer normalisation over the trailing dimensions";

@@ -53,10 +53,14 @@ def MemOptAutodiff : Pass<"memopt-autodiff", "mlir::ModuleOp"> {
     running statistics included).
 
     `lr` defaults to 0.01 for `sgd` and `momentum` and to 0.001 for `adam`.
+    `optimizer=none` applies no update and returns, after the original
+    results, the gradient of every parameter (zeros for a parameter the loss
+    does not depend on): what gradient checks and users inspecting gradients
+    want.
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
-           "Optimizer: sgd, momentum or adam">,
+           "Optimizer: sgd, momentum, adam, or none (return gradients)">,
     Option<"lr", "lr", "double", /*default=*/"-1.0",
            "Learning rate (default: 0.01 for SGD, 0.001 for Adam)">,
     Option<"momentum", "momentum", "double", /*default=*/"0.9",
@@ -75,6 +79,49 @@ def MemOptAutodiff : Pass<"memopt-autodiff", "mlir::ModuleOp"> {
   let statistics = [
     Statistic<"numBackwardOps", "backward-ops", "Ops built by gradient rules">
   ];
+}
+
+def MemOptEvalMode : Pass<"memopt-eval-mode", "mlir::ModuleOp"> {
+  let summary = "Rewrite training graphs for evaluation (PyTorch's eval() + no_grad)";
+  let description = [{
+    Batch norm normalises with the running statistics
+    (`memopt.batch_norm_inference`) and no longer updates them: the results
+    that were the new running statistics become the unchanged state.
+    Dropout becomes the identity. Run it instead of `--memopt-autodiff` to
+    evaluate a model: no backward pass, so the plan keeps no activations for
+    one (the `no_grad` of this world).
+  }];
+  let statistics = [
+    Statistic<"numBatchNorms", "batch-norms", "Batch norms switched to running statistics">,
+    Statistic<"numDropouts", "dropouts", "Dropouts removed">
+  ];
+}
+
+def MemOptMicrobatch : Pass<"memopt-microbatch", "mlir::ModuleOp"> {
+  let summary = "Split the batch into micro-batches whose gradients accumulate";
+  let description = [{
+    Runs on a training graph before `--memopt-autodiff`: the forward graph is
+    repeated `count` times on consecutive slices of every data argument
+    along its leading (batch) dimension, and the loss becomes the mean of
+    the micro-batch losses. Differentiating the result gives exactly the
+    accumulated gradient of PyTorch's gradient-accumulation loop (the mean
+    of the micro-batch means), and one optimizer update follows. Batch-norm
+    running statistics are updated once per micro-batch, in order, as
+    PyTorch's loop does. For graphs without batch norm or dropout the loss
+    and the update equal the full-batch step up to floating-point rounding.
+    A micro-batch's backward pass depends only on its own forward pass, so
+    `--memopt-schedule` can run them one after the other, which is where the
+    memory saving comes from.
+
+    A batch that `count` does not divide is an error, and so is a graph that
+    mixes the batch dimension into others in ways the copies cannot follow
+    (a reshape or slice across the batch dimension).
+  }];
+  let options = [
+    Option<"count", "count", "int64_t", /*default=*/"1",
+           "Number of micro-batches">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
 #endif // MEMOPT_DIALECT_MEMOPT_TRANSFORMS_PASSES_TD

@@ -30,15 +30,18 @@ def MemRT_Dialect : Dialect {
 
     Function attributes: `memrt.arena_bytes` (i64, the arena size) and
     `memrt.alignment` (i64, a power of two every slice offset is a multiple
-    of). Argument attribute: `memrt.role` = `"param"`, `"state"` or
-    `"data"`.
+    of). Argument attribute: `memrt.role` = `"param"`, `"state"`,
+    `"optimizer_state"` or `"data"`. Result attribute: `memrt.updates = N`,
+    the result is the next value of argument `N`.
   }];
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let extraClassDeclaration = [{
     static constexpr ::llvm::StringLiteral kArenaBytesAttrName = "memrt.arena_bytes";
     static constexpr ::llvm::StringLiteral kAlignmentAttrName = "memrt.alignment";
     static constexpr ::llvm::StringLiteral kRoleAttrName = "memrt.role";
+    static constexpr ::llvm::StringLiteral kUpdatesAttrName = "memrt.updates";
   }];
 }
 

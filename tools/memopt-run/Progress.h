@@ -1,0 +1,39 @@
+//===- Progress.h - per-step loss, as a bar on a terminal -------*- C++ -*-===//
+//
+// On a terminal memopt-run redraws one line (a bar, the step, the loss); when
+// its output is a file or a pipe it prints one plain line per step, so logs
+// and tests read the same values.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMOPT_TOOLS_MEMOPT_RUN_PROGRESS_H
+#define MEMOPT_TOOLS_MEMOPT_RUN_PROGRESS_H
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <string>
+
+namespace memopt::run {
+
+class Progress {
+public:
+  Progress(llvm::raw_ostream &os, unsigned total, std::string unit);
+  /// Records step `index` (0-based) and its loss.
+  void report(unsigned index, double loss);
+  /// Ends the bar and prints the first and last loss and the time per step.
+  void finish();
+
+private:
+  llvm::raw_ostream &os;
+  unsigned total;
+  std::string unit;
+  bool interactive;
+  unsigned reported = 0;
+  double firstLoss = 0, lastLoss = 0;
+  std::chrono::steady_clock::time_point start;
+};
+
+} // namespace memopt::run
+
+#endif // MEMOPT_TOOLS_MEMOPT_RUN_PROGRESS_H

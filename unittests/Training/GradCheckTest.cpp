@@ -1,0 +1,250 @@
+//===- GradCheckTest.cpp - autodiff against finite differences ------------===//
+//
+// For every forward op: build the gradient with --memopt-autodiff
+// (optimizer=none), run it on the CPU runtime in f64, and compare each
+// parameter's gradient with central finite differences of the forward graph
+// run on the same runtime. Shapes exercise strides, padding, dilation,
+// groups, broadcasting, transposes and values with several uses.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TrainingTestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace memopt;
+using namespace memopt::testing;
+
+namespace {
+
+struct GradCase {
+  const char *name;
+  const char *source;
+};
+
+void PrintTo(const GradCase &c, std::ostream *os) { *os << c.name; }
+
+/// Wraps a body computing `%y : TYPE` from the given arguments into a
+/// function with loss mse_loss(%y, %target).
+std::string withMseLoss(const std::string &args, const std::string &body,
+                        const std::string &type) {
+  return "func.func @f(" + args + ", %target: " + type +
+         ") -> tensor<f64> {\n" + body + "\n  %loss = memopt.mse_loss %y, " +
+         "%target : " + type + "\n  return %loss : tensor<f64>\n}\n";
+}
+
+std::string p(const std::string &name, const std::string &type) {
+  return "%" + name + ": " + type + " {memopt.param}";
+}
+
+std::vector<GradCase> &cases() {
+  static std::vector<GradCase> all;
+  static std::vector<std::string> storage;
+  if (!all.empty())
+    return all;
+  auto add = [&](const char *name, std::string source) {
+    storage.push_back(std::move(source));
+    all.push_back({name, nullptr});
+  };
+  add("conv2d_strided_dilated_grouped_bias",
+      withMseLoss(
+          p("x", "tensor<2x4x7x7xf64>") + ", " + p("w", "tensor<6x2x3x3xf64>") +
+              ", " + p("b", "tensor<6xf64>"),
+          "  %y = memopt.conv2d %x, %w, %b {strides = array<i64: 2, 2>, "
+          "padding = array<i64: 1, 1>, dilations = array<i64: 2, 2>, "
+          "groups = 2 : i64} : tensor<2x4x7x7xf64>, tensor<6x2x3x3xf64>, "
+          "tensor<6xf64>",
+          "tensor<2x6x3x3xf64>"));
+  add("conv2d_odd_padding",
+      withMseLoss(p("x", "tensor<1x3x5x6xf64>") + ", " +
+                      p("w", "tensor<2x3x2x3xf64>"),
+                  "  %y = memopt.conv2d %x, %w {padding = array<i64: 1, 0>, "
+                  "strides = array<i64: 1, 2>} : tensor<1x3x5x6xf64>, "
+                  "tensor<2x3x2x3xf64>",
+                  "tensor<1x2x6x2xf64>"));
+  add("linear_rank3_bias",
+      withMseLoss(p("x", "tensor<2x3x5xf64>") + ", " +
+                      p("w", "tensor<4x5xf64>") + ", " +
+                      p("b", "tensor<4xf64>"),
+                  "  %y = memopt.linear %x, %w, %b : tensor<2x3x5xf64>, "
+                  "tensor<4x5xf64>, tensor<4xf64>",
+                  "tensor<2x3x4xf64>"));
+  add("matmul_transposed_broadcast",
+      withMseLoss(
+          p("a", "tensor<2x1x4x3xf64>") + ", " + p("b", "tensor<5x6x4xf64>"),
+          "  %y = memopt.matmul %a, %b {transpose_a = true, transpose_b = "
+          "true} : tensor<2x1x4x3xf64>, tensor<5x6x4xf64>",
+          "tensor<2x5x3x6xf64>"));
+  add("matmul_plain",
+      withMseLoss(
+          p("a", "tensor<3x4xf64>") + ", " + p("b", "tensor<2x4x5xf64>"),
+          "  %y = memopt.matmul %a, %b : tensor<3x4xf64>, tensor<2x4x5xf64>",
+          "tensor<2x3x5xf64>"));
+  for (const char *act : {"relu", "gelu", "sigmoid", "tanh"})
+    add(act, withMseLoss(p("x", "tensor<3x5xf64>"),
+                         std::string("  %y = memopt.") + act +
+                             " %x : tensor<3x5xf64>",
+                         "tensor<3x5xf64>"));
+  add("leaky_relu",
+      withMseLoss(
+          p("x", "tensor<3x5xf64>"),
+          "  %y = memopt.leaky_relu %x {alpha = 0.2 : f64} : tensor<3x5xf64>",
+          "tensor<3x5xf64>"));
+  add("elu",
+      withMseLoss(p("x", "tensor<3x5xf64>"),
+                  "  %y = memopt.elu %x {alpha = 0.7 : f64} : tensor<3x5xf64>",
+                  "tensor<3x5xf64>"));
+  add("add_mul_broadcast_several_uses",
+      withMseLoss(
+          p("a", "tensor<2x3x4xf64>") + ", " + p("b", "tensor<3x1xf64>"),
+          "  %sq = memopt.mul %a, %a : tensor<2x3x4xf64>, tensor<2x3x4xf64>\n"
+          "  %m = memopt.mul %sq, %b : tensor<2x3x4xf64>, tensor<3x1xf64>\n"
+          "  %y = memopt.add %m, %b : tensor<2x3x4xf64>, tensor<3x1xf64>",
+          "tensor<2x3x4xf64>"));
+  add("batch_norm",
+      withMseLoss(
+          p("x", "tensor<4x3x2x2xf64>") + ", " + p("g", "tensor<3xf64>") +
+              ", " + p("b", "tensor<3xf64>") +
+              ", %rm: tensor<3xf64> {memopt.state}, %rv: tensor<3xf64> "
+              "{memopt.state}",
+          "  %y, %m, %v = memopt.batch_norm %x, %g, %b, %rm, %rv "
+          "{epsilon = 1.0e-3 : f64} : tensor<4x3x2x2xf64>, tensor<3xf64>",
+          "tensor<4x3x2x2xf64>"));
+  add("layer_norm_two_dims",
+      withMseLoss(p("x", "tensor<2x3x4xf64>") + ", " +
+                      p("g", "tensor<3x4xf64>") + ", " +
+                      p("b", "tensor<3x4xf64>"),
+                  "  %y = memopt.layer_norm %x, %g, %b : tensor<2x3x4xf64>, "
+                  "tensor<3x4xf64>",
+                  "tensor<2x3x4xf64>"));
+  add("max_pool2d_overlapping_padded",
+      withMseLoss(
+          p("x", "tensor<2x2x5x5xf64>"),
+          "  %y = memopt.max_pool2d %x {kernel_size = array<i64: 3, 3>, "
+          "strides = array<i64: 1, 1>, padding = array<i64: 1, 1>} : "
+          "tensor<2x2x5x5xf64>",
+          "tensor<2x2x5x5xf64>"));
+  add("avg_pool2d_padded",
+      withMseLoss(
+          p("x", "tensor<2x2x5x5xf64>"),
+          "  %y = memopt.avg_pool2d %x {kernel_size = array<i64: 3, 3>, "
+          "strides = array<i64: 2, 2>, padding = array<i64: 1, 1>} : "
+          "tensor<2x2x5x5xf64>",
+          "tensor<2x2x3x3xf64>"));
+  add("global_avg_pool2d",
+      withMseLoss(p("x", "tensor<2x3x4x4xf64>"),
+                  "  %y = memopt.global_avg_pool2d %x : tensor<2x3x4x4xf64>",
+                  "tensor<2x3xf64>"));
+  add("softmax_axis1",
+      withMseLoss(p("x", "tensor<3x5xf64>"),
+                  "  %y = memopt.softmax %x {axis = 0 : i64} : tensor<3x5xf64>",
+                  "tensor<3x5xf64>"));
+  add("softmax_causal",
+      withMseLoss(
+          p("x", "tensor<2x4x4xf64>"),
+          "  %y = memopt.softmax %x {causal = true} : tensor<2x4x4xf64>",
+          "tensor<2x4x4xf64>"));
+  add("dropout",
+      withMseLoss(p("x", "tensor<4x6xf64>"),
+                  "  %y = memopt.dropout %x {p = 0.3 : f64, seed = 5 : i64} : "
+                  "tensor<4x6xf64>",
+                  "tensor<4x6xf64>"));
+  add("reshape_transpose",
+      withMseLoss(
+          p("x", "tensor<2x3x4xf64>"),
+          "  %t = memopt.transpose %x {permutation = array<i64: 2, 0, 1>} "
+          ": tensor<2x3x4xf64>\n"
+          "  %y = memopt.reshape %t : tensor<4x2x3xf64> -> tensor<8x3xf64>",
+          "tensor<8x3xf64>"));
+  add("slice_strided",
+      withMseLoss(
+          p("x", "tensor<5x6xf64>"),
+          "  %y = memopt.slice %x {offsets = array<i64: 1, 0>, sizes = "
+          "array<i64: 2, 3>, strides = array<i64: 2, 2>} : tensor<5x6xf64>",
+          "tensor<2x3xf64>"));
+  add("concat",
+      withMseLoss(p("a", "tensor<2x3xf64>") + ", " + p("b", "tensor<2x2xf64>"),
+                  "  %y = memopt.concat %a, %b, %a {axis = 1 : i64} : "
+                  "tensor<2x3xf64>, tensor<2x2xf64>, tensor<2x3xf64>",
+                  "tensor<2x8xf64>"));
+  add("upsample_nearest2d",
+      withMseLoss(p("x", "tensor<1x2x3x3xf64>"),
+                  "  %y = memopt.upsample_nearest2d %x {scale = 2 : i64} : "
+                  "tensor<1x2x3x3xf64>",
+                  "tensor<1x2x6x6xf64>"));
+  add("embedding_repeated_ids",
+      withMseLoss(
+          p("table", "tensor<6x3xf64>") + ", %ids: tensor<2x4xi64>",
+          "  %e = memopt.embedding %table, %ids : tensor<6x3xf64>, "
+          "tensor<2x4xi64>\n"
+          "  %y = memopt.mul %e, %e : tensor<2x4x3xf64>, tensor<2x4x3xf64>",
+          "tensor<2x4x3xf64>"));
+  add("cross_entropy",
+      "func.func @f(%logits: tensor<4x5xf64> {memopt.param}, %labels: "
+      "tensor<4xi64>) -> tensor<f64> {\n"
+      "  %loss = memopt.cross_entropy %logits, %labels : tensor<4x5xf64>, "
+      "tensor<4xi64>\n  return %loss : tensor<f64>\n}\n");
+  add("mse_loss_both_sides",
+      "func.func @f(%a: tensor<3x4xf64> {memopt.param}, %b: tensor<3x4xf64> "
+      "{memopt.param}) -> tensor<f64> {\n"
+      "  %loss = memopt.mse_loss %a, %b : tensor<3x4xf64>\n"
+      "  return %loss : tensor<f64>\n}\n");
+  for (size_t i = 0; i < all.size(); ++i)
+    all[i].source = storage[i].c_str();
+  return all;
+}
+
+class GradCheck : public ::testing::TestWithParam<GradCase> {};
+
+TEST_P(GradCheck, MatchesCentralFiniteDifferences) {
+  const GradCase &c = GetParam();
+  auto forward = CompiledStep::compile(c.source, "");
+  auto gradient =
+      CompiledStep::compile(c.source, "memopt-autodiff{optimizer=none}");
+  ASSERT_TRUE(forward && gradient);
+  const uint64_t seed = 1234;
+  forward->randomize(seed);
+  gradient->randomize(seed);
+  gradient->run();
+
+  std::vector<size_t> params;
+  for (size_t i = 0; i < forward->numArguments(); ++i)
+    if (forward->plan().arguments[i].role == runtime::ArgumentRole::Param)
+      params.push_back(i);
+  size_t firstGrad = gradient->plan().results.size() - params.size();
+  ASSERT_EQ(gradient->result(0), (forward->run(), forward->result(0)))
+      << "the training graph's loss differs from the forward graph's";
+
+  const double h = 1e-6;
+  for (size_t k = 0; k < params.size(); ++k) {
+    size_t arg = params[k];
+    std::vector<double> grad = gradient->result(firstGrad + k);
+    std::vector<double> base = forward->argument(arg);
+    ASSERT_EQ(grad.size(), base.size());
+    for (size_t e = 0; e < base.size(); ++e) {
+      std::vector<double> v = base;
+      v[e] = base[e] + h;
+      forward->setArgument(arg, v);
+      forward->run();
+      double plus = forward->result(0)[0];
+      v[e] = base[e] - h;
+      forward->setArgument(arg, v);
+      forward->run();
+      double minus = forward->result(0)[0];
+      double fd = (plus - minus) / (2 * h);
+      EXPECT_NEAR(grad[e], fd, 1e-6 + 1e-5 * std::fabs(fd))
+          << c.name << ": d loss / d " << forward->plan().arguments[arg].name
+          << "[" << e << "]";
+    }
+    forward->setArgument(arg, base);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllForwardOps, GradCheck, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<GradCase> &info) {
+                           return std::string(info.param.name);
+                         });
+
+} // namespace

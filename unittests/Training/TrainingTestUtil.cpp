@@ -1,0 +1,114 @@
+//===- TrainingTestUtil.cpp - compile and run graphs in tests -------------===//
+
+#include "TrainingTestUtil.h"
+
+#include "memopt/InitAll.h"
+#include "memopt/runtime/Element.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <gtest/gtest.h>
+
+using namespace memopt;
+using namespace memopt::testing;
+using runtime::DType;
+
+namespace {
+
+std::vector<double> decode(const std::vector<uint8_t> &bytes, DType dtype) {
+  size_t size = runtime::dtypeSize(dtype);
+  std::vector<double> out(bytes.size() / size);
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = runtime::readElement(bytes.data() + i * size, dtype);
+  return out;
+}
+
+} // namespace
+
+std::unique_ptr<CompiledStep>
+CompiledStep::compile(const std::string &source, const std::string &pipeline) {
+  static bool registered = [] {
+    registerAllPasses();
+    return true;
+  }();
+  (void)registered;
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sources;
+  sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source),
+                             llvm::SMLoc());
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  mlir::SourceMgrDiagnosticHandler handler(sources, &context, os);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sources, &context);
+  if (!module) {
+    ADD_FAILURE() << "parse failed:\n" << diagnostics;
+    return nullptr;
+  }
+  CompileOptions options;
+  options.pipeline = pipeline;
+  llvm::FailureOr<CompiledGraph> graph =
+      compileToPlan(*module, sources, options);
+  if (mlir::failed(graph)) {
+    ADD_FAILURE() << "compilation failed:\n" << diagnostics;
+    return nullptr;
+  }
+  auto step = std::make_unique<CompiledStep>();
+  step->compiled = std::move(*graph);
+  step->planPtr = runtime::Plan::parse(step->compiled.planJson);
+  step->executor = std::make_unique<runtime::Executor>(step->planPtr, "cpu");
+  return step;
+}
+
+void CompiledStep::setArgument(size_t i, const std::vector<double> &values) {
+  const runtime::TensorInfo &info = planPtr->argumentTensor(i);
+  ASSERT_EQ(values.size(), static_cast<size_t>(info.numElements));
+  std::vector<uint8_t> bytes(info.bytes);
+  for (size_t k = 0; k < values.size(); ++k)
+    runtime::writeElement(bytes.data() + k * runtime::dtypeSize(info.dtype),
+                          info.dtype, values[k]);
+  executor->setArgument(i, info.dtype, info.shape, bytes.data(), bytes.size());
+}
+
+std::vector<double> CompiledStep::argument(size_t i) const {
+  const runtime::TensorInfo &info = planPtr->argumentTensor(i);
+  std::vector<uint8_t> bytes(info.bytes);
+  executor->getArgument(i, bytes.data(), bytes.size());
+  return decode(bytes, info.dtype);
+}
+
+void CompiledStep::randomize(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  for (size_t i = 0; i < numArguments(); ++i) {
+    const runtime::TensorInfo &info = planPtr->argumentTensor(i);
+    const ArgumentInit &init = compiled.argumentInit[i];
+    std::vector<double> values(info.numElements);
+    for (double &v : values) {
+      if (init.kind == ArgumentInit::Kind::RandomIndices)
+        v = static_cast<double>(
+            std::uniform_int_distribution<int64_t>(0, init.limit - 1)(rng));
+      else if (init.kind == ArgumentInit::Kind::Constant &&
+               planPtr->arguments[i].role != runtime::ArgumentRole::Param)
+        v = init.value; // running statistics, optimizer state
+      else
+        v = uniform(rng);
+    }
+    setArgument(i, values);
+  }
+}
+
+void CompiledStep::run(uint64_t step) { executor->run(step); }
+
+std::vector<double> CompiledStep::result(size_t i) const {
+  const runtime::TensorInfo &info = planPtr->resultTensor(i);
+  std::vector<uint8_t> bytes(info.bytes);
+  executor->getResult(i, bytes.data(), bytes.size());
+  return decode(bytes, info.dtype);
+}

@@ -1,0 +1,55 @@
+//===- TrainingTestUtil.h - compile and run graphs in tests -----*- C++ -*-===//
+//
+// Compiles MLIR source through memopt's driver and runs the resulting plan on
+// the CPU runtime, for the differential and gradient tests.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMOPT_UNITTESTS_TRAINING_TRAININGTESTUTIL_H
+#define MEMOPT_UNITTESTS_TRAINING_TRAININGTESTUTIL_H
+
+#include "memopt/Driver/Compile.h"
+#include "memopt/runtime/Executor.h"
+#include "memopt/runtime/Plan.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace memopt::testing {
+
+/// A compiled graph ready to run, with f64/f32/i64 host access by argument.
+class CompiledStep {
+public:
+  /// Compiles `source` with `pipeline` run before lowering; fails the
+  /// current test (and returns null) on any diagnostic.
+  static std::unique_ptr<CompiledStep> compile(const std::string &source,
+                                               const std::string &pipeline);
+
+  const runtime::Plan &plan() const { return *planPtr; }
+  const CompiledGraph &graph() const { return compiled; }
+  size_t numArguments() const { return planPtr->arguments.size(); }
+
+  /// Sets argument `i` from doubles (converted to its dtype).
+  void setArgument(size_t i, const std::vector<double> &values);
+  std::vector<double> argument(size_t i) const;
+  /// Fills every argument: float values uniform in [-1, 1], integer ones as
+  /// the graph's ArgumentInit allows (labels, ids), from `seed`.
+  void randomize(uint64_t seed);
+
+  void run(uint64_t step = 0);
+  std::vector<double> result(size_t i) const;
+  void applyUpdates() { executor->applyUpdates(); }
+
+private:
+  CompiledGraph compiled;
+  std::shared_ptr<const runtime::Plan> planPtr;
+  std::unique_ptr<runtime::Executor> executor;
+};
+
+} // namespace memopt::testing
+
+#endif // MEMOPT_UNITTESTS_TRAINING_TRAININGTESTUTIL_H
