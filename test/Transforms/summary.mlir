@@ -44,3 +44,20 @@ func.func @infer(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %y = memopt.softmax %x : tensor<2x8xf32>
   return %y : tensor<2x8xf32>
 }
+
+// -----
+
+// After autodiff the optimizer state has its own line.
+// CHECK-LABEL: func @momentum
+// CHECK-NEXT:    parameters: 8 elements in 1 tensors (32 bytes)
+// CHECK-NEXT:    state: 0 elements in 0 tensors (0 bytes)
+// CHECK-NEXT:    optimizer state: 8 elements in 1 tensors (32 bytes)
+// CHECK-NEXT:    data: 2 arguments (64 bytes)
+// CHECK-NEXT:    kind: training (loss + 2 more results)
+func.func @momentum(%w: tensor<2x4xf32> {memopt.param}, %x: tensor<2x4xf32>, %t: tensor<2x4xf32>,
+                    %b: tensor<2x4xf32> {memopt.optimizer_state})
+    -> (tensor<f32>, tensor<2x4xf32> {memopt.updates = 0 : i64}, tensor<2x4xf32> {memopt.updates = 3 : i64}) {
+  %y = memopt.mul %x, %w : tensor<2x4xf32>, tensor<2x4xf32>
+  %l = memopt.mse_loss %y, %t : tensor<2x4xf32>
+  return %l, %w, %b : tensor<f32>, tensor<2x4xf32>, tensor<2x4xf32>
+}

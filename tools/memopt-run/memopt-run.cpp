@@ -171,7 +171,8 @@ int runCompiled(const CompiledGraph &graph) {
     // whether or not weights come from a file.
     run::initialize(tensor, graph.argumentInit[i], rng);
     std::string how = graph.argumentInit[i].reason;
-    if (weights && arg.role != runtime::ArgumentRole::Data) {
+    if (weights && (arg.role == runtime::ArgumentRole::Param ||
+                    arg.role == runtime::ArgumentRole::State)) {
       tensor.bytes = run::takeWeight(*weights, arg.name, info, loadWeights);
       how = "loaded from " + loadWeights;
     }
@@ -247,7 +248,10 @@ int runCompiled(const CompiledGraph &graph) {
     runtime::SafetensorsFile file;
     file.metadata = {{"format", "pt"}, {"producer", "memopt-run"}};
     for (size_t i = 0; i < plan->arguments.size(); ++i) {
-      if (plan->arguments[i].role == runtime::ArgumentRole::Data)
+      // Like a state_dict: parameters and buffers, not optimizer state.
+      runtime::ArgumentRole role = plan->arguments[i].role;
+      if (role != runtime::ArgumentRole::Param &&
+          role != runtime::ArgumentRole::State)
         continue;
       const runtime::TensorInfo &info = plan->argumentTensor(i);
       runtime::NamedTensor tensor{

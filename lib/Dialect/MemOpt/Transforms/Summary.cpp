@@ -61,13 +61,15 @@ struct MemOptSummaryPass
   }
 
   static void print(func::FuncOp func, llvm::raw_ostream &os) {
-    ArgGroup params, state, data;
+    ArgGroup params, state, optimizerState, data;
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
       Type type = func.getArgument(i).getType();
       if (func.getArgAttr(i, MemOptDialect::kParamAttrName))
         params.add(type);
       else if (func.getArgAttr(i, MemOptDialect::kStateAttrName))
         state.add(type);
+      else if (func.getArgAttr(i, MemOptDialect::kOptimizerStateAttrName))
+        optimizerState.add(type);
       else
         data.add(type);
     }
@@ -93,6 +95,8 @@ struct MemOptSummaryPass
     };
     group("parameters", params);
     group("state", state);
+    if (optimizerState.tensors)
+      group("optimizer state", optimizerState);
     os << "  data: " << data.tensors << " arguments (" << data.bytes
        << " bytes)\n";
     if (training)
