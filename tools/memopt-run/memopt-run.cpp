@@ -97,6 +97,11 @@ cl::opt<std::string> inputsFile(
     cl::desc("Load data arguments by name from this .safetensors file; they "
              "stay the same every step"),
     cl::init(""), cl::cat(category));
+cl::opt<unsigned> microbatches(
+    "microbatches",
+    cl::desc("Split each batch into this many micro-batches whose gradients "
+             "accumulate into one update (--memopt-microbatch)"),
+    cl::init(1), cl::cat(category));
 cl::opt<bool> verbose("verbose",
                       cl::desc("Print how every argument is initialised"),
                       cl::init(false), cl::cat(category));
@@ -144,6 +149,8 @@ std::string pipelineFor(ModuleOp module) {
     return "memopt-eval-mode";
   std::string pipeline;
   llvm::raw_string_ostream os(pipeline);
+  if (microbatches > 1)
+    os << "memopt-microbatch{count=" << microbatches << "},";
   os << "memopt-autodiff{optimizer=" << optimizerName << " lr=" << learningRate
      << " momentum=" << momentumFactor << " weight-decay=" << weightDecay
      << "}";
