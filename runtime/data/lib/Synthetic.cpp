@@ -21,8 +21,7 @@ constexpr uint64_t kPrototypeDomain = 0x70726f746f747970ull; // "prototyp"
 constexpr uint64_t kNoiseDomain = 0x6e6f697365000000ull;     // "noise"
 constexpr uint64_t kLabelDomain = 0x6c6162656c730000ull;     // "labels"
 constexpr float kNoiseScale = 0.5f;
-/// Bounds the prototype table (classes x sample elements) and the labels,
-/// both held in memory: 2^31 entries.
+/// Bounds the labels held in memory: 2^31 entries.
 constexpr int64_t kMaxEntries = int64_t(1) << 31;
 
 uint64_t streamKey(uint64_t seed, uint64_t domain, uint64_t index) {
@@ -35,26 +34,10 @@ SyntheticDataset::SyntheticDataset(Shape sampleDims, int64_t classes,
                                    int64_t samples, uint64_t seed)
     : Dataset("synthetic", std::move(sampleDims), classes, samples),
       seed(seed) {
-  int64_t tableEntries;
   if (samples < 1 || samples > kMaxEntries)
     throw Error(ErrorCode::InvalidArgument,
                 concat("synthetic: ", samples,
                        " samples; need at least 1 and at most ", kMaxEntries));
-  if (__builtin_mul_overflow(classes, sampleElements(), &tableEntries) ||
-      tableEntries > kMaxEntries)
-    throw Error(ErrorCode::InvalidArgument,
-                concat("synthetic: ", classes, " prototypes of ",
-                       formatShape(sampleShape()), " exceed the limit of ",
-                       kMaxEntries, " elements"));
-
-  prototypes.resize(static_cast<size_t>(tableEntries));
-  size_t n = static_cast<size_t>(sampleElements());
-  for (int64_t c = 0; c < classes; ++c) {
-    uint64_t key = streamKey(seed, kPrototypeDomain, uint64_t(c));
-    for (size_t i = 0; i < n; ++i)
-      prototypes[size_t(c) * n + i] = static_cast<float>(normalAt(key, i));
-  }
-
   // Balanced: sample i of the unshuffled list has class i mod classes.
   std::vector<int64_t> order = shuffledOrder(samples, mix(seed ^ kLabelDomain));
   labels.resize(static_cast<size_t>(samples));
@@ -63,12 +46,15 @@ SyntheticDataset::SyntheticDataset(Shape sampleDims, int64_t classes,
 }
 
 void SyntheticDataset::writeSample(int64_t index, float *out) const {
+  // Prototypes are computed where they are needed rather than held: a
+  // thousand ImageNet-sized prototypes would take 600 MB.
   size_t n = static_cast<size_t>(sampleElements());
-  const float *prototype =
-      prototypes.data() + static_cast<size_t>(labels[size_t(index)]) * n;
-  uint64_t key = streamKey(seed, kNoiseDomain, uint64_t(index));
+  uint64_t prototypeKey =
+      streamKey(seed, kPrototypeDomain, uint64_t(labels[size_t(index)]));
+  uint64_t noiseKey = streamKey(seed, kNoiseDomain, uint64_t(index));
   for (size_t i = 0; i < n; ++i)
-    out[i] = prototype[i] + kNoiseScale * static_cast<float>(normalAt(key, i));
+    out[i] = static_cast<float>(normalAt(prototypeKey, i)) +
+             kNoiseScale * static_cast<float>(normalAt(noiseKey, i));
 }
 
 int64_t SyntheticDataset::label(int64_t index) const {

@@ -191,7 +191,7 @@ private:
 class SyntheticDataset : public Dataset {
 public:
   /// Throws Error(InvalidArgument) for an empty or non-positive shape, fewer
-  /// than 1 class or sample, or a prototype table too large to hold.
+  /// than 1 class or sample, or more samples than labels it can hold.
   SyntheticDataset(runtime::Shape sampleDims, int64_t classes, int64_t samples,
                    uint64_t seed);
 
@@ -201,8 +201,7 @@ protected:
 
 private:
   uint64_t seed;
-  std::vector<float> prototypes; // classes x sampleElements()
-  std::vector<int64_t> labels;   // samples
+  std::vector<int64_t> labels; // samples
 };
 
 /// A permutation of [0, count): Fisher-Yates driven by std::mt19937_64
