@@ -255,9 +255,10 @@ private:
     if (!format.is_string() || format.get<std::string>() != "memopt-plan")
       fail("", "field 'format' must be \"memopt-plan\", got " + kindOf(format));
     int64_t version = top.integer("version");
-    if (version != kPlanVersion)
+    if (version < kMinPlanVersion || version > kPlanVersion)
       fail("", concat("unsupported version ", version,
-                      " (this runtime reads version ", kPlanVersion, ")"));
+                      " (this runtime reads versions ", kMinPlanVersion, " to ",
+                      kPlanVersion, ")"));
     plan.version = version;
     plan.function = top.string("function");
     plan.arenaBytes = top.count("arena_bytes");
@@ -336,6 +337,19 @@ private:
     if (storage == "arena") {
       t.storage = StorageKind::Arena;
       t.offset = r.count("offset");
+      if (plan.version >= 2) {
+        const json &live = r.get("live");
+        if (!live.is_array() || live.size() != 2 ||
+            !live[0].is_number_integer() || !live[1].is_number_integer() ||
+            live[0].get<int64_t>() < 0 ||
+            live[1].get<int64_t>() < live[0].get<int64_t>())
+          fail(concat("tensors[", index, "]"),
+               "field 'live' must be [first, last] step indices with "
+               "0 <= first <= last, got " +
+                   live.dump());
+        t.liveFirst = live[0].get<int64_t>();
+        t.liveLast = live[1].get<int64_t>();
+      }
       if (t.offset % plan.alignment != 0)
         fail(r.name(),
              concat("offset ", t.offset, " is not a multiple of the alignment ",
@@ -450,30 +464,43 @@ private:
     }
   }
 
-  /// Arena slices are aligned and inside the arena (checked per tensor);
-  /// version 1 also forbids any two of them to overlap.
+  /// Arena slices are aligned and inside the arena (checked per tensor).
+  /// Two slices may share bytes only when their lifetimes are disjoint, and
+  /// version 1 plans carry no lifetimes, so there any overlap is refused.
   void checkArenaLayout() {
     std::vector<const TensorInfo *> slices;
     for (const TensorInfo &t : plan.tensors)
-      if (t.storage == StorageKind::Arena)
+      if (t.storage == StorageKind::Arena && t.bytes > 0)
         slices.push_back(&t);
     std::sort(slices.begin(), slices.end(),
               [](const TensorInfo *a, const TensorInfo *b) {
                 return a->offset != b->offset ? a->offset < b->offset
                                               : a->id < b->id;
               });
-    for (size_t i = 1; i < slices.size(); ++i) {
-      const TensorInfo *prev = slices[i - 1], *cur = slices[i];
-      if (cur->offset < prev->offset + prev->bytes) {
-        const TensorInfo *first = prev->id < cur->id ? prev : cur;
-        const TensorInfo *second = prev->id < cur->id ? cur : prev;
-        fail(concat("tensors[", second->id, "]"),
-             concat("arena slice [", second->offset, ", ",
-                    second->offset + second->bytes, ") overlaps tensors[",
-                    first->id, "] [", first->offset, ", ",
-                    first->offset + first->bytes,
-                    ") (version 1 plans carry no lifetimes, so arena slices "
-                    "may not overlap)"));
+    for (size_t i = 0; i < slices.size(); ++i) {
+      const TensorInfo *a = slices[i];
+      for (size_t j = i + 1;
+           j < slices.size() && slices[j]->offset < a->offset + a->bytes; ++j) {
+        const TensorInfo *b = slices[j];
+        bool disjoint = plan.version >= 2 && (a->liveLast < b->liveFirst ||
+                                              b->liveLast < a->liveFirst);
+        if (disjoint)
+          continue;
+        const TensorInfo *first = a->id < b->id ? a : b;
+        const TensorInfo *second = a->id < b->id ? b : a;
+        fail(
+            concat("tensors[", second->id, "]"),
+            concat("arena slice [", second->offset, ", ",
+                   second->offset + second->bytes, ") overlaps tensors[",
+                   first->id, "] [", first->offset, ", ",
+                   first->offset + first->bytes, ")",
+                   plan.version >= 2
+                       ? concat(" while both are live (steps ",
+                                first->liveFirst, "-", first->liveLast, " and ",
+                                second->liveFirst, "-", second->liveLast, ")")
+                       : std::string(" (version 1 plans carry no "
+                                     "lifetimes, so arena slices may not "
+                                     "overlap)")));
       }
     }
   }
@@ -549,7 +576,7 @@ private:
       ins.push_back(&plan.tensors[id]);
     for (int64_t id : step.outputs)
       outs.push_back(&plan.tensors[id]);
-    checkDataFlow(step, where);
+    checkDataFlow(step, where, index);
     step.attrs = detail::checkStep(
         *kind, attrs && attrs->is_object() ? *attrs : emptyObject, ins, outs,
         where);
@@ -559,7 +586,7 @@ private:
   /// Outputs are arena storage and distinct; inputs are defined before
   /// use; an output shares an input's storage only where the kernel runs in
   /// place.
-  void checkDataFlow(const Step &step, const std::string &where) {
+  void checkDataFlow(const Step &step, const std::string &where, size_t index) {
     for (size_t o = 0; o < step.outputs.size(); ++o) {
       const TensorInfo &out = plan.tensors[step.outputs[o]];
       const TensorInfo &root = plan.tensors[out.root];
@@ -589,6 +616,18 @@ private:
         fail(where, concat("input ", id, " is read before any step writes ",
                            id == root.id ? "it" : concat("tensor ", root.id)));
     }
+    if (plan.version >= 2)
+      for (const std::vector<int64_t> *ids : {&step.inputs, &step.outputs})
+        for (int64_t id : *ids) {
+          const TensorInfo &root = plan.tensors[plan.tensors[id].root];
+          int64_t at = static_cast<int64_t>(index);
+          if (root.storage == StorageKind::Arena &&
+              (at < root.liveFirst || at > root.liveLast))
+            fail(where, concat("tensor ", id,
+                               " is used outside its lifetime "
+                               "(steps ",
+                               root.liveFirst, "-", root.liveLast, ")"));
+        }
     for (int64_t id : step.outputs)
       written[plan.tensors[id].root] = true;
   }
@@ -599,6 +638,14 @@ private:
       if (root.storage == StorageKind::Arena && !written[root.id])
         fail(concat("results[", i, "]"),
              concat("tensor ", plan.results[i], " is never written by a step"));
+      int64_t end = static_cast<int64_t>(plan.steps.size());
+      if (plan.version >= 2 && root.storage == StorageKind::Arena &&
+          root.liveLast < end)
+        fail(concat("results[", i, "]"),
+             concat("tensor ", plan.results[i],
+                    " must stay live after the "
+                    "last step (its live range ends at step ",
+                    root.liveLast, " of ", end, ")"));
     }
   }
 

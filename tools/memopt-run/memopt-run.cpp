@@ -56,6 +56,12 @@ cl::opt<std::string>
     emitPlanFile("emit-plan",
                  cl::desc("Also write the compiled plan to this file"),
                  cl::init(""), cl::cat(category));
+cl::opt<std::string> reportFile(
+    "report",
+    cl::desc("Write the memory report (JSON, DESIGN.md section 4) of the "
+             "function after the pipeline, before lowering, to this file "
+             "('-' for stdout)"),
+    cl::value_desc("file|-"), cl::init(""), cl::cat(category));
 cl::opt<std::string> loadWeights(
     "load-weights",
     cl::desc("Load parameters and state from this .safetensors file (by "
@@ -304,6 +310,19 @@ int main(int argc, char **argv) {
   CompileOptions options;
   options.function = functionName;
   options.pipeline = pipelineFor(*module);
+  // The report sees the step exactly as it will run: after the pipeline's
+  // rewrites, before lowering to memrt.
+  if (!reportFile.empty()) {
+    std::string report;
+    llvm::raw_string_ostream os(report);
+    char quote = reportFile.find('\'') == std::string::npos ? '\'' : '"';
+    os << (options.pipeline.empty() ? "" : ",") << "memopt-report{file="
+       << quote << reportFile << quote;
+    if (!functionName.empty())
+      os << " function=" << functionName;
+    os << "}";
+    options.pipeline += report;
+  }
   FailureOr<CompiledGraph> graph = compileToPlan(*module, sources, options);
   if (failed(graph))
     return 1;

@@ -47,6 +47,64 @@ TEST(PlanValidationTest, AcceptsTheReferencePlan) {
   EXPECT_EQ(plan->findArgument("nope"), -1);
 }
 
+/// The reference plan as version 2: tensor 6 (the loss, written by step 2)
+/// reuses tensor 4's bytes, which step 1 reads last.
+json plannedMlpPlan() {
+  json p = mlpPlan();
+  p["version"] = 2;
+  p["tensors"][4]["live"] = {0, 1};
+  p["tensors"][5]["live"] = {1, 3};
+  p["tensors"][6]["live"] = {2, 3};
+  p["tensors"][6]["offset"] = 0;
+  return p;
+}
+
+TEST(PlanValidationTest, Version2SharesBytesBetweenDisjointLifetimes) {
+  auto plan = Plan::parse(plannedMlpPlan().dump());
+  EXPECT_EQ(plan->tensors[6].offset, 0u);
+  EXPECT_EQ(plan->tensors[4].liveLast, 1);
+  // Same results as the version 1 plan with its own slice per tensor.
+  json v1 = mlpPlan();
+  std::vector<double> losses;
+  for (const json &p : {v1, plannedMlpPlan()}) {
+    Executor executor(Plan::parse(p.dump()), "cpu");
+    std::vector<float> x(12, 0.5f), w(15, 0.25f), b(5, 0.1f);
+    std::vector<int64_t> labels = {0, 1, 2, 3};
+    executor.setArgument(0, DType::F32, {4, 3}, x.data(), 48);
+    executor.setArgument(1, DType::F32, {5, 3}, w.data(), 60);
+    executor.setArgument(2, DType::F32, {5}, b.data(), 20);
+    executor.setArgument(3, DType::I64, {4}, labels.data(), 32);
+    executor.run(0);
+    float loss;
+    executor.getResult(0, &loss, 4);
+    losses.push_back(loss);
+  }
+  EXPECT_EQ(losses[0], losses[1]);
+}
+
+TEST(PlanValidationTest, Version2Lifetimes) {
+  json p = plannedMlpPlan();
+  p["tensors"][5]["offset"] = 0;
+  expectRefused(p, "plan: tensors[5]: arena slice [0, 80) overlaps tensors[4] "
+                   "[0, 80) while both are live (steps 0-1 and 1-3)");
+  p = plannedMlpPlan();
+  p["tensors"][4]["live"] = {0, 0};
+  expectRefused(p, "plan: steps[1] (relu at mlp.mlir:4:8): tensor 4 is used "
+                   "outside its lifetime "
+                   "(steps 0-0)");
+  p = plannedMlpPlan();
+  p["tensors"][6]["live"] = {2, 2};
+  expectRefused(p, "plan: results[0]: tensor 6 must stay live after the last "
+                   "step (its live range ends at step 2 of 3)");
+  p = plannedMlpPlan();
+  p["tensors"][4]["live"] = {2, 1};
+  expectRefused(p, "plan: tensors[4]: field 'live' must be [first, last] step "
+                   "indices with 0 <= first <= last, got [2,1]");
+  p = plannedMlpPlan();
+  p["tensors"][4].erase("live");
+  expectRefused(p, "plan: tensors[4]: ");
+}
+
 TEST(PlanValidationTest, Syntax) {
   std::string text = mlpPlan().dump();
   expectRefused(text.substr(0, text.size() / 2),
@@ -67,9 +125,12 @@ TEST(PlanValidationTest, Syntax) {
 
 TEST(PlanValidationTest, FormatAndVersion) {
   json p = mlpPlan();
-  p["version"] = 2;
-  expectRefused(p,
-                "plan: unsupported version 2 (this runtime reads version 1)");
+  p["version"] = 3;
+  expectRefused(
+      p, "plan: unsupported version 3 (this runtime reads versions 1 to 2)");
+  p["version"] = 0;
+  expectRefused(
+      p, "plan: unsupported version 0 (this runtime reads versions 1 to 2)");
   p["version"] = "1";
   expectRefused(p,
                 "plan: field 'version' must be an integer, got string \"1\"");
@@ -725,9 +786,10 @@ TEST(PlanValidationTest, LoadFileNamesThePath) {
     ADD_FAILURE() << "accepted";
   } catch (const Error &e) {
     EXPECT_EQ(e.code(), ErrorCode::InvalidPlan);
-    EXPECT_EQ(std::string(e.what()),
-              "plan: " + path +
-                  ": unsupported version 3 (this runtime reads version 1)");
+    EXPECT_EQ(
+        std::string(e.what()),
+        "plan: " + path +
+            ": unsupported version 3 (this runtime reads versions 1 to 2)");
   }
   std::remove(path.c_str());
   try {

@@ -71,6 +71,19 @@ DictionaryAttr kernelAttributes(Operation *op) {
   return attrs.getDictionary(op->getContext());
 }
 
+/// Frees end lifetimes, which the planner has already turned into offsets;
+/// nothing runs for them.
+struct FreeLowering : public OpConversionPattern<FreeOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(FreeOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// Every memopt op but reshape: one arena slice per result, one kernel call.
 struct KernelLowering : public ConversionPattern {
   KernelLowering(const TypeConverter &converter, MLIRContext *ctx,
@@ -81,7 +94,7 @@ struct KernelLowering : public ConversionPattern {
   LogicalResult
   matchAndRewrite(Operation *op, ArrayRef<Value> operands,
                   ConversionPatternRewriter &rewriter) const override {
-    if (!isa<MemOptDialect>(op->getDialect()) || isa<ReshapeOp>(op))
+    if (!isa<MemOptDialect>(op->getDialect()) || isa<ReshapeOp, FreeOp>(op))
       return failure();
     Operation *func = op->getParentOfType<func::FuncOp>();
     SmallVector<Value> outs;
@@ -219,7 +232,8 @@ struct ConvertMemOptToMemRTPass
                                                                    converter);
     populateReturnOpTypeConversionPattern(patterns, converter);
     patterns.add<KernelLowering>(converter, ctx, arena, numKernels);
-    patterns.add<ReshapeLowering, ConstantLowering>(converter, ctx);
+    patterns.add<ReshapeLowering, ConstantLowering, FreeLowering>(converter,
+                                                                  ctx);
 
     if (failed(applyFullConversion(module, target, std::move(patterns))))
       return signalPassFailure();

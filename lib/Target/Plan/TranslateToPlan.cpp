@@ -19,6 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
+
 using namespace mlir;
 using namespace memopt;
 using Json = nlohmann::ordered_json;
@@ -129,10 +131,15 @@ public:
                 });
               })
               .Case([&](memrt::ViewOp view) {
-                return addTensor(view, view.getLoc(), [&](Json &t) {
-                  t["storage"] = "view";
-                  t["of"] = ids.lookup(view.getSource());
-                });
+                int64_t of = ids.lookup(view.getSource());
+                FailureOr<int64_t> id =
+                    addTensor(view, view.getLoc(), [&](Json &t) {
+                      t["storage"] = "view";
+                      t["of"] = of;
+                    });
+                if (succeeded(id))
+                  rootOf[*id] = rootOf[of];
+                return id;
               })
               .Case([&](memrt::ConstantOp constant) -> LogicalResult {
                 FailureOr<Json> values =
@@ -152,8 +159,10 @@ public:
                 return success();
               })
               .Case([&](func::ReturnOp ret) {
-                for (Value v : ret.getOperands())
+                for (Value v : ret.getOperands()) {
                   results.push_back(ids.lookup(v));
+                  returned.push_back(ids.lookup(v));
+                }
                 return success();
               })
               .Default([](Operation *other) {
@@ -162,6 +171,22 @@ public:
       if (failed(ok))
         return failure();
     }
+
+    // Live ranges of arena tensors: from the first to the last step that
+    // touches them (directly or through a view); results stay live after
+    // the last step.
+    int64_t numSteps = static_cast<int64_t>(steps.size());
+    for (int64_t id : returned)
+      touch(id, numSteps);
+    for (Json &t : tensors)
+      if (t["storage"] == "arena") {
+        int64_t id = t["id"].get<int64_t>();
+        auto range = live.find(id);
+        t["live"] =
+            range == live.end()
+                ? Json::array({0, 0})
+                : Json::array({range->second.first, range->second.second});
+      }
 
     Json updates = Json::array();
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
@@ -199,7 +224,17 @@ private:
     storage(t);
     tensors.push_back(std::move(t));
     ids[value] = id;
+    rootOf.push_back(id);
     return id;
+  }
+
+  /// Extends the live range of `id`'s storage to cover step `step`.
+  void touch(int64_t id, int64_t step) {
+    auto [it, inserted] = live.try_emplace(rootOf[id], step, step);
+    if (!inserted) {
+      it->second.first = std::min(it->second.first, step);
+      it->second.second = std::max(it->second.second, step);
+    }
   }
 
   FailureOr<Json> buildStep(memrt::KernelOp kernel) {
@@ -212,10 +247,15 @@ private:
       attrs[attr.getName().getValue().str()] = std::move(*value);
     }
     Json ins = Json::array(), outs = Json::array();
-    for (Value v : kernel.getIns())
+    int64_t stepIndex = numStepsSoFar++;
+    for (Value v : kernel.getIns()) {
       ins.push_back(ids.lookup(v));
-    for (Value v : kernel.getOuts())
+      touch(ids.lookup(v), stepIndex);
+    }
+    for (Value v : kernel.getOuts()) {
       outs.push_back(ids.lookup(v));
+      touch(ids.lookup(v), stepIndex);
+    }
     return Json{{"kernel", kernel.getKernel().str()},
                 {"inputs", std::move(ins)},
                 {"outputs", std::move(outs)},
@@ -225,6 +265,12 @@ private:
 
   Json tensors = Json::array();
   llvm::DenseMap<Value, int64_t> ids;
+  /// Tensor id -> the id whose storage it uses (itself unless a view).
+  std::vector<int64_t> rootOf;
+  /// Root tensor id -> [first, last] step touching it.
+  std::map<int64_t, std::pair<int64_t, int64_t>> live;
+  std::vector<int64_t> returned;
+  int64_t numStepsSoFar = 0;
 };
 
 /// Compact JSON of one value (never throws: invalid UTF-8 is replaced).

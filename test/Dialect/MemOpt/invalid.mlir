@@ -1314,3 +1314,21 @@ func.func @broadcast_result_too_large(%a: tensor<4294967296x1xf32>, %b: tensor<4
   %0 = memopt.add %a, %b : tensor<4294967296x1xf32>, tensor<4294967296xf32>
   return
 }
+
+// -----
+
+func.func @use_after_free(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = memopt.relu %x : tensor<4xf32>
+  // expected-error @+1 {{'memopt.free' op frees a value that is used later, by memopt.tanh}}
+  memopt.free %a : tensor<4xf32>
+  %b = memopt.tanh %a : tensor<4xf32>
+  return %b : tensor<4xf32>
+}
+
+// -----
+
+func.func @free_argument(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'memopt.free' op cannot free a function argument: it belongs to the caller}}
+  memopt.free %x : tensor<4xf32>
+  return
+}

@@ -1,10 +1,10 @@
 // RUN: memopt-opt %s --convert-memopt-to-memrt --mlir-print-debuginfo | memopt-translate --memrt-to-plan | FileCheck %s
 // The output is valid JSON.
-// RUN: memopt-opt %s --convert-memopt-to-memrt | memopt-translate --memrt-to-plan | %python -c "import json,sys; p=json.load(sys.stdin); assert p['version'] == 1 and len(p['steps']) == 4, p"
+// RUN: memopt-opt %s --convert-memopt-to-memrt | memopt-translate --memrt-to-plan | %python -c "import json,sys; p=json.load(sys.stdin); assert p['version'] == 2 and len(p['steps']) == 4, p"
 
 // CHECK:      {
 // CHECK-NEXT:   "format": "memopt-plan",
-// CHECK-NEXT:   "version": 1,
+// CHECK-NEXT:   "version": 2,
 // CHECK-NEXT:   "function": "step",
 // CHECK-NEXT:   "arena_bytes": 256,
 // CHECK-NEXT:   "alignment": 64,
@@ -12,13 +12,13 @@
 // CHECK-NEXT:     {"id":0,"dtype":"f32","shape":[4,8],"storage":"argument","argument":0},
 // CHECK-NEXT:     {"id":1,"dtype":"f32","shape":[3,8],"storage":"argument","argument":1},
 // CHECK-NEXT:     {"id":2,"dtype":"i64","shape":[3],"storage":"argument","argument":2},
-// CHECK-NEXT:     {"id":3,"dtype":"f32","shape":[3,4],"storage":"arena","offset":0},
+// CHECK-NEXT:     {"id":3,"dtype":"f32","shape":[3,4],"storage":"arena","offset":0,"live":[0,1]},
 // CHECK-NEXT:     {"id":4,"dtype":"f32","shape":[12],"storage":"view","of":3},
 // CHECK-NEXT:     {"id":5,"dtype":"f32","shape":[],"storage":"constant","values":[0.5]},
-// CHECK-NEXT:     {"id":6,"dtype":"f32","shape":[12],"storage":"arena","offset":64},
+// CHECK-NEXT:     {"id":6,"dtype":"f32","shape":[12],"storage":"arena","offset":64,"live":[1,2]},
 // CHECK-NEXT:     {"id":7,"dtype":"f32","shape":[3,4],"storage":"view","of":6},
-// CHECK-NEXT:     {"id":8,"dtype":"f32","shape":[3,4],"storage":"arena","offset":128},
-// CHECK-NEXT:     {"id":9,"dtype":"f32","shape":[],"storage":"arena","offset":192}
+// CHECK-NEXT:     {"id":8,"dtype":"f32","shape":[3,4],"storage":"arena","offset":128,"live":[2,3]},
+// CHECK-NEXT:     {"id":9,"dtype":"f32","shape":[],"storage":"arena","offset":192,"live":[3,4]}
 // CHECK-NEXT:   ],
 // CHECK-NEXT:   "arguments": [
 // CHECK-NEXT:     {"name":"arg0","role":"param","tensor":0},

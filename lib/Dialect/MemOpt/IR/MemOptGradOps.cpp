@@ -281,3 +281,20 @@ LogicalResult BatchNormInferenceOp::verify() {
     return emitOpError("expected 'epsilon' > 0");
   return success();
 }
+
+LogicalResult FreeOp::verify() {
+  Value value = getValue();
+  if (isa<BlockArgument>(value))
+    return emitOpError("cannot free a function argument: it belongs to the "
+                       "caller");
+  Block *block = (*this)->getBlock();
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (user == getOperation() || user->getBlock() != block)
+      continue;
+    if (getOperation()->isBeforeInBlock(user))
+      return emitOpError("frees a value that is used later, by ")
+             << user->getName() << " at " << user->getLoc();
+  }
+  return success();
+}

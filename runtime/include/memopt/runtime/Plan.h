@@ -25,8 +25,10 @@
 
 namespace memopt::runtime {
 
-/// The plan-format version this runtime reads.
-inline constexpr int64_t kPlanVersion = 1;
+/// The plan-format version this runtime writes and the oldest it reads.
+/// Version 2 adds arena lifetimes (`live`), so planned slices may share bytes.
+inline constexpr int64_t kPlanVersion = 2;
+inline constexpr int64_t kMinPlanVersion = 1;
 
 enum class StorageKind { Arena, Argument, View, Constant };
 std::string_view storageKindName(StorageKind kind);
@@ -38,6 +40,12 @@ struct TensorInfo {
   StorageKind storage = StorageKind::Arena;
   /// Arena: the byte offset in the arena.
   uint64_t offset = 0;
+  /// Arena, version 2: the steps during which the slice holds this tensor
+  /// (inclusive; `liveLast` = number of steps means until after the step).
+  /// Version 1 plans get [0, steps], which is why their slices may not
+  /// overlap.
+  int64_t liveFirst = 0;
+  int64_t liveLast = -1;
   /// Argument: the index into Plan::arguments.
   int64_t argument = -1;
   /// View: the tensor whose bytes this one reinterprets.

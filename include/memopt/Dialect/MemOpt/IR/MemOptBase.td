@@ -143,10 +143,25 @@ def MemOpt_InferResultTypes : TraitList<[
     }]>
 ]>;
 
-// An op of the forward vocabulary: pure, with inferred result types and a
-// gradient rule.
+// Listed in an op's traits when its FLOP count is not CostOpInterface's
+// element-wise default; the op then implements `getFlops` (CostModel.cpp).
+def MemOpt_FlopModel
+    : DeclareOpInterfaceMethods<MemOpt_CostOpInterface, ["getFlops"]>;
+
+// The cost trait a computing op's base class adds: the interface with its
+// default, unless the op's own traits declare MemOpt_FlopModel (an op cannot
+// list an interface twice).
+class MemOpt_CostTraits<list<Trait> traits> {
+  list<Trait> ret =
+      !if(!empty(!filter(t, traits, !eq(t, MemOpt_FlopModel))),
+          [MemOpt_CostOpInterface], []);
+}
+
+// An op of the forward vocabulary: pure, with inferred result types, a
+// gradient rule and a FLOP count.
 class MemOpt_ForwardOp<string mnemonic, list<Trait> traits = []>
     : MemOpt_Op<mnemonic, !listconcat([Pure, MemOpt_InferResultTypes,
-        DeclareOpInterfaceMethods<MemOpt_DifferentiableOpInterface>], traits)>;
+        DeclareOpInterfaceMethods<MemOpt_DifferentiableOpInterface>],
+        MemOpt_CostTraits<traits>.ret, traits)>;
 
 #endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTBASE_TD

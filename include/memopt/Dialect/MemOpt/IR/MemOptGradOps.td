@@ -13,7 +13,8 @@
 #define MEMOPT_DIALECT_MEMOPT_IR_MEMOPTGRADOPS_TD
 
 class MemOpt_GradOp<string mnemonic, list<Trait> traits = []>
-    : MemOpt_Op<mnemonic, !listconcat([Pure], traits)> {
+    : MemOpt_Op<mnemonic, !listconcat([Pure], MemOpt_CostTraits<traits>.ret,
+                                      traits)> {
   let assemblyFormat =
       "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -34,7 +35,8 @@ def MemOpt_SumToOp : MemOpt_GradOp<"sum_to"> {
   let results = (outs MemOpt_FloatTensor:$result);
 }
 
-def MemOpt_Conv2DBackwardInputOp : MemOpt_GradOp<"conv2d_backward_input"> {
+def MemOpt_Conv2DBackwardInputOp
+    : MemOpt_GradOp<"conv2d_backward_input", [MemOpt_FlopModel]> {
   let summary = "gradient of conv2d with respect to its input";
   let description = [{
     The transposed convolution of `grad_output` (`N×K×OH×OW`) with `weight`,
@@ -56,7 +58,8 @@ def MemOpt_Conv2DBackwardInputOp : MemOpt_GradOp<"conv2d_backward_input"> {
   let results = (outs MemOpt_FloatTensor:$result);
 }
 
-def MemOpt_Conv2DBackwardWeightOp : MemOpt_GradOp<"conv2d_backward_weight"> {
+def MemOpt_Conv2DBackwardWeightOp
+    : MemOpt_GradOp<"conv2d_backward_weight", [MemOpt_FlopModel]> {
   let summary = "gradient of conv2d with respect to its weight";
   let description = [{
     Correlates the conv2d's `input` with `grad_output`, giving the gradient
@@ -121,7 +124,8 @@ def MemOpt_EluBackwardOp : MemOpt_ActivationBackwardOp<"elu",
                    DefaultValuedAttr<BoolAttr, "false">:$from_output);
 }
 
-def MemOpt_BatchNormBackwardOp : MemOpt_GradOp<"batch_norm_backward"> {
+def MemOpt_BatchNormBackwardOp
+    : MemOpt_GradOp<"batch_norm_backward", [MemOpt_FlopModel]> {
   let summary = "gradients of training-mode batch normalisation";
   let description = [{
     From the upstream gradient of `y`, the forward input `x` and `gamma`,
@@ -141,7 +145,8 @@ def MemOpt_BatchNormBackwardOp : MemOpt_GradOp<"batch_norm_backward"> {
                  MemOpt_FloatTensor:$grad_gamma, MemOpt_FloatTensor:$grad_beta);
 }
 
-def MemOpt_LayerNormBackwardOp : MemOpt_GradOp<"layer_norm_backward"> {
+def MemOpt_LayerNormBackwardOp
+    : MemOpt_GradOp<"layer_norm_backward", [MemOpt_FlopModel]> {
   let summary = "gradients of layer normalisation";
   let description = [{
     From the upstream gradient, the forward input `x` and `gamma`, computes

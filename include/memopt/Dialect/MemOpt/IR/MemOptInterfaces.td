@@ -41,4 +41,39 @@ def MemOpt_DifferentiableOpInterface
   ];
 }
 
+def MemOpt_CostOpInterface : OpInterface<"CostOpInterface"> {
+  let cppNamespace = "::memopt";
+  let description = [{
+    The arithmetic an op performs, in floating-point operations (a
+    multiply-add counts two). The memory report totals it per training step
+    and checkpointing weighs what it would recompute with it, so the model
+    only has to rank ops correctly, not time them: element-wise and data
+    movement ops cost one operation per element of the largest tensor they
+    read or write (the default), convolutions and matrix products their
+    multiply-adds, normalisations about five operations per element. Ops
+    whose cost is not the default declare `MemOpt_FlopModel` and implement
+    `getFlops` (CostModel.cpp); ops without the interface (constants, frees)
+    do no arithmetic worth counting.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Floating-point operations this op performs once.
+      }],
+      "int64_t", "getFlops", (ins), /*methodBody=*/"",
+      /*defaultImplementation=*/[{
+        int64_t largest = 0;
+        auto consider = [&](::mlir::Type type) {
+          auto shaped = ::llvm::dyn_cast<::mlir::ShapedType>(type);
+          if (shaped && shaped.hasStaticShape())
+            largest = std::max<int64_t>(largest, shaped.getNumElements());
+        };
+        for (::mlir::Type type : $_op->getOperandTypes())
+          consider(type);
+        for (::mlir::Type type : $_op->getResultTypes())
+          consider(type);
+        return largest;
+      }]>,
+  ];
+}
+
 #endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTINTERFACES_TD

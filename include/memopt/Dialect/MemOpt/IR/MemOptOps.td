@@ -22,7 +22,7 @@ defvar Pair00 = "{0, 0}";
 // Convolution, linear, matmul
 //===----------------------------------------------------------------------===//
 
-def MemOpt_Conv2DOp : MemOpt_ForwardOp<"conv2d"> {
+def MemOpt_Conv2DOp : MemOpt_ForwardOp<"conv2d", [MemOpt_FlopModel]> {
   let summary = "2-D convolution (cross-correlation), NCHW";
   let description = [{
     Cross-correlates an `N×C×H×W` input with a `K×(C/groups)×R×S` weight and
@@ -50,7 +50,7 @@ def MemOpt_Conv2DOp : MemOpt_ForwardOp<"conv2d"> {
   }];
 }
 
-def MemOpt_LinearOp : MemOpt_ForwardOp<"linear"> {
+def MemOpt_LinearOp : MemOpt_ForwardOp<"linear", [MemOpt_FlopModel]> {
   let summary = "fully connected layer: x·Wᵀ + b";
   let description = [{
     Multiplies the trailing dimension of `input` (`…×I`) by the transpose of
@@ -71,7 +71,7 @@ def MemOpt_LinearOp : MemOpt_ForwardOp<"linear"> {
   }];
 }
 
-def MemOpt_MatMulOp : MemOpt_ForwardOp<"matmul"> {
+def MemOpt_MatMulOp : MemOpt_ForwardOp<"matmul", [MemOpt_FlopModel]> {
   let summary = "batched matrix product with broadcasting batch dimensions";
   let description = [{
     Computes `a·b` over the two trailing dimensions (`…×M×K` times `…×K×N`,
@@ -160,7 +160,8 @@ def MemOpt_MulOp : MemOpt_BinaryOp<"mul", "product">;
 //===----------------------------------------------------------------------===//
 
 def MemOpt_BatchNormOp : MemOpt_ForwardOp<"batch_norm",
-    [AllTypesMatch<["gamma", "beta", "running_mean", "running_var"]>]> {
+    [MemOpt_FlopModel,
+     AllTypesMatch<["gamma", "beta", "running_mean", "running_var"]>]> {
   let summary = "batch normalisation in training mode";
   let description = [{
     Normalises `x` (`N×C×…`) per channel with the batch statistics, scales by
@@ -203,7 +204,7 @@ def MemOpt_BatchNormOp : MemOpt_ForwardOp<"batch_norm",
 }
 
 def MemOpt_BatchNormInferenceOp : MemOpt_Op<"batch_norm_inference", [Pure,
-    AllTypesMatch<["x", "result"]>,
+    MemOpt_FlopModel, AllTypesMatch<["x", "result"]>,
     AllTypesMatch<["gamma", "beta", "running_mean", "running_var"]>]> {
   let summary = "batch normalisation in evaluation mode";
   let description = [{
@@ -229,8 +230,8 @@ def MemOpt_BatchNormInferenceOp : MemOpt_Op<"batch_norm_inference", [Pure,
   let hasVerifier = 1;
 }
 
-def MemOpt_LayerNormOp
-    : MemOpt_ForwardOp<"layer_norm", [AllTypesMatch<["gamma", "beta"]>]> {
+def MemOpt_LayerNormOp : MemOpt_ForwardOp<"layer_norm",
+    [MemOpt_FlopModel, AllTypesMatch<["gamma", "beta"]>]> {
   let summary = "layer normalisation over the trailing dimensions";
   let description = [{
     Normalises `x` over its trailing dimensions given by the shape of `gamma`
@@ -498,6 +499,25 @@ def MemOpt_MseLossOp
                    MemOpt_FloatTensor:$target);
   let results = (outs MemOpt_ScalarFloatTensor:$result);
   let assemblyFormat = "$prediction `,` $target attr-dict `:` type($prediction)";
+}
+
+def MemOpt_FreeOp : MemOpt_Op<"free", [MemoryEffects<[MemFree]>]> {
+  let summary = "the end of a value's buffer lifetime";
+  let description = [{
+    Marks the point after which the buffer holding `value` (and every value
+    aliasing it, such as reshape results) is dead and may be reused.
+    `--memopt-schedule` places one after every buffer's last use; the memory
+    analysis and the planner end lifetimes there. The value must not be used
+    after it. Freeing a function argument is an error: arguments belong to
+    the caller.
+
+    ```mlir
+    memopt.free %activation : tensor<8x64x32x32xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_AnyTensor:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+  let hasVerifier = 1;
 }
 
 include "memopt/Dialect/MemOpt/IR/MemOptGradOps.td"

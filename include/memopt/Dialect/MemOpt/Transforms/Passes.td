@@ -81,6 +81,32 @@ def MemOptAutodiff : Pass<"memopt-autodiff", "mlir::ModuleOp"> {
   ];
 }
 
+def MemOptSchedule : Pass<"memopt-schedule", "mlir::ModuleOp"> {
+  let summary = "Memory-aware op order and a memopt.free after every last use";
+  let description = [{
+    Reorders the ops of each function (respecting every data dependence)
+    with a greedy list scheduler that, among the ops ready to run, picks the
+    one that frees the most bytes net of what it allocates (ties: original
+    order), then inserts `memopt.free` after the last use of every buffer
+    that is neither an argument nor returned. Reshape results share their
+    operand's buffer, so a buffer dies only with its last alias.
+
+    Optimizer updates run as soon as their gradient is final (the
+    optimizer-in-backward trick): the gradient dies at once, so gradient
+    memory falls from the size of all parameters to a few of them. Updates
+    are ordinary data dependences, so anything global a step waits on (a
+    gradient norm, a finite-check) orders them correctly without special
+    cases.
+
+    The transformed step computes bit-identical results: only the order
+    changes.
+  }];
+  let statistics = [
+    Statistic<"numFrees", "frees", "memopt.free ops inserted">,
+    Statistic<"numMoved", "moved", "Ops whose position changed">
+  ];
+}
+
 def MemOptEvalMode : Pass<"memopt-eval-mode", "mlir::ModuleOp"> {
   let summary = "Rewrite training graphs for evaluation (PyTorch's eval() + no_grad)";
   let description = [{
@@ -122,6 +148,71 @@ def MemOptMicrobatch : Pass<"memopt-microbatch", "mlir::ModuleOp"> {
            "Number of micro-batches">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def MemOptReport : Pass<"memopt-report", "mlir::ModuleOp"> {
+  let summary = "Write the memory report (JSON) of every function";
+  let description = [{
+    An analysis-only pass (DESIGN.md §4): for every function with a body it
+    measures, in the current op order, the bytes each op has live and the
+    totals users compare across configurations, and writes them as JSON,
+    sizes in bytes. A module with exactly one such function gives one
+    object; any other number gives an array of objects, in module order.
+
+    ```json
+    {"function": "mlp_train",
+     "parameters": {"count": 235146, "bytes": 940584},
+     "gradient_bytes": 940584, "optimizer_state_bytes": 0,
+     "forward_allocated_bytes": 199172, "saved_for_backward_bytes": 100868,
+     "peak_bytes": 2885204, "arena_bytes": null,
+     "recompute_flops": 0, "total_flops": 64765450,
+     "ops": [{"index": 0, "op": "memopt.linear",
+              "loc": "examples/mlp.mlir:12:9", "live_bytes": 1207336}, ...]}
+    ```
+
+    (`examples/mlp.mlir` after `--memopt-autodiff`.)
+
+    Every tensor lives from the op that defines it through its last use (a
+    `memopt.free` counts as one; returned values to the end); arguments for
+    the whole step; reshapes and results marked `memopt.inplace` share
+    their operand's buffer. Forward ops are those the loss (result 0)
+    depends on, backward ops the rest. `gradient_bytes` are the gradients
+    the optimizer updates consume (or that `optimizer=none` returns), 0
+    before `--memopt-autodiff`. `arena_bytes` is the function's
+    `memopt.arena_bytes` once the planner has set it, else null.
+    `recompute_flops` counts ops marked `memopt.recompute`. FLOPs follow
+    `CostOpInterface`. `function=<name>` restricts the report to one
+    function (memopt-run's `--report` uses it). The IR is left unchanged.
+  }];
+  let options = [
+    Option<"file", "file", "std::string", /*default=*/"\"-\"",
+           "Where to write the report ('-' for stdout)">,
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "Report only this function (default: every function)">
+  ];
+}
+
+def TestPrintLiveness : Pass<"test-print-liveness", "mlir::ModuleOp"> {
+  let summary = "Print the memory analysis of every function (for tests)";
+  let description = [{
+    Test-only: prints what MemoryAnalysis computes, one line per tensor value
+    in definition order (arguments first), then the live bytes at each op,
+    so FileCheck tests can pin sizes, lifetimes, roles and aliases:
+
+    ```
+    func @f: 2 ops, first backward op 2, peak 2048 bytes
+      arg/0 %arg0: size = 1024, live = [-1, 2], role = data
+      memopt.relu/0 %0: size = 1024, live = [0, 2], role = activation
+      memopt.reshape/1 %1: size = 1024, live = [0, 2], role = activation, alias of %0
+      op 0 memopt.relu: live_bytes = 2048
+      op 1 memopt.reshape: live_bytes = 2048
+    ```
+
+    `name/index` is the defining op and its index (`arg` and the argument
+    number for arguments); `live = [start, end]` is the value's buffer, in
+    op indices, inclusive: an alias shows its root's interval. The IR is
+    left unchanged.
+  }];
 }
 
 #endif // MEMOPT_DIALECT_MEMOPT_TRANSFORMS_PASSES_TD

@@ -1,0 +1,588 @@
+//===- ArenaPlanner.cpp - greedy arena placement and its checker ----------===//
+//
+// Every heuristic is the same loop with a different order: take the next
+// buffer, walk the already placed buffers in increasing offset order, keep
+// only those whose lifetime intersects it, and look at the gaps between them.
+// Placed buffers live in a blocked offset-ordered list (a B+-tree leaf chain
+// without the tree), so inserting stays cheap and the walk is a linear scan
+// over contiguous memory, which is what makes 20,000 buffers fast even when
+// most of them conflict with each other, as forward activations do.
+//
+// The checker at the end is deliberately a different algorithm (a lifetime
+// sweep over an ordered map of live offsets) sharing no code with the
+// placement.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memopt/Analysis/ArenaPlanner.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/ThreadPool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cassert>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <queue>
+
+using namespace memopt;
+
+namespace {
+
+/// A buffer as the planner sees it: its size already rounded up to the
+/// alignment, and its lifetime both in op indices (for the orders that
+/// measure lifetimes) and in dense 32-bit ranks of those indices (for the
+/// conflict test, which only compares them: 32-bit lanes let the compiler
+/// test four placed buffers per SSE2 instruction, 64-bit compares would need
+/// SSE4.2). Because every offset is aligned, no other buffer can start in a
+/// buffer's padding, so planning with rounded sizes loses nothing and the gap
+/// arithmetic never has to round.
+struct Item {
+  uint64_t size;
+  int64_t start;
+  int64_t end;
+  int32_t firstRank;
+  int32_t lastRank;
+};
+
+/// Placed buffers in increasing offset order, as a list of bounded blocks:
+/// an insertion moves at most one block's worth of slots instead of up to n
+/// (a flat sorted array made insertion, not the scan, the bottleneck), and
+/// scanning walks contiguous memory (a linked list, as TFLite uses, would
+/// chase a pointer per slot). Each block is a structure of arrays so the
+/// lifetime test over a whole block vectorises, and offsets are only loaded
+/// for the slots that pass it.
+class OffsetOrderedSlots {
+public:
+  /// Large enough that per-block overhead is negligible next to the slot
+  /// loop, small enough that an insertion's memmove and a block's conflict
+  /// mask stay in L1.
+  static constexpr unsigned kBlockCapacity = 512;
+
+  struct Block {
+    unsigned count = 0;
+    /// Slot j occupies bytes [begin[j], end[j]) during op ranks
+    /// [first[j], last[j]]; begin is non-decreasing.
+    /// Zeroed so that the scan may read a whole group of eight past
+    /// `count` (it ignores what it reads there).
+    int32_t first[kBlockCapacity] = {};
+    int32_t last[kBlockCapacity] = {};
+    uint64_t begin[kBlockCapacity] = {};
+    uint64_t end[kBlockCapacity] = {};
+  };
+
+  llvm::ArrayRef<std::unique_ptr<Block>> blocks() const { return blockList; }
+
+  void insert(uint64_t begin, uint64_t end, int32_t first, int32_t last) {
+    // The first block whose last slot starts after `begin`, else the last
+    // (only the very first insertion sees an empty block).
+    if (blockList.empty())
+      blockList.push_back(std::make_unique<Block>());
+    auto blockIt = llvm::partition_point(
+        blockList, [&](const std::unique_ptr<Block> &block) {
+          return block->count && block->begin[block->count - 1] <= begin;
+        });
+    if (blockIt == blockList.end())
+      blockIt = std::prev(blockList.end());
+    if ((*blockIt)->count == kBlockCapacity) {
+      // Move the upper half into a new block right after this one.
+      auto upper = std::make_unique<Block>();
+      Block &lower = **blockIt;
+      unsigned half = kBlockCapacity / 2;
+      upper->count = kBlockCapacity - half;
+      std::copy_n(lower.first + half, upper->count, upper->first);
+      std::copy_n(lower.last + half, upper->count, upper->last);
+      std::copy_n(lower.begin + half, upper->count, upper->begin);
+      std::copy_n(lower.end + half, upper->count, upper->end);
+      lower.count = half;
+      bool goesUp = lower.begin[half - 1] <= begin;
+      blockIt = blockList.insert(std::next(blockIt), std::move(upper));
+      if (!goesUp)
+        --blockIt;
+    }
+    Block &block = **blockIt;
+    unsigned pos =
+        std::upper_bound(block.begin, block.begin + block.count, begin) -
+        block.begin;
+    unsigned tail = block.count - pos;
+    std::copy_backward(block.first + pos, block.first + pos + tail,
+                       block.first + pos + tail + 1);
+    std::copy_backward(block.last + pos, block.last + pos + tail,
+                       block.last + pos + tail + 1);
+    std::copy_backward(block.begin + pos, block.begin + pos + tail,
+                       block.begin + pos + tail + 1);
+    std::copy_backward(block.end + pos, block.end + pos + tail,
+                       block.end + pos + tail + 1);
+    block.first[pos] = first;
+    block.last[pos] = last;
+    block.begin[pos] = begin;
+    block.end[pos] = end;
+    ++block.count;
+  }
+
+private:
+  /// Contains no empty block once the first slot is in.
+  std::vector<std::unique_ptr<Block>> blockList;
+};
+
+/// Larger than any gap: offsets and arena sizes stay below 2^63.
+constexpr uint64_t kNoGap = uint64_t(1) << 63;
+
+/// The offset for a buffer of `size` bytes live during op ranks [first,
+/// last], given the placed slots: the lowest gap between conflicting slots
+/// that fits (first fit) or the smallest one (best fit, lowest on ties), else
+/// just above the highest conflicting slot.
+template <bool BestFit>
+uint64_t findOffset(const OffsetOrderedSlots &placed, uint64_t size,
+                    int32_t first, int32_t last) {
+  using Block = OffsetOrderedSlots::Block;
+  // Everything below `cursor` is taken by some conflicting slot seen so far
+  // (slots come in offset order, so the free space below a slot's begin and
+  // above `cursor` is a gap).
+  uint64_t cursor = 0;
+  uint64_t bestOffset = 0;
+  bool found = false;
+  // A gap [cursor, begin) is taken iff it fits and beats the best so far:
+  // cursor + size <= begin < cursor + bestGap, i.e. one unsigned compare,
+  // begin - (cursor + size) < bestGap - size, because when begin is below
+  // cursor + size the subtraction wraps to at least 2^63 (offsets and sizes
+  // stay below 2^63), and `slack` never exceeds 2^63. First fit takes any gap
+  // that fits: its bestGap stays "none", 2^63.
+  uint64_t slack = kNoGap - size;
+  // Per slot, all ones where its lifetime intersects [first, last], else 0;
+  // padded to a whole number of groups of eight.
+  alignas(16) int32_t conflicts[OffsetOrderedSlots::kBlockCapacity + 8];
+  for (const std::unique_ptr<Block> &blockPtr : placed.blocks()) {
+    const Block &block = *blockPtr;
+    unsigned count = block.count;
+    // Branch-free so that it vectorises; most slots are rejected here.
+    for (unsigned j = 0; j < count; ++j)
+      conflicts[j] =
+          -int32_t((block.last[j] >= first) & (block.first[j] <= last));
+    std::fill_n(conflicts + count, 8, 0);
+    for (unsigned base = 0; base < count; base += 8) {
+      // Skip eight unrelated slots at once: the common case when lifetimes
+      // are short.
+      uint64_t words[4];
+      std::memcpy(words, conflicts + base, sizeof(words));
+      if (!(words[0] | words[1] | words[2] | words[3]))
+        continue;
+      // Otherwise branch-free over all eight: when lifetimes are long (as
+      // forward activations') most slots conflict, and a branch on each
+      // would mispredict constantly. Masking a slot that does not conflict
+      // to [0, 0) makes it inert: it cannot raise the cursor, and its begin,
+      // 0, is below cursor + size. Only a new best gap, rare, branches.
+      for (unsigned j = base; j != base + 8; ++j) {
+        uint64_t mask = uint64_t(int64_t(conflicts[j]));
+        uint64_t begin = block.begin[j] & mask;
+        uint64_t end = block.end[j] & mask;
+        if (LLVM_UNLIKELY(begin - (cursor + size) < slack)) {
+          if (!BestFit || begin - cursor == size)
+            return cursor;
+          slack = begin - cursor - size;
+          bestOffset = cursor;
+          found = true;
+        }
+        cursor = std::max(cursor, end);
+      }
+    }
+  }
+  return found ? bestOffset : cursor;
+}
+
+/// Places `items` one at a time in `order` into `offsets` (indexed like
+/// `items`), setting `arenaEnd` to max(offset + rounded size), and returns
+/// true. Returns false as soon as `hopeless(arenaEnd)` says the layout can no
+/// longer win, since the rest of the work would be wasted.
+template <bool BestFit, typename HopelessFn>
+bool placeInOrder(llvm::ArrayRef<Item> items, llvm::ArrayRef<uint32_t> order,
+                  HopelessFn hopeless, std::vector<uint64_t> &offsets,
+                  uint64_t &arenaEnd) {
+  offsets.assign(items.size(), 0);
+  OffsetOrderedSlots placed;
+  arenaEnd = 0;
+  for (uint32_t index : order) {
+    const Item &item = items[index];
+    // An empty buffer occupies nothing, so offset 0 is always valid and
+    // recording it would only slow down later scans.
+    if (item.size == 0)
+      continue;
+    uint64_t offset =
+        findOffset<BestFit>(placed, item.size, item.firstRank, item.lastRank);
+    offsets[index] = offset;
+    uint64_t newEnd = offset + item.size;
+    if (newEnd > arenaEnd) {
+      arenaEnd = newEnd;
+      if (hopeless(arenaEnd))
+        return false;
+    }
+    placed.insert(offset, offset + item.size, item.firstRank, item.lastRank);
+  }
+  return true;
+}
+
+uint64_t lifetimeLength(const Item &item) {
+  // start ≤ end is a precondition; the length of a lifetime spanning the
+  // whole int64 range still fits in uint64.
+  return static_cast<uint64_t>(item.end) - static_cast<uint64_t>(item.start) +
+         1;
+}
+
+/// The order `heuristic` places buffers in. Every comparison ends on the
+/// index so that std::sort yields the same order on every platform.
+std::vector<uint32_t> placementOrder(llvm::ArrayRef<Item> items,
+                                     PlacementHeuristic heuristic) {
+  std::vector<uint32_t> order(items.size());
+  for (uint32_t i = 0, e = items.size(); i != e; ++i)
+    order[i] = i;
+  auto bySizeDesc = [&](uint32_t a, uint32_t b) {
+    const Item &x = items[a], &y = items[b];
+    if (x.size != y.size)
+      return x.size > y.size;
+    if (lifetimeLength(x) != lifetimeLength(y))
+      return lifetimeLength(x) > lifetimeLength(y);
+    if (x.start != y.start)
+      return x.start < y.start;
+    return a < b;
+  };
+  std::function<bool(uint32_t, uint32_t)> less;
+  switch (heuristic) {
+  case PlacementHeuristic::SizeBestFit:
+    less = bySizeDesc;
+    break;
+  case PlacementHeuristic::StartFirstFit:
+    less = [&](uint32_t a, uint32_t b) {
+      if (items[a].start != items[b].start)
+        return items[a].start < items[b].start;
+      return bySizeDesc(a, b);
+    };
+    break;
+  case PlacementHeuristic::AreaBestFit:
+    less = [&](uint32_t a, uint32_t b) {
+      // Saturating: size × length can exceed 64 bits for absurd inputs, and
+      // a saturated area still orders them sensibly among themselves by the
+      // tie-break.
+      uint64_t areaA =
+          llvm::SaturatingMultiply(items[a].size, lifetimeLength(items[a]));
+      uint64_t areaB =
+          llvm::SaturatingMultiply(items[b].size, lifetimeLength(items[b]));
+      if (areaA != areaB)
+        return areaA > areaB;
+      return bySizeDesc(a, b);
+    };
+    break;
+  case PlacementHeuristic::LongestLifetimeBestFit:
+    less = [&](uint32_t a, uint32_t b) {
+      uint64_t lengthA = lifetimeLength(items[a]);
+      uint64_t lengthB = lifetimeLength(items[b]);
+      if (lengthA != lengthB)
+        return lengthA > lengthB;
+      return bySizeDesc(a, b);
+    };
+    break;
+  }
+  std::sort(order.begin(), order.end(), less);
+  return order;
+}
+
+bool isBestFit(PlacementHeuristic heuristic) {
+  return heuristic != PlacementHeuristic::StartFirstFit;
+}
+
+/// The heuristics of one `planArena` call, run one after the other or
+/// concurrently. The winner is the first (in the caller's order) of the
+/// smallest arenas, and every attempt may stop as soon as it provably cannot
+/// be that winner. The rule below only ever compares against attempts that
+/// have finished, so it never stops the true winner, whatever the timing:
+/// the winner's partial arena is always smaller than every earlier
+/// attempt's final one and no larger than every later attempt's.
+class HeuristicRace {
+public:
+  HeuristicRace(llvm::ArrayRef<PlacementHeuristic> heuristics,
+                uint64_t lowerBound, bool exhaustive)
+      : heuristics(heuristics), lowerBound(lowerBound), exhaustive(exhaustive),
+        finishedSizes(heuristics.size()), attempts(heuristics.size()),
+        offsets(heuristics.size()) {
+    for (std::atomic<uint64_t> &size : finishedSizes)
+      size.store(kUnfinished, std::memory_order_relaxed);
+  }
+
+  /// Runs attempt `i` (thread-safe for distinct `i`).
+  void run(llvm::ArrayRef<Item> items, size_t i) {
+    // An earlier attempt at the lower bound wins whatever this one does.
+    if (!exhaustive)
+      for (size_t j = 0; j < i; ++j)
+        if (finishedSizes[j].load(std::memory_order_relaxed) == lowerBound)
+          return;
+    PlacementHeuristic heuristic = heuristics[i];
+    std::vector<uint32_t> order = placementOrder(items, heuristic);
+    auto hopeless = [&](uint64_t partial) {
+      return !exhaustive && cannotWin(i, partial);
+    };
+    uint64_t arenaEnd = 0;
+    bool finished =
+        isBestFit(heuristic)
+            ? placeInOrder<true>(items, order, hopeless, offsets[i], arenaEnd)
+            : placeInOrder<false>(items, order, hopeless, offsets[i], arenaEnd);
+    attempts[i] = PlacementAttempt{heuristic, arenaEnd, !finished};
+    if (finished)
+      finishedSizes[i].store(arenaEnd, std::memory_order_relaxed);
+  }
+
+  /// The result, once every `run` has returned.
+  ArenaPlan takePlan(uint64_t alignment) {
+    ArenaPlan plan;
+    plan.alignment = alignment;
+    std::optional<size_t> winner;
+    for (size_t i = 0, e = heuristics.size(); i != e; ++i) {
+      if (!attempts[i])
+        continue;
+      plan.attempts.push_back(*attempts[i]);
+      if (!attempts[i]->abandoned &&
+          (!winner || attempts[i]->arenaSize < attempts[*winner]->arenaSize))
+        winner = i;
+    }
+    if (winner) {
+      plan.heuristic = heuristics[*winner];
+      plan.arenaSize = attempts[*winner]->arenaSize;
+      plan.offsets = std::move(offsets[*winner]);
+    }
+    return plan;
+  }
+
+private:
+  static constexpr uint64_t kUnfinished = std::numeric_limits<uint64_t>::max();
+
+  /// Attempt `i`'s arena already reached `partial` (it only grows), so it
+  /// loses to any earlier finished attempt no larger (ties go to the earlier
+  /// one) and any later one strictly smaller.
+  bool cannotWin(size_t i, uint64_t partial) const {
+    for (size_t j = 0, e = finishedSizes.size(); j != e; ++j) {
+      uint64_t size = finishedSizes[j].load(std::memory_order_relaxed);
+      if (j < i ? size <= partial : (j > i && size < partial))
+        return true;
+    }
+    return false;
+  }
+
+  llvm::ArrayRef<PlacementHeuristic> heuristics;
+  uint64_t lowerBound;
+  bool exhaustive;
+  /// The final arena of each finished attempt, else kUnfinished: the only
+  /// state shared between concurrent attempts.
+  std::vector<std::atomic<uint64_t>> finishedSizes;
+  std::vector<std::optional<PlacementAttempt>> attempts;
+  std::vector<std::vector<uint64_t>> offsets;
+};
+
+} // namespace
+
+llvm::StringRef memopt::stringifyPlacementHeuristic(PlacementHeuristic h) {
+  switch (h) {
+  case PlacementHeuristic::SizeBestFit:
+    return "size-best-fit";
+  case PlacementHeuristic::StartFirstFit:
+    return "start-first-fit";
+  case PlacementHeuristic::AreaBestFit:
+    return "area-best-fit";
+  case PlacementHeuristic::LongestLifetimeBestFit:
+    return "longest-lifetime-best-fit";
+  }
+  llvm_unreachable("unknown placement heuristic");
+}
+
+llvm::ArrayRef<PlacementHeuristic> memopt::allPlacementHeuristics() {
+  static const PlacementHeuristic all[] = {
+      PlacementHeuristic::SizeBestFit,
+      PlacementHeuristic::StartFirstFit,
+      PlacementHeuristic::AreaBestFit,
+      PlacementHeuristic::LongestLifetimeBestFit,
+  };
+  return all;
+}
+
+ArenaPlan memopt::planArena(llvm::ArrayRef<BufferLifetime> buffers,
+                            uint64_t alignment, const PlannerOptions &options) {
+  assert(llvm::isPowerOf2_64(alignment) && "alignment must be a power of two");
+  // Two op ranks per buffer must fit in int32.
+  assert(buffers.size() <= std::numeric_limits<int32_t>::max() / 2 &&
+         "too many buffers for 32-bit op ranks");
+  // Dense ranks of the op indices that occur, so lifetimes fit in 32 bits
+  // whatever the op numbering.
+  std::vector<int64_t> ops;
+  ops.reserve(2 * buffers.size());
+  for (const BufferLifetime &buffer : buffers) {
+    assert(buffer.start <= buffer.end && "lifetime ends before it starts");
+    ops.push_back(buffer.start);
+    ops.push_back(buffer.end);
+  }
+  llvm::sort(ops);
+  ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
+  auto rank = [&](int64_t op) -> int32_t {
+    return llvm::lower_bound(ops, op) - ops.begin();
+  };
+  std::vector<Item> items;
+  items.reserve(buffers.size());
+  uint64_t worstArena = 0;
+  for (const BufferLifetime &buffer : buffers) {
+    items.push_back({llvm::alignTo(buffer.size, alignment), buffer.start,
+                     buffer.end, rank(buffer.start), rank(buffer.end)});
+    worstArena = llvm::SaturatingAdd(worstArena, items.back().size);
+  }
+  assert(worstArena < kNoGap && "buffers too large to plan: sum of sizes "
+                                "must stay below 2^63");
+  (void)worstArena;
+
+  llvm::ArrayRef<PlacementHeuristic> heuristics = options.heuristics;
+  if (heuristics.empty())
+    heuristics = allPlacementHeuristics();
+
+  // Once a layout reaches the max-live bound no other can be smaller.
+  HeuristicRace race(heuristics, lowerBound(buffers, alignment),
+                     options.exhaustive);
+  if (options.threadPool && heuristics.size() > 1) {
+    llvm::ThreadPoolTaskGroup group(*options.threadPool);
+    for (size_t i = 0, e = heuristics.size(); i != e; ++i)
+      group.async([&race, &items, i] { race.run(items, i); });
+    group.wait();
+  } else {
+    for (size_t i = 0, e = heuristics.size(); i != e; ++i)
+      race.run(items, i);
+  }
+  return race.takePlan(alignment);
+}
+
+uint64_t memopt::lowerBound(llvm::ArrayRef<BufferLifetime> buffers,
+                            uint64_t alignment) {
+  assert(llvm::isPowerOf2_64(alignment) && "alignment must be a power of two");
+  // (op, isEnd, bytes): at equal ops the starts come first, so the running
+  // total after the last start at an op counts exactly the buffers live at
+  // it (lifetimes are inclusive at both ends).
+  struct Event {
+    int64_t op;
+    bool isEnd;
+    uint64_t bytes;
+  };
+  std::vector<Event> events;
+  events.reserve(2 * buffers.size());
+  for (const BufferLifetime &buffer : buffers) {
+    uint64_t bytes = llvm::alignTo(buffer.size, alignment);
+    events.push_back({buffer.start, false, bytes});
+    events.push_back({buffer.end, true, bytes});
+  }
+  llvm::sort(events, [](const Event &a, const Event &b) {
+    if (a.op != b.op)
+      return a.op < b.op;
+    return a.isEnd < b.isEnd;
+  });
+  uint64_t live = 0, peak = 0;
+  for (const Event &event : events) {
+    if (event.isEnd) {
+      live -= event.bytes;
+      continue;
+    }
+    live += event.bytes;
+    peak = std::max(peak, live);
+  }
+  return peak;
+}
+
+//===----------------------------------------------------------------------===//
+// Checker
+//===----------------------------------------------------------------------===//
+
+static llvm::Error planError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+static std::string describe(llvm::ArrayRef<BufferLifetime> buffers,
+                            llvm::ArrayRef<uint64_t> offsets, size_t i) {
+  const BufferLifetime &buffer = buffers[i];
+  return llvm::formatv("buffer #{0} (id {1}, ops [{2}, {3}], bytes [{4}, {5}))",
+                       i, buffer.id, buffer.start, buffer.end, offsets[i],
+                       offsets[i] + buffer.size)
+      .str();
+}
+
+llvm::Error memopt::verifyArenaPlan(llvm::ArrayRef<BufferLifetime> buffers,
+                                    const ArenaPlan &plan) {
+  llvm::ArrayRef<uint64_t> offsets = plan.offsets;
+  if (offsets.size() != buffers.size())
+    return planError(llvm::formatv("plan has {0} offsets for {1} buffers",
+                                   offsets.size(), buffers.size()));
+  if (!llvm::isPowerOf2_64(plan.alignment))
+    return planError(
+        llvm::formatv("alignment {0} is not a power of two", plan.alignment));
+
+  for (size_t i = 0, e = buffers.size(); i != e; ++i) {
+    const BufferLifetime &buffer = buffers[i];
+    if (buffer.start > buffer.end)
+      return planError(llvm::formatv(
+          "buffer #{0} (id {1}) has lifetime [{2}, {3}] ending before it "
+          "starts",
+          i, buffer.id, buffer.start, buffer.end));
+    if (offsets[i] % plan.alignment != 0)
+      return planError(llvm::formatv("buffer #{0} (id {1}) at offset {2} is "
+                                     "not aligned to {3}",
+                                     i, buffer.id, offsets[i], plan.alignment));
+    // Unsigned wrap-around: the sum is smaller than an operand iff the true
+    // end lies beyond 2^64.
+    uint64_t bufferEnd = offsets[i] + buffer.size;
+    if (bufferEnd < offsets[i] || bufferEnd > plan.arenaSize)
+      return planError(llvm::formatv(
+          "buffer #{0} (id {1}) at offset {2} of {3} bytes does not fit in "
+          "the arena of {4} bytes",
+          i, buffer.id, offsets[i], buffer.size, plan.arenaSize));
+  }
+
+  // Sweep the buffers by start. `live` maps the offset of every non-empty
+  // buffer still live at the current start to its index. As long as no
+  // overlap has been found, the live buffers are disjoint byte ranges, so a
+  // new buffer overlaps one of them iff it overlaps its neighbour below or
+  // above in offset order.
+  std::vector<size_t> byStart(buffers.size());
+  for (size_t i = 0, e = buffers.size(); i != e; ++i)
+    byStart[i] = i;
+  llvm::stable_sort(byStart, [&](size_t a, size_t b) {
+    return buffers[a].start < buffers[b].start;
+  });
+  std::map<uint64_t, size_t> live;
+  using EndEntry = std::pair<int64_t, size_t>; // (last op, index)
+  std::priority_queue<EndEntry, std::vector<EndEntry>, std::greater<EndEntry>>
+      ends;
+  for (size_t i : byStart) {
+    const BufferLifetime &buffer = buffers[i];
+    while (!ends.empty() && ends.top().first < buffer.start) {
+      live.erase(offsets[ends.top().second]);
+      ends.pop();
+    }
+    if (buffer.size == 0)
+      continue;
+    uint64_t begin = offsets[i], end = begin + buffer.size;
+    auto above = live.lower_bound(begin);
+    std::optional<size_t> clash;
+    if (above != live.end() && above->first < end)
+      clash = above->second;
+    if (!clash && above != live.begin()) {
+      auto below = std::prev(above);
+      if (below->first + buffers[below->second].size > begin)
+        clash = below->second;
+    }
+    if (clash)
+      return planError(llvm::formatv("{0} and {1} are both live at op {2} "
+                                     "but overlap",
+                                     describe(buffers, offsets, *clash),
+                                     describe(buffers, offsets, i),
+                                     buffer.start));
+    live.emplace(begin, i);
+    ends.push({buffer.end, i});
+  }
+  return llvm::Error::success();
+}

@@ -1,0 +1,355 @@
+//===- MemoryAnalysis.cpp - sizes, lifetimes and live bytes ---------------===//
+//
+// Lifetimes come from mlir::Liveness (the last user of a value inside the
+// block, the terminator for a value that is returned), then aliases are
+// folded into their roots, and the live bytes at every op are a prefix sum
+// over buffer intervals. See MemoryAnalysis.h for the conventions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memopt/Analysis/MemoryAnalysis.h"
+
+#include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
+#include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
+
+#include "mlir/Analysis/Liveness.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/ErrorHandling.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace memopt;
+
+llvm::StringRef memopt::stringifyValueRole(ValueRole role) {
+  switch (role) {
+  case ValueRole::Param:
+    return "param";
+  case ValueRole::State:
+    return "state";
+  case ValueRole::OptimizerState:
+    return "optimizer_state";
+  case ValueRole::Data:
+    return "data";
+  case ValueRole::Activation:
+    return "activation";
+  case ValueRole::Gradient:
+    return "gradient";
+  case ValueRole::Optimizer:
+    return "optimizer";
+  }
+  llvm_unreachable("unknown value role");
+}
+
+//===----------------------------------------------------------------------===//
+// Static helpers
+//===----------------------------------------------------------------------===//
+
+Value MemoryAnalysis::aliasOf(Value value) {
+  auto result = dyn_cast<OpResult>(value);
+  if (!result)
+    return {};
+  Operation *def = result.getOwner();
+  // A reshape reinterprets its operand's elements: a view, never a copy.
+  if (auto reshape = dyn_cast<ReshapeOp>(def))
+    return reshape.getX();
+  // An in-place result overwrites the operand it names; the pass that sets
+  // the attribute has checked that the operand is dead afterwards.
+  if (auto inplace = def->getAttrOfType<IntegerAttr>(kInPlaceAttrName)) {
+    int64_t operand = inplace.getInt();
+    if (result.getResultNumber() == 0 && operand >= 0 &&
+        operand < static_cast<int64_t>(def->getNumOperands()))
+      return def->getOperand(operand);
+  }
+  return {};
+}
+
+int64_t MemoryAnalysis::getValueBytes(Value value) {
+  auto type = dyn_cast<ShapedType>(value.getType());
+  if (!type || !type.hasStaticShape())
+    return 0;
+  return type.getNumElements() *
+         static_cast<int64_t>(
+             llvm::divideCeil(type.getElementTypeBitWidth(), 8));
+}
+
+int64_t MemoryAnalysis::getFlops(Operation *op) {
+  if (auto cost = dyn_cast<CostOpInterface>(op))
+    return cost.getFlops();
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Construction
+//===----------------------------------------------------------------------===//
+
+MemoryAnalysis::MemoryAnalysis(func::FuncOp func) : func(func) { analyze(); }
+
+MemoryAnalysis::MemoryAnalysis(Operation *op)
+    : MemoryAnalysis(cast<func::FuncOp>(op)) {}
+
+void MemoryAnalysis::analyze() {
+  assert(!func.isExternal() && func.getBody().hasOneBlock() &&
+         "MemoryAnalysis needs a function body of one block");
+  Block &block = func.getBody().front();
+  for (Operation &op : block) {
+    if (&op == block.getTerminator())
+      break;
+    opIndex[&op] = static_cast<int64_t>(ops.size());
+    ops.push_back(&op);
+  }
+  opIndex[block.getTerminator()] = getNumOps();
+
+  computeForwardSet();
+
+  // Arguments, then results in op order: the order the printer shows.
+  auto track = [&](Value value, int64_t def, ValueRole role) {
+    if (!isa<TensorType>(value.getType()))
+      return;
+    ValueInfo info;
+    info.value = value;
+    info.bytes = getValueBytes(value);
+    info.def = def;
+    info.root = value;
+    info.role = role;
+    valueIndex[value] = values.size();
+    values.push_back(info);
+  };
+  for (BlockArgument arg : block.getArguments()) {
+    ValueRole role = ValueRole::Data;
+    unsigned i = arg.getArgNumber();
+    if (func.getArgAttr(i, MemOptDialect::kParamAttrName))
+      role = ValueRole::Param;
+    else if (func.getArgAttr(i, MemOptDialect::kStateAttrName))
+      role = ValueRole::State;
+    else if (func.getArgAttr(i, MemOptDialect::kOptimizerStateAttrName))
+      role = ValueRole::OptimizerState;
+    track(arg, -1, role);
+  }
+  for (auto [index, op] : llvm::enumerate(ops)) {
+    ValueRole role = roleOfResult(op);
+    for (Value result : op->getResults())
+      track(result, static_cast<int64_t>(index), role);
+  }
+  // The step's other new argument values (Adam's step count) are optimizer
+  // outputs too, although no update op computes them.
+  for (OpOperand &operand : block.getTerminator()->getOpOperands()) {
+    auto it = valueIndex.find(operand.get());
+    if (it != valueIndex.end() &&
+        values[it->second].role == ValueRole::Gradient &&
+        func.getResultAttr(operand.getOperandNumber(),
+                           MemOptDialect::kUpdatesAttrName))
+      values[it->second].role = ValueRole::Optimizer;
+  }
+
+  computeLifetimes();
+  computeTotals();
+}
+
+/// Forward = the ops the loss depends on: the transitive producers of the
+/// first returned value. Without a scalar float loss nothing is backward.
+void MemoryAnalysis::computeForwardSet() {
+  Block &block = func.getBody().front();
+  auto loss = func.getNumResults() == 0
+                  ? RankedTensorType()
+                  : dyn_cast<RankedTensorType>(func.getResultTypes().front());
+  hasLoss =
+      loss && loss.getRank() == 0 && isa<FloatType>(loss.getElementType());
+  forward.assign(ops.size(), !hasLoss);
+  if (hasLoss) {
+    SmallVector<Operation *> worklist;
+    auto visit = [&](Value value) {
+      Operation *def = value.getDefiningOp();
+      if (!def)
+        return;
+      def = block.findAncestorOpInBlock(*def);
+      int64_t index = def ? getIndex(def) : -1;
+      if (index < 0 || index >= getNumOps() || forward[index])
+        return;
+      forward[index] = true;
+      worklist.push_back(def);
+    };
+    visit(block.getTerminator()->getOperand(0));
+    while (!worklist.empty()) {
+      Operation *op = worklist.pop_back_val();
+      // Values used inside an op's regions count as its operands.
+      op->walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands())
+          visit(operand);
+      });
+    }
+  }
+
+  firstBackward = getNumOps();
+  for (auto [index, op] : llvm::enumerate(ops))
+    if (!forward[index] && !op->hasTrait<mlir::OpTrait::ConstantLike>()) {
+      firstBackward = static_cast<int64_t>(index);
+      break;
+    }
+}
+
+ValueRole MemoryAnalysis::roleOfResult(Operation *op) const {
+  if (forward[getIndex(op)])
+    return ValueRole::Activation;
+  if (isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp>(op))
+    return ValueRole::Optimizer;
+  return ValueRole::Gradient;
+}
+
+void MemoryAnalysis::computeLifetimes() {
+  Block &block = func.getBody().front();
+  Liveness liveness(func);
+  const LivenessBlockInfo *blockInfo = liveness.getLiveness(&block);
+  for (ValueInfo &info : values) {
+    Value value = info.value;
+    if (value.use_empty()) {
+      info.lastUse = info.def;
+      continue;
+    }
+    // The terminator ends a returned value's life (index getNumOps()), and
+    // a memopt.free is a user like any other.
+    Operation *start = info.isArgument() ? &block.front()
+                                         : ops[static_cast<size_t>(info.def)];
+    info.lastUse = getIndex(blockInfo->getEndOperation(value, start));
+  }
+
+  // Fold aliases into roots. Values come in definition order, and an alias
+  // is defined after what it aliases, so roots are resolved first.
+  for (ValueInfo &info : values) {
+    info.end = info.isArgument() ? getNumOps() : info.lastUse;
+    if (Value alias = aliasOf(info.value))
+      if (const ValueInfo *target = lookup(alias))
+        info.root = target->root;
+  }
+  for (ValueInfo &info : values)
+    if (info.isAlias()) {
+      ValueInfo &root = values[valueIndex.lookup(info.root)];
+      root.end = std::max(root.end, info.end);
+    }
+  for (ValueInfo &info : values)
+    if (info.isAlias())
+      info.end = values[valueIndex.lookup(info.root)].end;
+}
+
+void MemoryAnalysis::computeTotals() {
+  int64_t numOps = getNumOps();
+  // Live bytes by a difference array over buffer intervals; arguments are
+  // live throughout.
+  SmallVector<int64_t> delta(ops.size() + 1, 0);
+  int64_t argumentBytes = 0;
+  for (const ValueInfo &info : values) {
+    if (info.isAlias())
+      continue;
+    if (info.isArgument()) {
+      argumentBytes += info.bytes;
+      continue;
+    }
+    delta[info.def] += info.bytes;
+    delta[std::min(info.end, numOps - 1) + 1] -= info.bytes;
+  }
+  liveBytes.assign(ops.size(), 0);
+  int64_t running = argumentBytes;
+  peakBytes = argumentBytes;
+  for (int64_t i = 0; i < numOps; ++i) {
+    running += delta[i];
+    liveBytes[i] = running;
+    peakBytes = std::max(peakBytes, running);
+  }
+
+  for (const ValueInfo &info : values) {
+    switch (info.role) {
+    case ValueRole::Param:
+      parameterCount += cast<ShapedType>(info.value.getType()).getNumElements();
+      parameterBytes += info.bytes;
+      break;
+    case ValueRole::OptimizerState:
+      optimizerStateBytes += info.bytes;
+      break;
+    case ValueRole::Activation:
+      if (info.isAlias())
+        break;
+      forwardAllocatedBytes += info.bytes;
+      // Forward buffers the backward pass starts with.
+      if (firstBackward < numOps && info.def < firstBackward &&
+          info.end >= firstBackward)
+        savedForBackwardBytes += info.bytes;
+      break;
+    default:
+      break;
+    }
+  }
+
+  // Parameter gradients: what the updates consume, or, with no update
+  // (optimizer=none), the backward values returned without updating an
+  // argument.
+  llvm::SmallDenseSet<Value> gradients;
+  for (Operation *op : ops) {
+    Value grad;
+    if (auto sgd = dyn_cast<SgdUpdateOp>(op))
+      grad = sgd.getGrad();
+    else if (auto momentum = dyn_cast<SgdMomentumUpdateOp>(op))
+      grad = momentum.getGrad();
+    else if (auto adam = dyn_cast<AdamUpdateOp>(op))
+      grad = adam.getGrad();
+    if (grad)
+      gradients.insert(grad);
+  }
+  Operation *terminator = func.getBody().front().getTerminator();
+  if (hasLoss)
+    for (OpOperand &operand : terminator->getOpOperands()) {
+      const ValueInfo *info = lookup(operand.get());
+      if (!info || info->isArgument() || info->role == ValueRole::Activation ||
+          func.getResultAttr(operand.getOperandNumber(),
+                             MemOptDialect::kUpdatesAttrName))
+        continue;
+      gradients.insert(operand.get());
+    }
+  for (Value grad : gradients)
+    gradientBytes += getValueBytes(grad);
+
+  for (Operation *op : ops) {
+    int64_t flops = getFlops(op);
+    totalFlops += flops;
+    if (op->hasAttr(kRecomputeAttrName))
+      recomputeFlops += flops;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Queries
+//===----------------------------------------------------------------------===//
+
+int64_t MemoryAnalysis::getIndex(Operation *op) const {
+  auto it = opIndex.find(op);
+  return it == opIndex.end() ? -1 : it->second;
+}
+
+const ValueInfo *MemoryAnalysis::lookup(Value value) const {
+  auto it = valueIndex.find(value);
+  return it == valueIndex.end() ? nullptr : &values[it->second];
+}
+
+Value MemoryAnalysis::getRoot(Value value) const {
+  const ValueInfo *info = lookup(value);
+  return info ? info->root : value;
+}
+
+bool MemoryAnalysis::isLiveAt(Value value, int64_t index) const {
+  const ValueInfo *info = lookup(value);
+  if (!info)
+    return false;
+  const ValueInfo &root = *lookup(info->root);
+  return root.def <= index && index <= root.end;
+}
+
+bool MemoryAnalysis::isForward(Operation *op) const {
+  int64_t index = getIndex(op);
+  return index >= 0 && index < getNumOps() && forward[index];
+}
+
+std::optional<int64_t> MemoryAnalysis::getArenaBytes() const {
+  if (auto bytes = func->getAttrOfType<IntegerAttr>(kArenaBytesAttrName))
+    return bytes.getInt();
+  return std::nullopt;
+}

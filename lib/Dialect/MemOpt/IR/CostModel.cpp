@@ -1,0 +1,83 @@
+//===- CostModel.cpp - FLOP counts of the ops that are not element-wise ---===//
+//
+// CostOpInterface's overrides. The memory report totals these per step and
+// checkpointing compares what it would recompute, so the model counts the
+// dominant arithmetic only: a multiply-add is two operations, a bias add or
+// an epilogue is not counted. Everything not here costs one operation per
+// element of its largest tensor (the interface's default).
+//
+//===----------------------------------------------------------------------===//
+
+#include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
+
+using namespace mlir;
+using namespace memopt;
+
+namespace {
+
+int64_t numElements(Value value) {
+  return cast<ShapedType>(value.getType()).getNumElements();
+}
+
+/// Per output element, a convolution multiplies and adds over one filter
+/// slice of (C/groups)·R·S elements; weight is K×(C/groups)×R×S.
+int64_t convFlops(int64_t outputElements, Value weight) {
+  auto type = cast<ShapedType>(weight.getType());
+  return 2 * outputElements * (type.getNumElements() / type.getDimSize(0));
+}
+
+/// Normalisations read x for the statistics and again to normalise, scale
+/// and shift: about five operations per element, forward or backward.
+constexpr int64_t kNormFlopsPerElement = 5;
+
+} // namespace
+
+/// 2·N·K·OH·OW·(C/groups)·R·S.
+int64_t Conv2DOp::getFlops() {
+  return convFlops(numElements(getResult()), getWeight());
+}
+
+/// The transposed convolution visits the same (output, filter) pairs as the
+/// forward one, so it costs the same.
+int64_t Conv2DBackwardInputOp::getFlops() {
+  return convFlops(numElements(getGradOutput()), getWeight());
+}
+
+/// Correlating input with grad_output visits every (output, filter) pair
+/// once more; the result is the weight's shape.
+int64_t Conv2DBackwardWeightOp::getFlops() {
+  return convFlops(numElements(getGradOutput()), getResult());
+}
+
+/// 2·M·N·K with M the leading elements of the input, N = O, K = I.
+int64_t LinearOp::getFlops() {
+  auto input = cast<ShapedType>(getInput().getType());
+  return 2 * numElements(getResult()) * input.getDimSize(input.getRank() - 1);
+}
+
+/// 2·batch·M·N·K: every result element is a K-long dot product.
+int64_t MatMulOp::getFlops() {
+  auto a = cast<ShapedType>(getA().getType());
+  int64_t k = a.getDimSize(a.getRank() - (getTransposeA() ? 2 : 1));
+  return 2 * numElements(getResult()) * k;
+}
+
+int64_t BatchNormOp::getFlops() {
+  return kNormFlopsPerElement * numElements(getX());
+}
+
+int64_t BatchNormInferenceOp::getFlops() {
+  return kNormFlopsPerElement * numElements(getX());
+}
+
+int64_t LayerNormOp::getFlops() {
+  return kNormFlopsPerElement * numElements(getX());
+}
+
+int64_t BatchNormBackwardOp::getFlops() {
+  return kNormFlopsPerElement * numElements(getX());
+}
+
+int64_t LayerNormBackwardOp::getFlops() {
+  return kNormFlopsPerElement * numElements(getX());
+}

@@ -1,0 +1,222 @@
+//===- Schedule.cpp - memory-aware op order and frees ---------------------===//
+//
+// `--memopt-schedule`: greedy list scheduling over a function's single block.
+// Each step picks, among the ops whose operands are all computed, the one
+// with the best memory effect: bytes of buffers whose last user it is, minus
+// bytes of the buffers it creates; optimizer updates first, since running
+// them frees a gradient and nothing waits on them. Then a `memopt.free` goes
+// after the last use of every buffer that is not an argument or a result.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
+#include "memopt/Dialect/MemOpt/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+#define DEBUG_TYPE "memopt-schedule"
+
+namespace memopt {
+#define GEN_PASS_DEF_MEMOPTSCHEDULE
+#include "memopt/Dialect/MemOpt/Transforms/Passes.h.inc"
+} // namespace memopt
+
+using namespace mlir;
+using namespace memopt;
+
+namespace {
+
+int64_t bytesOf(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (!t || !t.hasStaticShape())
+    return 0;
+  return t.getNumElements() *
+         static_cast<int64_t>(llvm::divideCeil(t.getElementTypeBitWidth(), 8));
+}
+
+bool isOptimizerUpdate(Operation *op) {
+  return isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp>(op);
+}
+
+/// The value whose buffer `v` lives in: reshape results share their
+/// operand's buffer (and so does result 0 of an op computed in place over
+/// operand `memopt.inplace`).
+Value bufferRoot(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto reshape = dyn_cast<ReshapeOp>(def)) {
+      v = reshape.getX();
+      continue;
+    }
+    auto inplace = def->getAttrOfType<IntegerAttr>("memopt.inplace");
+    if (inplace && cast<OpResult>(v).getResultNumber() == 0 &&
+        inplace.getInt() < static_cast<int64_t>(def->getNumOperands())) {
+      v = def->getOperand(inplace.getInt());
+      continue;
+    }
+    break;
+  }
+  return v;
+}
+
+class Scheduler {
+public:
+  explicit Scheduler(func::FuncOp func) : func(func) {}
+
+  /// Reorders the block and inserts frees; returns (ops moved, frees).
+  std::pair<int64_t, int64_t> run();
+
+private:
+  func::FuncOp func;
+};
+
+std::pair<int64_t, int64_t> Scheduler::run() {
+  Block &body = func.front();
+  Operation *terminator = body.getTerminator();
+  // Frees from an earlier run are recomputed.
+  for (Operation &op : llvm::make_early_inc_range(body.without_terminator()))
+    if (isa<FreeOp>(op))
+      op.erase();
+
+  SmallVector<Operation *> ops;
+  DenseMap<Operation *, int64_t> index;
+  for (Operation &op : body.without_terminator()) {
+    index[&op] = static_cast<int64_t>(ops.size());
+    ops.push_back(&op);
+  }
+
+  // Buffers: root value -> number of not-yet-scheduled uses (through any
+  // alias). Arguments and returned buffers are never freed.
+  DenseSet<Value> persistent;
+  for (BlockArgument arg : func.getArguments())
+    persistent.insert(arg);
+  for (Value v : terminator->getOperands())
+    persistent.insert(bufferRoot(v));
+  DenseMap<Value, int64_t> pendingUses;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands())
+      ++pendingUses[bufferRoot(operand)];
+
+  // Dependences: an op is ready when all its operands' producers ran.
+  DenseMap<Operation *, int64_t> missing;
+  DenseMap<Operation *, SmallVector<Operation *>> users;
+  for (Operation *op : ops) {
+    llvm::SmallPtrSet<Operation *, 4> producers;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp();
+          def && def->getBlock() == &body)
+        producers.insert(def);
+    missing[op] = static_cast<int64_t>(producers.size());
+    for (Operation *p : producers)
+      users[p].push_back(op);
+  }
+
+  auto allocated = [&](Operation *op) {
+    int64_t bytes = 0;
+    for (Value r : op->getResults())
+      if (bufferRoot(r) == r)
+        bytes += bytesOf(r);
+    return bytes;
+  };
+  auto freed = [&](Operation *op) {
+    // Count each buffer once, however many operands read it.
+    llvm::SmallDenseMap<Value, int64_t> reads;
+    for (Value operand : op->getOperands())
+      ++reads[bufferRoot(operand)];
+    int64_t bytes = 0;
+    for (auto [root, n] : reads)
+      if (!persistent.contains(root) && pendingUses.lookup(root) == n)
+        bytes += bytesOf(root);
+    return bytes;
+  };
+
+  SmallVector<Operation *> ready, order;
+  for (Operation *op : ops)
+    if (missing[op] == 0)
+      ready.push_back(op);
+  while (!ready.empty()) {
+    size_t best = 0;
+    int64_t bestScore = 0;
+    bool bestUpdate = false;
+    for (size_t i = 0; i < ready.size(); ++i) {
+      Operation *op = ready[i];
+      bool update = isOptimizerUpdate(op);
+      int64_t score = freed(op) - allocated(op);
+      bool better = i == 0 || (update && !bestUpdate) ||
+                    (update == bestUpdate &&
+                     (score > bestScore ||
+                      (score == bestScore && index[op] < index[ready[best]])));
+      if (better) {
+        best = i;
+        bestScore = score;
+        bestUpdate = update;
+      }
+    }
+    Operation *op = ready[best];
+    ready.erase(ready.begin() + best);
+    order.push_back(op);
+    for (Value operand : op->getOperands())
+      --pendingUses[bufferRoot(operand)];
+    for (Operation *user : users[op])
+      if (--missing[user] == 0)
+        ready.push_back(user);
+  }
+
+  int64_t moved = 0;
+  for (auto [i, op] : llvm::enumerate(order)) {
+    moved += index[op] != static_cast<int64_t>(i);
+    op->moveBefore(terminator);
+  }
+
+  // A free after the last use of every buffer (right after its definition
+  // when nothing uses it).
+  DenseMap<Value, Operation *> lastUse;
+  for (Operation *op : order) {
+    for (Value r : op->getResults())
+      if (bufferRoot(r) == r && isa<RankedTensorType>(r.getType()))
+        lastUse[r] = op;
+    for (Value operand : op->getOperands())
+      lastUse[bufferRoot(operand)] = op;
+  }
+  int64_t frees = 0;
+  for (Operation *op : llvm::reverse(order)) {
+    SmallVector<Value> dying;
+    for (Value r : op->getResults())
+      if (lastUse.lookup(r) == op && !persistent.contains(r))
+        dying.push_back(r);
+    for (Value operand : op->getOperands()) {
+      Value root = bufferRoot(operand);
+      if (lastUse.lookup(root) == op && !persistent.contains(root) &&
+          !llvm::is_contained(dying, root))
+        dying.push_back(root);
+    }
+    OpBuilder b(op->getContext());
+    b.setInsertionPointAfter(op);
+    for (Value v : llvm::reverse(dying)) {
+      FreeOp::create(b, op->getLoc(), v);
+      ++frees;
+    }
+  }
+  return {moved, frees};
+}
+
+struct MemOptSchedulePass
+    : public memopt::impl::MemOptScheduleBase<MemOptSchedulePass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      if (!func.getBody().hasOneBlock()) {
+        func.emitOpError("memopt-schedule expects a single-block function");
+        return signalPassFailure();
+      }
+      auto [moved, frees] = Scheduler(func).run();
+      numMoved += moved;
+      numFrees += frees;
+    }
+  }
+};
+
+} // namespace

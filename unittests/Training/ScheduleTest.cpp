@@ -1,0 +1,65 @@
+//===- ScheduleTest.cpp - scheduled steps are bit-identical ---------------===//
+//
+// --memopt-schedule only reorders ops and inserts frees: the loss and the
+// updated parameters of every step must equal the unscheduled step's bit for
+// bit (f32), here over several steps of models with batch norm, residual
+// connections and attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TrainingTestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+using namespace memopt::testing;
+
+namespace {
+
+std::string readExample(const std::string &name) {
+  std::ifstream in(std::string(MEMOPT_SOURCE_DIR) + "/examples/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void expectBitIdentical(const std::string &source, const std::string &autodiff,
+                        const std::string &transform, int steps) {
+  auto base = CompiledStep::compile(source, autodiff);
+  auto other = CompiledStep::compile(source, autodiff + "," + transform);
+  ASSERT_TRUE(base && other);
+  base->randomize(5);
+  other->randomize(5);
+  for (int step = 0; step < steps; ++step) {
+    base->run(step);
+    other->run(step);
+    ASSERT_EQ(base->result(0), other->result(0)) << "loss at step " << step;
+    base->applyUpdates();
+    other->applyUpdates();
+    for (size_t arg = 0; arg < base->numArguments(); ++arg)
+      ASSERT_EQ(base->argument(arg), other->argument(arg))
+          << base->plan().arguments[arg].name << " after step " << step;
+  }
+}
+
+TEST(Schedule, CnnWithBatchNormBitIdentical) {
+  expectBitIdentical(readExample("cnn.mlir"),
+                     "memopt-autodiff{optimizer=momentum lr=0.05}",
+                     "memopt-schedule", 3);
+}
+
+TEST(Schedule, MlpWithAdamBitIdentical) {
+  expectBitIdentical(readExample("mlp.mlir"), "memopt-autodiff{optimizer=adam}",
+                     "memopt-schedule", 3);
+}
+
+TEST(Schedule, MicrobatchedBitIdentical) {
+  expectBitIdentical(readExample("mlp.mlir"),
+                     "memopt-microbatch{count=4},memopt-autodiff",
+                     "memopt-schedule", 2);
+}
+
+} // namespace
