@@ -8,6 +8,11 @@
 // over contiguous memory, which is what makes 20,000 buffers fast even when
 // most of them conflict with each other, as forward activations do.
 //
+// The heuristics race: each one stops as soon as its arena has grown past
+// what a finished one achieved, and none starts after one has reached the
+// max-live lower bound, so on large inputs most losers cost a fraction of a
+// full run.
+//
 // The checker at the end is deliberately a different algorithm (a lifetime
 // sweep over an ordered map of live offsets) sharing no code with the
 // placement.
@@ -69,9 +74,8 @@ public:
   struct Block {
     unsigned count = 0;
     /// Slot j occupies bytes [begin[j], end[j]) during op ranks
-    /// [first[j], last[j]]; begin is non-decreasing.
-    /// Zeroed so that the scan may read a whole group of eight past
-    /// `count` (it ignores what it reads there).
+    /// [first[j], last[j]]; begin is non-decreasing. Zeroed so that the scan
+    /// may read a whole group of eight past `count` (it masks those out).
     int32_t first[kBlockCapacity] = {};
     int32_t last[kBlockCapacity] = {};
     uint64_t begin[kBlockCapacity] = {};
@@ -200,14 +204,18 @@ uint64_t findOffset(const OffsetOrderedSlots &placed, uint64_t size,
 /// Places `items` one at a time in `order` into `offsets` (indexed like
 /// `items`), setting `arenaEnd` to max(offset + rounded size), and returns
 /// true. Returns false as soon as `hopeless(arenaEnd)` says the layout can no
-/// longer win, since the rest of the work would be wasted.
+/// longer win, since the rest of the work would be wasted. That is asked
+/// whenever the arena grows and, because a concurrent attempt finishing can
+/// also make it true, every `kHopelessPeriod` buffers.
 template <bool BestFit, typename HopelessFn>
 bool placeInOrder(llvm::ArrayRef<Item> items, llvm::ArrayRef<uint32_t> order,
                   HopelessFn hopeless, std::vector<uint64_t> &offsets,
                   uint64_t &arenaEnd) {
+  constexpr unsigned kHopelessPeriod = 64;
   offsets.assign(items.size(), 0);
   OffsetOrderedSlots placed;
   arenaEnd = 0;
+  unsigned sinceAsked = 0;
   for (uint32_t index : order) {
     const Item &item = items[index];
     // An empty buffer occupies nothing, so offset 0 is always valid and
@@ -218,8 +226,9 @@ bool placeInOrder(llvm::ArrayRef<Item> items, llvm::ArrayRef<uint32_t> order,
         findOffset<BestFit>(placed, item.size, item.firstRank, item.lastRank);
     offsets[index] = offset;
     uint64_t newEnd = offset + item.size;
-    if (newEnd > arenaEnd) {
-      arenaEnd = newEnd;
+    if (newEnd > arenaEnd || ++sinceAsked == kHopelessPeriod) {
+      arenaEnd = std::max(arenaEnd, newEnd);
+      sinceAsked = 0;
       if (hopeless(arenaEnd))
         return false;
     }
@@ -305,9 +314,9 @@ bool isBestFit(PlacementHeuristic heuristic) {
 /// attempt's final one and no larger than every later attempt's.
 class HeuristicRace {
 public:
-  HeuristicRace(llvm::ArrayRef<PlacementHeuristic> heuristics,
-                uint64_t lowerBound, bool exhaustive)
-      : heuristics(heuristics), lowerBound(lowerBound), exhaustive(exhaustive),
+  HeuristicRace(llvm::ArrayRef<PlacementHeuristic> heuristics, uint64_t bound,
+                bool exhaustive)
+      : heuristics(heuristics), bound(bound), exhaustive(exhaustive),
         finishedSizes(heuristics.size()), attempts(heuristics.size()),
         offsets(heuristics.size()) {
     for (std::atomic<uint64_t> &size : finishedSizes)
@@ -319,7 +328,7 @@ public:
     // An earlier attempt at the lower bound wins whatever this one does.
     if (!exhaustive)
       for (size_t j = 0; j < i; ++j)
-        if (finishedSizes[j].load(std::memory_order_relaxed) == lowerBound)
+        if (finishedSizes[j].load(std::memory_order_relaxed) == bound)
           return;
     PlacementHeuristic heuristic = heuristics[i];
     std::vector<uint32_t> order = placementOrder(items, heuristic);
@@ -373,7 +382,8 @@ private:
   }
 
   llvm::ArrayRef<PlacementHeuristic> heuristics;
-  uint64_t lowerBound;
+  /// `lowerBound` of the input: no attempt can end below it.
+  uint64_t bound;
   bool exhaustive;
   /// The final arena of each finished attempt, else kUnfinished: the only
   /// state shared between concurrent attempts.

@@ -69,9 +69,8 @@ int64_t MemoryAnalysis::getValueBytes(Value value) {
   auto type = dyn_cast<ShapedType>(value.getType());
   if (!type || !type.hasStaticShape())
     return 0;
-  return type.getNumElements() *
-         static_cast<int64_t>(
-             llvm::divideCeil(type.getElementTypeBitWidth(), 8));
+  return type.getNumElements() * static_cast<int64_t>(llvm::divideCeil(
+                                     type.getElementTypeBitWidth(), 8));
 }
 
 int64_t MemoryAnalysis::getFlops(Operation *op) {
@@ -209,8 +208,8 @@ void MemoryAnalysis::computeLifetimes() {
     }
     // The terminator ends a returned value's life (index getNumOps()), and
     // a memopt.free is a user like any other.
-    Operation *start = info.isArgument() ? &block.front()
-                                         : ops[static_cast<size_t>(info.def)];
+    Operation *start =
+        info.isArgument() ? &block.front() : ops[static_cast<size_t>(info.def)];
     info.lastUse = getIndex(blockInfo->getEndOperation(value, start));
   }
 

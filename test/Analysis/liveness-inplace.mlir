@@ -1,6 +1,4 @@
-// The dialect's attribute verifier does not know `memopt.inplace` yet (the
-// in-place pass will register it), so this test parses without verifying.
-// RUN: memopt-opt %s -split-input-file --mlir-very-unsafe-disable-verifier-on-parsing --verify-each=false --test-print-liveness -o /dev/null | FileCheck %s
+// RUN: memopt-opt %s -split-input-file --test-print-liveness -o /dev/null | FileCheck %s
 
 // `memopt.inplace = N` on an op: its result 0 reuses operand N's buffer, so
 // it allocates nothing and its root lives until the alias's last use. An
@@ -37,7 +35,8 @@ func.func @inplace(%x: tensor<4x8xf32>) -> tensor<32xf32> {
 // aliases, the new momentum buffer gets its own.
 // Arguments 96 bytes.
 //   op 0: + %0 (32) = 128;  op 1: + %0 %1 (32 + 4) = 132
-//   op 2: %2 is %0's buffer = 132;  op 3: %0 (through %2) %1 %3#1 = 164
+//   op 2: %2 is %0's buffer = 132
+//   op 3: %0 (through %2) %1 %new_momentum_buffer = 164
 // CHECK-LABEL: func @update_in_place: 4 ops, first backward op 2, peak 164 bytes
 // CHECK-NEXT:   arg/0 %arg0: size = 32, live = [-1, 4], role = param
 // CHECK-NEXT:   arg/1 %arg1: size = 32, live = [-1, 4], role = optimizer_state
@@ -45,8 +44,8 @@ func.func @inplace(%x: tensor<4x8xf32>) -> tensor<32xf32> {
 // CHECK-NEXT:   memopt.mul/0 %0: size = 32, live = [0, 3], role = activation
 // CHECK-NEXT:   memopt.mse_loss/1 %1: size = 4, live = [1, 4], role = activation
 // CHECK-NEXT:   memopt.tanh/2 %2: size = 32, live = [0, 3], role = gradient, alias of %0
-// CHECK-NEXT:   memopt.sgd_momentum_update/3 %3#0: size = 32, live = [-1, 4], role = optimizer, alias of %arg0
-// CHECK-NEXT:   memopt.sgd_momentum_update/3 %3#1: size = 32, live = [3, 4], role = optimizer
+// CHECK-NEXT:   memopt.sgd_momentum_update/3 %new_param: size = 32, live = [-1, 4], role = optimizer, alias of %arg0
+// CHECK-NEXT:   memopt.sgd_momentum_update/3 %new_momentum_buffer: size = 32, live = [3, 4], role = optimizer
 // CHECK-NEXT:   op 0 memopt.mul: live_bytes = 128
 // CHECK-NEXT:   op 1 memopt.mse_loss: live_bytes = 132
 // CHECK-NEXT:   op 2 memopt.tanh: live_bytes = 132

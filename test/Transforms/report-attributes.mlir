@@ -1,7 +1,4 @@
-// The dialect's attribute verifier does not know the attributes other passes
-// set yet (`memopt.inplace`, `memopt.recompute`, `memopt.arena_bytes`), so
-// this test parses without verifying.
-// RUN: memopt-opt %s --mlir-very-unsafe-disable-verifier-on-parsing --verify-each=false --memopt-report -o /dev/null | FileCheck %s
+// RUN: memopt-opt %s --memopt-report -o /dev/null | FileCheck %s
 
 // What later passes mark changes the report: an in-place relu allocates
 // nothing and keeps the linear's buffer alive through its own uses; a

@@ -108,6 +108,11 @@ cl::opt<unsigned> microbatches(
     cl::desc("Split each batch into this many micro-batches whose gradients "
              "accumulate into one update (--memopt-microbatch)"),
     cl::init(1), cl::cat(category));
+cl::opt<bool> noOptimize(
+    "no-optimize",
+    cl::desc("Baseline: no memory-aware schedule and no arena planning (every "
+             "buffer its own slice)"),
+    cl::init(false), cl::cat(category));
 cl::opt<bool> verbose("verbose",
                       cl::desc("Print how every argument is initialised"),
                       cl::init(false), cl::cat(category));
@@ -149,17 +154,21 @@ std::string pipelineFor(ModuleOp module) {
       hasParams |= bool(func.getArgAttr(i, MemOptDialect::kParamAttrName));
     training &= hasParams;
   }
-  if (!training)
-    return "";
-  if (evalMode)
-    return "memopt-eval-mode";
   std::string pipeline;
   llvm::raw_string_ostream os(pipeline);
-  if (microbatches > 1)
-    os << "memopt-microbatch{count=" << microbatches << "},";
-  os << "memopt-autodiff{optimizer=" << optimizerName << " lr=" << learningRate
-     << " momentum=" << momentumFactor << " weight-decay=" << weightDecay
-     << "}";
+  if (training && evalMode) {
+    os << "memopt-eval-mode,";
+  } else if (training) {
+    if (microbatches > 1)
+      os << "memopt-microbatch{count=" << microbatches << "},";
+    os << "memopt-autodiff{optimizer=" << optimizerName
+       << " lr=" << learningRate << " momentum=" << momentumFactor
+       << " weight-decay=" << weightDecay << "},";
+  }
+  if (!noOptimize)
+    os << "memopt-schedule,memopt-plan-memory,";
+  if (!pipeline.empty())
+    pipeline.pop_back();
   return pipeline;
 }
 
@@ -316,8 +325,8 @@ int main(int argc, char **argv) {
     std::string report;
     llvm::raw_string_ostream os(report);
     char quote = reportFile.find('\'') == std::string::npos ? '\'' : '"';
-    os << (options.pipeline.empty() ? "" : ",") << "memopt-report{file="
-       << quote << reportFile << quote;
+    os << (options.pipeline.empty() ? "" : ",")
+       << "memopt-report{file=" << quote << reportFile << quote;
     if (!functionName.empty())
       os << " function=" << functionName;
     os << "}";

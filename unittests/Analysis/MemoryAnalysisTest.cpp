@@ -25,13 +25,13 @@ namespace {
 class MemoryAnalysisTest : public ::testing::Test {
 protected:
   MemoryAnalysisTest() {
-    context.loadDialect<MemOptDialect, func::FuncDialect,
-                        arith::ArithDialect>();
+    context
+        .loadDialect<MemOptDialect, func::FuncDialect, arith::ArithDialect>();
   }
 
   /// Parses `source` and returns its first function. Without verification
-  /// when asked: the attributes later passes set (`memopt.inplace`, ...)
-  /// are not known to the dialect verifier yet.
+  /// when asked, to see what the analysis makes of IR the verifier rejects
+  /// (an in-place operand index out of range).
   func::FuncOp parse(StringRef source, bool verify = true) {
     module = parseSourceString<ModuleOp>(
         source, ParserConfig(&context, /*verifyAfterParse=*/verify));
@@ -260,8 +260,7 @@ func.func @f(%x: tensor<2x8xf32>, %w: tensor<4x8xf32> {memopt.param})
   %1 = memopt.relu %0 : tensor<2x4xf32>
   return %1 : tensor<2x4xf32>
 }
-)mlir",
-                            /*verify=*/false);
+)mlir");
   ASSERT_TRUE(func);
   MemoryAnalysis analysis(func);
   EXPECT_EQ(analysis.getArenaBytes(), 1024);
@@ -314,7 +313,9 @@ func.func @f(%x: tensor<2x4x8x8xf32>, %w: tensor<6x2x3x3xf32>,
 }
 )mlir");
   ASSERT_TRUE(func);
-  auto flops = [&](unsigned n) { return MemoryAnalysis::getFlops(op(func, n)); };
+  auto flops = [&](unsigned n) {
+    return MemoryAnalysis::getFlops(op(func, n));
+  };
   // conv: 2·N·K·OH·OW·(C/groups)·R·S = 2·2·6·4·4·2·3·3.
   EXPECT_EQ(flops(0), 2 * 2 * 6 * 4 * 4 * 2 * 3 * 3);
   // Both backward convolutions cost what the forward one does.

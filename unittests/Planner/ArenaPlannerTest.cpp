@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <limits>
@@ -163,16 +164,16 @@ TEST(ArenaPlanner, Empty) {
 
 TEST(ArenaPlanner, DisjointLifetimesShareOffsets) {
   std::vector<BufferLifetime> buffers = {
-      {10, 64, 0, 1},
-      {11, 64, 2, 3},
-      {12, 32, 4, 5},
+      {0, 64, 0, 1},
+      {1, 64, 2, 3},
+      {2, 32, 4, 5},
   };
   for (PlacementHeuristic heuristic : allPlacementHeuristics()) {
     SCOPED_TRACE(stringifyPlacementHeuristic(heuristic).str());
     ArenaPlan plan = planWith(buffers, 1, heuristic);
     EXPECT_EQ(plan.offsets, (std::vector<uint64_t>{
                                 0, // +0
-                                0, // +0 (reuse #10's [0, 64): dead after op 1)
+                                0, // +0 (reuse #0's [0, 64): dead after op 1)
                                 0, // +0 (reuse again: nothing else live)
                             }));
     EXPECT_EQ(plan.arenaSize, 64u);
@@ -259,6 +260,81 @@ TEST(ArenaPlanner, StopsAtTheLowerBound) {
   EXPECT_EQ(plan.attempts[0].heuristic, PlacementHeuristic::SizeBestFit);
   EXPECT_EQ(plan.attempts[0].arenaSize, 246u);
   EXPECT_EQ(plan.arenaSize, 246u);
+}
+
+TEST(ArenaPlanner, LinearScanBeatsSizeOrder) {
+  // Lower bound 110 at op 0 (#0 and #3).
+  std::vector<BufferLifetime> buffers = {
+      {0, 50, 0, 2},
+      {1, 20, 2, 4},
+      {2, 50, 3, 4},
+      {3, 60, 0, 0},
+  };
+  ArenaPlan bySize = planWith(buffers, 1, PlacementHeuristic::SizeBestFit);
+  // Order: #3, #0, #2 (50, shorter than #0), #1. Placing #2 before #1 pins
+  // it at the bottom, and #1 no longer fits in the 10 bytes beside it.
+  EXPECT_EQ(bySize.offsets, (std::vector<uint64_t>{
+                                60,  // +60 (above #3)
+                                110, // +110 (above #0 at op 2 and #2 [0, 50)
+                                     //       at op 3: the gap [50, 60) is
+                                     //       too small)
+                                0,   // +0 (reuse #3 and #0: both dead)
+                                0,   // +0
+                            }));
+  EXPECT_EQ(bySize.arenaSize, 130u);
+
+  ArenaPlan byStart = planWith(buffers, 1, PlacementHeuristic::StartFirstFit);
+  // Order: #3, #0 (op 0), #1 (op 2), #2 (op 3).
+  EXPECT_EQ(byStart.offsets, (std::vector<uint64_t>{
+                                 60, // +60 (above #3)
+                                 0,  // +0 (reuse #3: dead after op 0)
+                                 20, // +20 (above #1; reuse #3 and #0)
+                                 0,  // +0
+                             }));
+  EXPECT_EQ(byStart.arenaSize, 110u);
+
+  // Size first loses; linear scan reaches the lower bound, so the last two
+  // heuristics are not even tried.
+  ArenaPlan plan = planArena(buffers, 1);
+  EXPECT_EQ(plan.heuristic, PlacementHeuristic::StartFirstFit);
+  EXPECT_EQ(plan.offsets, byStart.offsets);
+  EXPECT_EQ(plan.arenaSize, lowerBound(buffers, 1));
+  ASSERT_EQ(plan.attempts.size(), 2u);
+  EXPECT_EQ(plan.attempts[0].arenaSize, 130u);
+  EXPECT_FALSE(plan.attempts[0].abandoned);
+  EXPECT_EQ(checkPlan(buffers, plan), "");
+}
+
+TEST(ArenaPlanner, LongestLifetimeBeatsTheOthers) {
+  // Lower bound 100 at op 2 (#1, #3 and #4).
+  std::vector<BufferLifetime> buffers = {
+      {0, 30, 1, 1}, {1, 30, 2, 3}, {2, 60, 3, 3}, {3, 40, 2, 2}, {4, 30, 2, 2},
+  };
+  // Order: #1 (two ops), then by size: #2, #3, #0, #4. With #1 at the
+  // bottom, #2 and #3 share the bytes above it.
+  ArenaPlan plan = planArena(buffers, 1);
+  EXPECT_EQ(plan.heuristic, PlacementHeuristic::LongestLifetimeBestFit);
+  EXPECT_EQ(plan.offsets, (std::vector<uint64_t>{
+                              0,  // +0 (alone at op 1)
+                              0,  // +0 (first)
+                              30, // +30 (above #1)
+                              30, // +30 (above #1; reuse #2's bytes at op 2)
+                              70, // +70 (above #1 and #3)
+                          }));
+  EXPECT_EQ(plan.arenaSize, 100u);
+  EXPECT_EQ(plan.arenaSize, lowerBound(buffers, 1));
+  EXPECT_EQ(checkPlan(buffers, plan), "");
+
+  // Size order (#2, #3, #1, #0, #4) leaves #4 a 20-byte hole at op 2 and
+  // ends at 120; the two after it stop once they reach 120.
+  ASSERT_EQ(plan.attempts.size(), 4u);
+  EXPECT_EQ(plan.attempts[0].arenaSize, 120u);
+  EXPECT_FALSE(plan.attempts[0].abandoned);
+  EXPECT_TRUE(plan.attempts[1].abandoned);
+  EXPECT_GE(plan.attempts[1].arenaSize, 120u);
+  EXPECT_TRUE(plan.attempts[2].abandoned);
+  EXPECT_GE(plan.attempts[2].arenaSize, 120u);
+  EXPECT_FALSE(plan.attempts[3].abandoned);
 }
 
 TEST(ArenaPlanner, ChainReachesTheLowerBound) {
@@ -442,6 +518,42 @@ TEST(ArenaPlanChecker, AgreesWithBruteForceOnRandomPlans) {
   EXPECT_GT(invalid, 200);
 }
 
+TEST(ArenaPlanChecker, CatchesFaultsPlantedInRealPlans) {
+  // Take valid plans from the planner and break one offset: moved onto a
+  // buffer it conflicts with, or off the alignment.
+  std::mt19937_64 rng(3);
+  int overlaps = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<BufferLifetime> buffers =
+        randomLifetimes(rng, 2 + trial % 60, 30, 6, 1 << 12);
+    ArenaPlan plan = planArena(buffers, 16);
+    ASSERT_EQ(checkPlan(buffers, plan), "");
+
+    std::uniform_int_distribution<size_t> pick(0, buffers.size() - 1);
+    size_t i = pick(rng);
+    ArenaPlan misaligned = plan;
+    misaligned.offsets[i] += 8;
+    misaligned.arenaSize += 16;
+    EXPECT_NE(checkPlan(buffers, misaligned).find("is not aligned to 16"),
+              std::string::npos);
+
+    for (size_t j = 0; j < buffers.size(); ++j) {
+      if (j == i || buffers[j].start > buffers[i].end ||
+          buffers[i].start > buffers[j].end)
+        continue;
+      ArenaPlan clash = plan;
+      clash.offsets[i] = plan.offsets[j];
+      clash.arenaSize = tightArenaSize(buffers, clash);
+      std::string message = checkPlan(buffers, clash);
+      EXPECT_NE(message.find("but overlap"), std::string::npos)
+          << "trial " << trial << ": '" << message << "'";
+      ++overlaps;
+      break;
+    }
+  }
+  EXPECT_GT(overlaps, 100);
+}
+
 //===----------------------------------------------------------------------===//
 // Randomized properties
 //===----------------------------------------------------------------------===//
@@ -496,12 +608,13 @@ TEST(ArenaPlannerProperties, RandomInstances) {
     bool winnerSeen = false;
     for (const PlacementAttempt &attempt : plan.attempts) {
       EXPECT_FALSE(attempt.abandoned);
-      if (attempt.heuristic == plan.heuristic)
+      if (attempt.heuristic == plan.heuristic) {
         winnerSeen = true;
-      else if (winnerSeen)
+      } else if (winnerSeen) {
         EXPECT_GE(attempt.arenaSize, plan.arenaSize);
-      else
+      } else {
         EXPECT_GT(attempt.arenaSize, plan.arenaSize);
+      }
       ArenaPlan single = planWith(buffers, alignment, attempt.heuristic);
       expectPlanProperties(buffers, alignment, single);
       EXPECT_EQ(single.arenaSize, attempt.arenaSize);
@@ -610,10 +723,8 @@ TEST(ArenaPlannerStress, TwentyThousandRandomBuffers) {
 
 TEST(ArenaPlannerStress, TwentyThousandTrainingStepBuffers) {
   std::mt19937_64 rng(2025);
-  std::vector<BufferLifetime> buffers;
   // About 3.7 buffers per layer.
-  buffers = trainingStepLifetimes(rng, 5400);
-  stressTest("training step", buffers, 64);
+  stressTest("training step", trainingStepLifetimes(rng, 5400), 64);
 }
 
 TEST(ArenaPlannerReport, TrainingStepRatios) {
@@ -645,11 +756,11 @@ TEST(ArenaPlannerReport, TrainingStepRatios) {
       double bound = double(lowerBound(buffers, 64));
       for (const PlacementAttempt &attempt : plan.attempts) {
         auto &[sum, worst] = ratios[attempt.heuristic];
-        sum += attempt.arenaSize / bound;
-        worst = std::max(worst, attempt.arenaSize / bound);
+        sum += double(attempt.arenaSize) / bound;
+        worst = std::max(worst, double(attempt.arenaSize) / bound);
       }
-      best.first += plan.arenaSize / bound;
-      best.second = std::max(best.second, plan.arenaSize / bound);
+      best.first += double(plan.arenaSize) / bound;
+      best.second = std::max(best.second, double(plan.arenaSize) / bound);
     }
     std::printf("[ report   ] %s:\n", config.name);
     for (auto [heuristic, stats] : ratios)

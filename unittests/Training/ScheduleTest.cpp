@@ -56,6 +56,16 @@ TEST(Schedule, MlpWithAdamBitIdentical) {
                      "memopt-schedule", 3);
 }
 
+TEST(PlanMemory, PlannedArenaBitIdentical) {
+  // Buffers now share bytes across disjoint lifetimes: every result must
+  // still be exactly the unplanned step's.
+  expectBitIdentical(readExample("cnn.mlir"), "memopt-autodiff{optimizer=adam}",
+                     "memopt-schedule,memopt-plan-memory", 3);
+  expectBitIdentical(readExample("mlp.mlir"),
+                     "memopt-autodiff{optimizer=momentum}",
+                     "memopt-plan-memory", 2);
+}
+
 TEST(Schedule, MicrobatchedBitIdentical) {
   expectBitIdentical(readExample("mlp.mlir"),
                      "memopt-microbatch{count=4},memopt-autodiff",

@@ -100,7 +100,8 @@ struct PlacementAttempt {
   /// if `abandoned`, the size when it stopped, which is already no smaller
   /// than the winner's.
   uint64_t arenaSize;
-  /// Stopped early because it could no longer beat an earlier heuristic.
+  /// Stopped early: a finished heuristic had already proved it could not
+  /// win.
   bool abandoned;
 };
 
@@ -127,12 +128,13 @@ struct ArenaPlan {
 /// for how losing heuristics are cut short). `alignment` must be a non-zero
 /// power of two, every start ≤ end, and the sum of the sizes rounded up to
 /// `alignment` (the worst case arena) below 2^63, which leaves the
-/// placement's gap arithmetic a bit to spare. Deterministic:
-/// equal inputs give equal plans.
+/// placement's gap arithmetic a bit to spare. Deterministic: equal inputs
+/// give equal plans (with a thread pool, abandoned attempts' sizes aside).
 ///
-/// Cost per heuristic is O(n log n + Σ placed-before) with a small constant:
-/// each buffer is matched against the already placed ones in offset order,
-/// skipping those it does not conflict with in one tight loop.
+/// Each heuristic costs O(n log n) plus, per buffer, a vectorised lifetime
+/// test against every buffer placed before it and a few branch-free
+/// instructions per conflicting one: O(n²) in the worst case, with a
+/// constant small enough for tens of thousands of buffers.
 ArenaPlan planArena(llvm::ArrayRef<BufferLifetime> buffers, uint64_t alignment,
                     const PlannerOptions &options = {});
 

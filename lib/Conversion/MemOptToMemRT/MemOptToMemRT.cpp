@@ -97,10 +97,17 @@ struct KernelLowering : public ConversionPattern {
     if (!isa<MemOptDialect>(op->getDialect()) || isa<ReshapeOp, FreeOp>(op))
       return failure();
     Operation *func = op->getParentOfType<func::FuncOp>();
+    auto planned = op->getAttrOfType<DenseI64ArrayAttr>("memopt.offsets");
+    bool planning = func->hasAttr("memopt.arena_bytes");
+    if (planning && !planned)
+      return rewriter.notifyMatchFailure(op, "no planned offsets");
     SmallVector<Value> outs;
-    for (Type type : op->getResultTypes()) {
+    for (auto [i, type] : llvm::enumerate(op->getResultTypes())) {
       auto memref = cast<MemRefType>(getTypeConverter()->convertType(type));
-      int64_t offset = arena.allocate(func, memrt::getSizeInBytes(memref));
+      int64_t offset =
+          planned && planned[i] >= 0
+              ? planned[i]
+              : arena.allocate(func, memrt::getSizeInBytes(memref));
       outs.push_back(memrt::ArenaSliceOp::create(
           rewriter, op->getLoc(), memref, rewriter.getI64IntegerAttr(offset)));
     }
@@ -241,8 +248,15 @@ struct ConvertMemOptToMemRTPass
     Builder b(ctx);
     for (auto func : module.getOps<func::FuncOp>()) {
       convertFunctionAttributes(func);
+      // A planned function keeps the planner's arena; otherwise the bump
+      // allocation's sum of all buffers.
+      int64_t bytes = arena.arenaBytes(func);
+      if (auto planned = func->getAttrOfType<IntegerAttr>("memopt.arena_bytes"))
+        bytes = planned.getInt();
+      func->removeAttr("memopt.arena_bytes");
+      func->removeAttr("memopt.arena_lower_bound");
       func->setAttr(memrt::MemRTDialect::kArenaBytesAttrName,
-                    b.getI64IntegerAttr(arena.arenaBytes(func)));
+                    b.getI64IntegerAttr(bytes));
       func->setAttr(memrt::MemRTDialect::kAlignmentAttrName,
                     b.getI64IntegerAttr(alignment));
     }

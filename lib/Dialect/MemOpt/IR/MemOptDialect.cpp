@@ -104,8 +104,46 @@ LogicalResult MemOptDialect::verifyRegionResultAttribute(Operation *op,
   return success();
 }
 
+/// The discardable attributes the passes attach: the planned arena on
+/// functions, the planned offsets, in-place and recompute markers on ops.
 LogicalResult MemOptDialect::verifyOperationAttribute(Operation *op,
                                                       NamedAttribute attr) {
-  return op->emitError() << "unknown memopt attribute '"
-                         << attr.getName().getValue() << "'";
+  StringRef name = attr.getName().getValue();
+  Attribute value = attr.getValue();
+  bool isFunc = isa<FunctionOpInterface>(op);
+  if (name == "memopt.arena_bytes" || name == "memopt.arena_lower_bound") {
+    auto bytes = dyn_cast<IntegerAttr>(value);
+    if (!isFunc || !bytes || bytes.getInt() < 0)
+      return op->emitError() << "'" << name
+                             << "' must be a non-negative integer on a "
+                                "function, got "
+                             << value;
+    return success();
+  }
+  if (name == "memopt.offsets") {
+    auto offsets = dyn_cast<DenseI64ArrayAttr>(value);
+    if (!offsets ||
+        offsets.size() != static_cast<int64_t>(op->getNumResults()) ||
+        llvm::any_of(offsets.asArrayRef(), [](int64_t o) { return o < -1; }))
+      return op->emitError() << "'memopt.offsets' must hold one offset per "
+                                "result (-1 for none), got "
+                             << value;
+    return success();
+  }
+  if (name == "memopt.inplace") {
+    auto index = dyn_cast<IntegerAttr>(value);
+    if (!index || op->getNumResults() == 0 || index.getInt() < 0 ||
+        index.getInt() >= static_cast<int64_t>(op->getNumOperands()) ||
+        op->getOperand(index.getInt()).getType() != op->getResult(0).getType())
+      return op->emitError() << "'memopt.inplace' must name an operand of "
+                                "result 0's type, got "
+                             << value;
+    return success();
+  }
+  if (name == "memopt.recompute") {
+    if (!isa<UnitAttr>(value))
+      return op->emitError() << "'memopt.recompute' must be a unit attribute";
+    return success();
+  }
+  return op->emitError() << "unknown memopt attribute '" << name << "'";
 }

@@ -52,20 +52,18 @@ Json reportFunction(func::FuncOp func) {
                        {"loc", formatLocation(op->getLoc())},
                        {"live_bytes", analysis.getLiveBytes(index)}});
   std::optional<int64_t> arena = analysis.getArenaBytes();
-  return Json{
-      {"function", func.getSymName().str()},
-      {"parameters",
-       Json{{"count", analysis.getParameterCount()},
-            {"bytes", analysis.getParameterBytes()}}},
-      {"gradient_bytes", analysis.getGradientBytes()},
-      {"optimizer_state_bytes", analysis.getOptimizerStateBytes()},
-      {"forward_allocated_bytes", analysis.getForwardAllocatedBytes()},
-      {"saved_for_backward_bytes", analysis.getSavedForBackwardBytes()},
-      {"peak_bytes", analysis.getPeakBytes()},
-      {"arena_bytes", arena ? Json(*arena) : Json(nullptr)},
-      {"recompute_flops", analysis.getRecomputeFlops()},
-      {"total_flops", analysis.getTotalFlops()},
-      {"ops", std::move(ops)}};
+  return Json{{"function", func.getSymName().str()},
+              {"parameters", Json{{"count", analysis.getParameterCount()},
+                                  {"bytes", analysis.getParameterBytes()}}},
+              {"gradient_bytes", analysis.getGradientBytes()},
+              {"optimizer_state_bytes", analysis.getOptimizerStateBytes()},
+              {"forward_allocated_bytes", analysis.getForwardAllocatedBytes()},
+              {"saved_for_backward_bytes", analysis.getSavedForBackwardBytes()},
+              {"peak_bytes", analysis.getPeakBytes()},
+              {"arena_bytes", arena ? Json(*arena) : Json(nullptr)},
+              {"recompute_flops", analysis.getRecomputeFlops()},
+              {"total_flops", analysis.getTotalFlops()},
+              {"ops", std::move(ops)}};
 }
 
 struct MemOptReportPass

@@ -107,6 +107,32 @@ def MemOptSchedule : Pass<"memopt-schedule", "mlir::ModuleOp"> {
   ];
 }
 
+def MemOptPlanMemory : Pass<"memopt-plan-memory", "mlir::ModuleOp"> {
+  let summary = "Static arena: an offset for every buffer";
+  let description = [{
+    Gives every buffer an op creates (results owning their storage; views and
+    in-place results share their operand's) a byte offset in one arena, such
+    that buffers live at the same time never overlap. Lifetimes come from the
+    memory analysis in the current op order (run `--memopt-schedule` first to
+    free at last use). Several packing heuristics run, as in XLA's heap
+    simulator (greedy by size with best fit, by lifetime start, by size ×
+    lifetime, by longest lifetime) and the smallest arena wins; an
+    independent checker verifies every plan.
+
+    Results: `memopt.offsets` on each op (one per result, -1 for a result
+    without its own buffer) and, on the function, `memopt.arena_bytes` and
+    `memopt.arena_lower_bound` (the max-live bytes no plan can go below).
+    `--convert-memopt-to-memrt` places buffers at these offsets.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"64",
+           "Byte alignment of every offset (a power of two)">
+  ];
+  let statistics = [
+    Statistic<"numBuffers", "buffers", "Buffers placed">
+  ];
+}
+
 def MemOptEvalMode : Pass<"memopt-eval-mode", "mlir::ModuleOp"> {
   let summary = "Rewrite training graphs for evaluation (PyTorch's eval() + no_grad)";
   let description = [{

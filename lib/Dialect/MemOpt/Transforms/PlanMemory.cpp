@@ -1,0 +1,104 @@
+//===- PlanMemory.cpp - a static arena offset for every buffer ------------===//
+//
+// `--memopt-plan-memory`: lifetimes from MemoryAnalysis, offsets from the
+// ArenaPlanner (best of several heuristics), checked by the planner's
+// independent verifier before they are written to the IR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memopt/Analysis/ArenaPlanner.h"
+#include "memopt/Analysis/MemoryAnalysis.h"
+#include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
+#include "memopt/Dialect/MemOpt/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/MathExtras.h"
+
+#define DEBUG_TYPE "memopt-plan-memory"
+
+namespace memopt {
+#define GEN_PASS_DEF_MEMOPTPLANMEMORY
+#include "memopt/Dialect/MemOpt/Transforms/Passes.h.inc"
+} // namespace memopt
+
+using namespace mlir;
+using namespace memopt;
+
+namespace {
+
+/// Whether the lowering gives `value`'s defining op an arena slice for it:
+/// results of memopt ops that own their buffer (constants become constant
+/// buffers; views and in-place results share their operand's).
+bool ownsArenaSlice(const ValueInfo &info) {
+  if (info.isArgument() || info.isAlias() || info.bytes == 0)
+    return false;
+  Operation *def = info.value.getDefiningOp();
+  return isa<MemOptDialect>(def->getDialect());
+}
+
+struct MemOptPlanMemoryPass
+    : public memopt::impl::MemOptPlanMemoryBase<MemOptPlanMemoryPass> {
+  using MemOptPlanMemoryBase::MemOptPlanMemoryBase;
+
+  void runOnOperation() override {
+    if (alignment <= 0 || !llvm::isPowerOf2_64(alignment)) {
+      getOperation().emitError()
+          << "memopt-plan-memory: alignment must be a power of two, got "
+          << static_cast<int64_t>(alignment);
+      return signalPassFailure();
+    }
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal() && failed(plan(func)))
+        return signalPassFailure();
+  }
+
+  LogicalResult plan(func::FuncOp func) {
+    if (!func.getBody().hasOneBlock())
+      return func.emitOpError("memopt-plan-memory expects a single-block "
+                              "function");
+    MemoryAnalysis analysis(func);
+    SmallVector<BufferLifetime> buffers;
+    SmallVector<Value> owners;
+    for (const ValueInfo &info : analysis.getValues()) {
+      if (!ownsArenaSlice(info))
+        continue;
+      BufferLifetime buffer;
+      buffer.id = owners.size();
+      buffer.size = static_cast<uint64_t>(info.bytes);
+      buffer.start = info.def;
+      buffer.end = std::max(info.def, info.end);
+      buffers.push_back(buffer);
+      owners.push_back(info.value);
+    }
+    uint64_t align = static_cast<uint64_t>(alignment);
+    ArenaPlan arena = planArena(buffers, align);
+    if (llvm::Error error = verifyArenaPlan(buffers, arena))
+      return func.emitOpError("internal error: the arena plan failed "
+                              "verification: ")
+             << llvm::toString(std::move(error));
+    numBuffers += buffers.size();
+
+    // One offset per result; -1 where the result owns no arena slice.
+    DenseMap<Operation *, SmallVector<int64_t>> offsets;
+    for (Operation *op : analysis.getOps())
+      if (isa<MemOptDialect>(op->getDialect()) && op->getNumResults() > 0)
+        offsets[op].assign(op->getNumResults(), -1);
+    for (auto [value, offset] : llvm::zip(owners, arena.offsets)) {
+      auto result = cast<OpResult>(value);
+      offsets[result.getOwner()][result.getResultNumber()] =
+          static_cast<int64_t>(offset);
+    }
+    Builder b(func.getContext());
+    for (auto &[op, list] : offsets)
+      op->setAttr("memopt.offsets", b.getDenseI64ArrayAttr(list));
+    func->setAttr("memopt.arena_bytes",
+                  b.getI64IntegerAttr(static_cast<int64_t>(arena.arenaSize)));
+    func->setAttr(
+        "memopt.arena_lower_bound",
+        b.getI64IntegerAttr(static_cast<int64_t>(lowerBound(buffers, align))));
+    return success();
+  }
+};
+
+} // namespace
