@@ -7,6 +7,8 @@
 
 #include "memopt/runtime/Executor.h"
 
+#include <chrono>
+
 #include "memopt/runtime/Error.h"
 
 #include <algorithm>
@@ -213,9 +215,16 @@ void Executor::run(uint64_t stepCounter) {
     StepContext context;
     context.stepCounter = stepCounter;
     context.stepIndex = s;
+    auto start = std::chrono::steady_clock::now();
     try {
       backendPtr->execute(plan.steps[s], stepInputs[s], stepOutputs[s],
                           context);
+      if (stepObserver) {
+        backendPtr->synchronize();
+        stepObserver(s, std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - start)
+                            .count());
+      }
     } catch (const Error &e) {
       throw Error(e.code(), concat(plan.describeStep(s), ": ", e.what()));
     } catch (const std::bad_alloc &) {

@@ -742,3 +742,26 @@ std::shared_ptr<const Plan> Plan::loadFile(const std::string &path) {
 }
 
 } // namespace memopt::runtime
+
+std::vector<uint64_t>
+memopt::runtime::liveArenaBytesPerStep(const Plan &plan) {
+  size_t numSteps = plan.steps.size();
+  // Difference array over [first, last] ranges.
+  std::vector<int64_t> delta(numSteps + 2, 0);
+  for (const TensorInfo &t : plan.tensors) {
+    if (t.storage != StorageKind::Arena)
+      continue;
+    int64_t first = plan.version >= 2 ? t.liveFirst : 0;
+    int64_t last = plan.version >= 2 ? t.liveLast
+                                     : static_cast<int64_t>(numSteps);
+    delta[first] += static_cast<int64_t>(t.bytes);
+    delta[last + 1] -= static_cast<int64_t>(t.bytes);
+  }
+  std::vector<uint64_t> live(numSteps + 1);
+  int64_t running = 0;
+  for (size_t i = 0; i <= numSteps; ++i) {
+    running += delta[i];
+    live[i] = static_cast<uint64_t>(running);
+  }
+  return live;
+}

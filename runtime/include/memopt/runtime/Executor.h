@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -68,6 +69,15 @@ public:
   /// Runs every step once. `stepCounter` is the training step, which
   /// dropout's masks depend on. Every argument must have been set.
   void run(uint64_t stepCounter);
+
+  /// Called after every step of `run` with the step's index and its wall
+  /// time in seconds (the backend synchronised first), for traces; null to
+  /// stop. Timing costs a synchronisation per step, so leave it unset when
+  /// not tracing.
+  using StepObserver = std::function<void(size_t step, double seconds)>;
+  void setStepObserver(StepObserver observer) {
+    stepObserver = std::move(observer);
+  }
 
   /// Copies result `index` to the host; `bytes` must be its byte size.
   void getResult(size_t index, void *data, size_t bytes) const;
@@ -111,6 +121,7 @@ private:
   bool resultsFresh = false;
   std::vector<std::vector<TensorRef>> stepInputs, stepOutputs;
   uint64_t persistent = 0;
+  StepObserver stepObserver;
   size_t bufferAlignment = 64;
 };
 

@@ -128,6 +128,11 @@ public:
   std::string describeStep(size_t index) const;
 };
 
+/// Bytes of arena tensors live at each step (from their live ranges; every
+/// arena tensor at every step for a version 1 plan): what the arena holds
+/// while step i runs. Index `steps.size()` is after the last step.
+std::vector<uint64_t> liveArenaBytesPerStep(const Plan &plan);
+
 } // namespace memopt::runtime
 
 #endif // MEMOPT_RUNTIME_PLAN_H
