@@ -743,8 +743,7 @@ std::shared_ptr<const Plan> Plan::loadFile(const std::string &path) {
 
 } // namespace memopt::runtime
 
-std::vector<uint64_t>
-memopt::runtime::liveArenaBytesPerStep(const Plan &plan) {
+std::vector<uint64_t> memopt::runtime::liveArenaBytesPerStep(const Plan &plan) {
   size_t numSteps = plan.steps.size();
   // Difference array over [first, last] ranges.
   std::vector<int64_t> delta(numSteps + 2, 0);
@@ -752,8 +751,8 @@ memopt::runtime::liveArenaBytesPerStep(const Plan &plan) {
     if (t.storage != StorageKind::Arena)
       continue;
     int64_t first = plan.version >= 2 ? t.liveFirst : 0;
-    int64_t last = plan.version >= 2 ? t.liveLast
-                                     : static_cast<int64_t>(numSteps);
+    int64_t last =
+        plan.version >= 2 ? t.liveLast : static_cast<int64_t>(numSteps);
     delta[first] += static_cast<int64_t>(t.bytes);
     delta[last + 1] -= static_cast<int64_t>(t.bytes);
   }

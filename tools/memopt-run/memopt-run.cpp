@@ -9,6 +9,7 @@
 #include "DataFeed.h"
 #include "HostTensor.h"
 #include "Progress.h"
+#include "Trace.h"
 
 #include "memopt/Driver/Compile.h"
 #include "memopt/InitAll.h"
@@ -23,12 +24,14 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <chrono>
 #include <random>
 
 using namespace mlir;
@@ -113,6 +116,16 @@ cl::opt<bool> noOptimize(
     cl::desc("Baseline: no memory-aware schedule and no arena planning (every "
              "buffer its own slice)"),
     cl::init(false), cl::cat(category));
+cl::opt<std::string> traceFile(
+    "trace",
+    cl::desc("Write a Chrome trace (Perfetto) of the last step's kernels and "
+             "live bytes to this file, and print the per-kernel memory table"),
+    cl::init(""), cl::cat(category));
+cl::opt<bool> compare(
+    "compare",
+    cl::desc("Run the baseline (no schedule, no planning) and the optimised "
+             "step and print them side by side"),
+    cl::init(false), cl::cat(category));
 cl::opt<bool> verbose("verbose",
                       cl::desc("Print how every argument is initialised"),
                       cl::init(false), cl::cat(category));
@@ -172,8 +185,14 @@ std::string pipelineFor(ModuleOp module) {
   return pipeline;
 }
 
-int runCompiled(const CompiledGraph &graph) {
-  llvm::raw_ostream &out = llvm::outs();
+/// What a run measured, for --compare.
+struct RunSummary {
+  uint64_t arenaBytes = 0, persistentBytes = 0, highWaterBytes = 0;
+  double firstLoss = 0, lastLoss = 0, msPerStep = 0;
+  size_t kernels = 0;
+};
+
+RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
   auto plan = runtime::Plan::parse(graph.planJson);
   std::unique_ptr<runtime::Backend> backend = chooseBackend(out);
   std::string deviceName(backend->name());
@@ -242,19 +261,49 @@ int runCompiled(const CompiledGraph &graph) {
   unsigned numSteps = hasLoss ? std::max(1u, unsigned(steps)) : 1u;
   run::Progress progress(out, numSteps, training ? "step" : "batch");
   double lossSum = 0;
+  RunSummary summary;
+  summary.kernels = plan->steps.size();
+  std::vector<double> stepSeconds(plan->steps.size(), 0.0);
+  auto start = std::chrono::steady_clock::now();
   for (unsigned step = 0; step < numSteps; ++step) {
     data.next(executor);
+    if (!traceFile.empty() && step + 1 == numSteps)
+      executor.setStepObserver(
+          [&](size_t i, double seconds) { stepSeconds[i] = seconds; });
     executor.run(step);
     if (hasLoss) {
       run::HostTensor loss(plan->resultTensor(0).dtype, {});
       executor.getResult(0, loss.bytes.data(), loss.bytes.size());
       lossSum += loss.get(0);
       progress.report(step, loss.get(0));
+      if (step == 0)
+        summary.firstLoss = loss.get(0);
+      summary.lastLoss = loss.get(0);
     }
     if (training)
       executor.applyUpdates();
   }
+  summary.msPerStep =
+      1000 *
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count() /
+      numSteps;
   progress.finish();
+  summary.arenaBytes = executor.arenaBytes();
+  summary.persistentBytes = executor.persistentBytes();
+  summary.highWaterBytes = executor.backend().memoryStats().peakBytes;
+  out << "memory: measured high-water " << summary.highWaterBytes
+      << " bytes = arena " << summary.arenaBytes
+      << " + arguments and constants " << summary.persistentBytes << "\n";
+  if (!traceFile.empty()) {
+    run::StepTrace trace{*plan, stepSeconds, executor.persistentBytes(),
+                         /*reusesSlices=*/!noOptimize};
+    std::string error;
+    if (!trace.writeChromeTrace(traceFile, error))
+      throw runtime::Error(runtime::ErrorCode::Io, error);
+    trace.printTable(out);
+    out << "trace written to " << traceFile << "\n";
+  }
   if (hasLoss && !training && numSteps > 1)
     out << "mean loss over " << numSteps << " batches: " << lossSum / numSteps
         << "\n";
@@ -286,7 +335,37 @@ int runCompiled(const CompiledGraph &graph) {
     out << "saved " << file.tensors.size() << " tensors to " << saveWeights
         << "\n";
   }
-  return 0;
+  return summary;
+}
+
+/// Parses and compiles the input; `optimize` adds the schedule and the plan,
+/// `withReport` the --report pass.
+FailureOr<CompiledGraph> compileInput(MLIRContext &context,
+                                      llvm::SourceMgr &sources, bool optimize,
+                                      bool withReport) {
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sources, &context);
+  if (!module)
+    return failure();
+  CompileOptions options;
+  options.function = functionName;
+  bool saved = noOptimize;
+  noOptimize = !optimize;
+  options.pipeline = pipelineFor(*module);
+  noOptimize = saved;
+  // The report sees the step exactly as it will run: after the pipeline's
+  // rewrites, before lowering to memrt.
+  if (withReport && !reportFile.empty()) {
+    std::string report;
+    llvm::raw_string_ostream os(report);
+    char quote = reportFile.find('\'') == std::string::npos ? '\'' : '"';
+    os << (options.pipeline.empty() ? "" : ",")
+       << "memopt-report{file=" << quote << reportFile << quote;
+    if (!functionName.empty())
+      os << " function=" << functionName;
+    os << "}";
+    options.pipeline += report;
+  }
+  return compileToPlan(*module, sources, options);
 }
 
 } // namespace
@@ -312,27 +391,8 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sources;
   sources.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sources, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sources, &context);
-  if (!module)
-    return 1;
-
-  CompileOptions options;
-  options.function = functionName;
-  options.pipeline = pipelineFor(*module);
-  // The report sees the step exactly as it will run: after the pipeline's
-  // rewrites, before lowering to memrt.
-  if (!reportFile.empty()) {
-    std::string report;
-    llvm::raw_string_ostream os(report);
-    char quote = reportFile.find('\'') == std::string::npos ? '\'' : '"';
-    os << (options.pipeline.empty() ? "" : ",")
-       << "memopt-report{file=" << quote << reportFile << quote;
-    if (!functionName.empty())
-      os << " function=" << functionName;
-    os << "}";
-    options.pipeline += report;
-  }
-  FailureOr<CompiledGraph> graph = compileToPlan(*module, sources, options);
+  FailureOr<CompiledGraph> graph = compileInput(context, sources, !noOptimize,
+                                                /*withReport=*/true);
   if (failed(graph))
     return 1;
 
@@ -348,7 +408,37 @@ int main(int argc, char **argv) {
   }
 
   try {
-    return runCompiled(*graph);
+    if (!compare) {
+      runCompiled(*graph, llvm::outs());
+      return 0;
+    }
+    FailureOr<CompiledGraph> baseline =
+        compileInput(context, sources, /*optimize=*/false,
+                     /*withReport=*/false);
+    if (failed(baseline))
+      return 1;
+    std::string log;
+    llvm::raw_string_ostream quiet(log);
+    RunSummary base = runCompiled(*baseline, quiet);
+    RunSummary opt = runCompiled(*graph, quiet);
+    auto mib = [](uint64_t bytes) { return bytes / (1024.0 * 1024.0); };
+    llvm::outs() << llvm::format("%-34s %14s %14s %8s\n", "", "baseline",
+                                 "optimised", "ratio");
+    auto row = [&](const char *name, double b, double o, const char *unit) {
+      llvm::outs() << llvm::format("%-34s %11.2f %s %11.2f %s %7.2fx\n", name,
+                                   b, unit, o, unit, o != 0 ? b / o : 0.0);
+    };
+    row("arena (planned)", mib(base.arenaBytes), mib(opt.arenaBytes), "MiB");
+    row("measured high-water", mib(base.highWaterBytes),
+        mib(opt.highWaterBytes), "MiB");
+    row("step time", base.msPerStep, opt.msPerStep, " ms");
+    llvm::outs() << llvm::format("%-34s %14zu %14zu\n", "kernels", base.kernels,
+                                 opt.kernels);
+    llvm::outs() << llvm::format("%-34s %14.6f %14.6f\n", "loss, first step",
+                                 base.firstLoss, opt.firstLoss);
+    llvm::outs() << llvm::format("%-34s %14.6f %14.6f\n", "loss, last step",
+                                 base.lastLoss, opt.lastLoss);
+    return 0;
   } catch (const runtime::Error &e) {
     llvm::errs() << "memopt-run: error: " << e.what() << "\n";
     return 1;

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memopt/Analysis/MemoryAnalysis.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
 
@@ -41,23 +42,11 @@ bool isOptimizerUpdate(Operation *op) {
   return isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp>(op);
 }
 
-/// The value whose buffer `v` lives in: reshape results share their
-/// operand's buffer (and so does result 0 of an op computed in place over
-/// operand `memopt.inplace`).
+/// The value whose buffer `v` lives in, following the memory analysis's
+/// alias rule (views, in-place results) to the owner.
 Value bufferRoot(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (auto reshape = dyn_cast<ReshapeOp>(def)) {
-      v = reshape.getX();
-      continue;
-    }
-    auto inplace = def->getAttrOfType<IntegerAttr>("memopt.inplace");
-    if (inplace && cast<OpResult>(v).getResultNumber() == 0 &&
-        inplace.getInt() < static_cast<int64_t>(def->getNumOperands())) {
-      v = def->getOperand(inplace.getInt());
-      continue;
-    }
-    break;
-  }
+  while (Value owner = MemoryAnalysis::aliasOf(v))
+    v = owner;
   return v;
 }
 
