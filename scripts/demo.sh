@@ -24,6 +24,9 @@ echo "== memopt-run trains it on the CPU runtime (synthetic learnable data, 50 s
   --save-weights="$tmp/cnn.safetensors" |
   awk '/^step/ { split($2, s, "/"); if (s[1] != 1 && s[1] % 10 != 0) next } { print }'
 echo
+echo "== The same step without memopt's schedule and arena plan, side by side"
+"$run" "$root/examples/cnn.mlir" --steps=3 --optimizer=momentum --lr=0.02 --compare | grep -v "step time"
+echo
 echo "== ... and evaluates the trained weights (eval mode: running statistics, no dropout)"
 "$run" "$root/examples/cnn.mlir" --eval --steps=4 \
   --load-weights="$tmp/cnn.safetensors" | grep -E "mean loss|kernels"
