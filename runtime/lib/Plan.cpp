@@ -590,12 +590,22 @@ private:
     for (size_t o = 0; o < step.outputs.size(); ++o) {
       const TensorInfo &out = plan.tensors[step.outputs[o]];
       const TensorInfo &root = plan.tensors[out.root];
-      if (root.storage != StorageKind::Arena)
+      // A parameter or state argument may be updated in place (an
+      // optimizer step writing the new value over the old): the step reads
+      // it as an input the kernel may overwrite.
+      bool inPlaceUpdate = false;
+      if (root.storage == StorageKind::Argument &&
+          plan.arguments[root.argument].role != ArgumentRole::Data)
+        for (size_t i = 0; i < step.inputs.size(); ++i)
+          inPlaceUpdate |= plan.tensors[step.inputs[i]].root == out.root &&
+                           kernelAllowsInPlace(step.kernel, o, i);
+      if (root.storage != StorageKind::Arena && !inPlaceUpdate)
         fail(where, concat("output ", out.id, " is ",
                            out.root == out.id ? "an" : "a view of an", " \"",
                            storageKindName(root.storage),
-                           "\" tensor; steps write only arena tensors or "
-                           "views of them"));
+                           "\" tensor; steps write only arena tensors, views "
+                           "of them, and parameters or state they update in "
+                           "place"));
       for (size_t p = 0; p < o; ++p)
         if (plan.tensors[step.outputs[p]].root == out.root)
           fail(where, concat("outputs ", step.outputs[p], " and ", out.id,

@@ -15,9 +15,10 @@
 //   5: %1 %2 %3 %4 (32 + 4 + 32 + 32)    = 324
 //   6: %2 %4 %5 (4 + 32 + 128)           = 388
 //   7: %2 %4 %5 %6 (4 + 32 + 128 + 16)   = 404
-//   8: %2 %5 %6 %7 (4 + 128 + 16 + 128)  = 500 (the peak)
+//   8: %2 %5 %6 (4 + 128 + 16); %7 is written in place over w (alias),
+//      so the peak (404) is at op 7; op 8 holds 372
 //   9: %2 %6 %7 %8 (4 + 16 + 128 + 16)   = 388
-// CHECK-LABEL: func @mlp: 10 ops, first backward op 4, peak 500 bytes
+// CHECK-LABEL: func @mlp: 10 ops, first backward op 4, peak 404 bytes
 // CHECK-NEXT:   arg/0 %arg0: size = 128, live = [-1, 10], role = param
 // CHECK-NEXT:   arg/1 %arg1: size = 16, live = [-1, 10], role = param
 // CHECK-NEXT:   arg/2 %arg2: size = 64, live = [-1, 10], role = data
@@ -30,8 +31,8 @@
 // CHECK-NEXT:   memopt.relu_backward/5 %4: size = 32, live = [5, 7], role = gradient
 // CHECK-NEXT:   memopt.matmul/6 %5: size = 128, live = [6, 8], role = gradient
 // CHECK-NEXT:   memopt.sum_to/7 %6: size = 16, live = [7, 9], role = gradient
-// CHECK-NEXT:   memopt.sgd_update/8 %7: size = 128, live = [8, 10], role = optimizer
-// CHECK-NEXT:   memopt.sgd_update/9 %8: size = 16, live = [9, 10], role = optimizer
+// CHECK-NEXT:   memopt.sgd_update/8 %7: size = 128, live = [-1, 10], role = optimizer, alias of %arg0
+// CHECK-NEXT:   memopt.sgd_update/9 %8: size = 16, live = [-1, 10], role = optimizer, alias of %arg1
 // CHECK-NEXT:   op 0 memopt.linear: live_bytes = 256
 // CHECK-NEXT:   op 1 memopt.relu: live_bytes = 288
 // CHECK-NEXT:   op 2 memopt.cross_entropy: live_bytes = 260
@@ -40,8 +41,8 @@
 // CHECK-NEXT:   op 5 memopt.relu_backward: live_bytes = 324
 // CHECK-NEXT:   op 6 memopt.matmul: live_bytes = 388
 // CHECK-NEXT:   op 7 memopt.sum_to: live_bytes = 404
-// CHECK-NEXT:   op 8 memopt.sgd_update: live_bytes = 500
-// CHECK-NEXT:   op 9 memopt.sgd_update: live_bytes = 388
+// CHECK-NEXT:   op 8 memopt.sgd_update: live_bytes = 372
+// CHECK-NEXT:   op 9 memopt.sgd_update: live_bytes = 244
 func.func @mlp(%w: tensor<4x8xf32> {memopt.param}, %b: tensor<4xf32> {memopt.param},
                %x: tensor<2x8xf32>, %y: tensor<2xi64>) -> tensor<f32> {
   %h = memopt.linear %x, %w, %b : tensor<2x8xf32>, tensor<4x8xf32>, tensor<4xf32>
@@ -64,7 +65,7 @@ func.func @mlp(%w: tensor<4x8xf32> {memopt.param}, %b: tensor<4xf32> {memopt.par
 //   5: + %cst (4) = 272;  6: %2 %3 %4 %cst %5 (64 + 24 + 4 + 4 + 24) = 296
 //   7: %2 %4 %5 %6 (64 + 4 + 24 + 96) = 364;  8: %4 %6 (4 + 96) = 276
 //   9: %4 %6 %8 (4 + 96 + 96) = 372
-// CHECK-LABEL: func @flatten: 10 ops, first backward op 6, peak 372 bytes
+// CHECK-LABEL: func @flatten: 10 ops, first backward op 6, peak 364 bytes
 // CHECK-NEXT:   arg/0 %arg0: size = 96, live = [-1, 10], role = param
 // CHECK-NEXT:   arg/1 %arg1: size = 64, live = [-1, 10], role = data
 // CHECK-NEXT:   arg/2 %arg2: size = 16, live = [-1, 10], role = data
@@ -77,7 +78,7 @@ func.func @mlp(%w: tensor<4x8xf32> {memopt.param}, %b: tensor<4xf32> {memopt.par
 // CHECK-NEXT:   memopt.cross_entropy_backward/6 %5: size = 24, live = [6, 7], role = gradient
 // CHECK-NEXT:   memopt.matmul/7 %6: size = 96, live = [7, 9], role = gradient
 // CHECK-NEXT:   memopt.reshape/8 %7: size = 96, live = [7, 9], role = gradient, alias of %6
-// CHECK-NEXT:   memopt.sgd_update/9 %8: size = 96, live = [9, 10], role = optimizer
+// CHECK-NEXT:   memopt.sgd_update/9 %8: size = 96, live = [-1, 10], role = optimizer, alias of %arg0
 // CHECK-NEXT:   op 0 memopt.reshape: live_bytes = 176
 // CHECK-NEXT:   op 1 memopt.reshape: live_bytes = 176
 // CHECK-NEXT:   op 2 memopt.tanh: live_bytes = 240
@@ -87,7 +88,7 @@ func.func @mlp(%w: tensor<4x8xf32> {memopt.param}, %b: tensor<4xf32> {memopt.par
 // CHECK-NEXT:   op 6 memopt.cross_entropy_backward: live_bytes = 296
 // CHECK-NEXT:   op 7 memopt.matmul: live_bytes = 364
 // CHECK-NEXT:   op 8 memopt.reshape: live_bytes = 276
-// CHECK-NEXT:   op 9 memopt.sgd_update: live_bytes = 372
+// CHECK-NEXT:   op 9 memopt.sgd_update: live_bytes = 276
 func.func @flatten(%w: tensor<24xf32> {memopt.param}, %x: tensor<2x2x4xf32>,
                    %y: tensor<2xi64>) -> tensor<f32> {
   %w2 = memopt.reshape %w : tensor<24xf32> -> tensor<3x8xf32>

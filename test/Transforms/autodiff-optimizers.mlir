@@ -4,14 +4,14 @@
 // MOMENTUM-LABEL: func.func @f
 // MOMENTUM-SAME:    (%[[W:.*]]: tensor<2x3xf32> {memopt.param}, %{{.*}}: tensor<4x3xf32>, %{{.*}}: tensor<4x2xf32>, %[[BUF:.*]]: tensor<2x3xf32> {memopt.optimizer_state})
 // MOMENTUM-SAME:    -> (tensor<f32>, tensor<2x3xf32> {memopt.updates = 0 : i64}, tensor<2x3xf32> {memopt.updates = 3 : i64})
-// MOMENTUM:         memopt.sgd_momentum_update %[[W]], %{{.*}}, %[[BUF]] {lr = 1.000000e-01 : f64, momentum = 8.000000e-01 : f64, nesterov = true, weight_decay = 1.000000e-02 : f64}
+// MOMENTUM:         memopt.sgd_momentum_update %[[W]], %{{.*}}, %[[BUF]] {lr = 1.000000e-01 : f64, memopt.inplace = 0 : i64, momentum = 8.000000e-01 : f64, nesterov = true, weight_decay = 1.000000e-02 : f64}
 
 // ADAM-LABEL: func.func @f
 // ADAM-SAME:    (%[[W:.*]]: tensor<2x3xf32> {memopt.param}, %{{.*}}: tensor<4x3xf32>, %{{.*}}: tensor<4x2xf32>, %[[STEP:.*]]: tensor<f32> {memopt.optimizer_state}, %[[M:.*]]: tensor<2x3xf32> {memopt.optimizer_state}, %[[V:.*]]: tensor<2x3xf32> {memopt.optimizer_state})
 // ADAM-SAME:    -> (tensor<f32>, tensor<2x3xf32> {memopt.updates = 0 : i64}, tensor<2x3xf32> {memopt.updates = 4 : i64}, tensor<2x3xf32> {memopt.updates = 5 : i64}, tensor<f32> {memopt.updates = 3 : i64})
 // ADAM:         %[[ONE:.*]] = arith.constant dense<1.000000e+00> : tensor<f32>
 // ADAM:         %[[T:.*]] = memopt.add %[[STEP]], %[[ONE]]
-// ADAM:         memopt.adam_update %[[W]], %{{.*}}, %[[M]], %[[V]], %[[T]] {lr = 1.000000e-03 : f64}
+// ADAM:         memopt.adam_update %[[W]], %{{.*}}, %[[M]], %[[V]], %[[T]] {lr = 1.000000e-03 : f64, memopt.inplace = 0 : i64}
 func.func @f(%w: tensor<2x3xf32> {memopt.param}, %x: tensor<4x3xf32>, %t: tensor<4x2xf32>) -> tensor<f32> {
   %y = memopt.linear %x, %w : tensor<4x3xf32>, tensor<2x3xf32>
   %l = memopt.mse_loss %y, %t : tensor<4x2xf32>

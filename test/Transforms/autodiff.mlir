@@ -23,7 +23,7 @@
 // CHECK:         %[[DC:.*]], %[[DG:.*]], %[[DB:.*]] = memopt.batch_norm_backward %[[DN]], %[[C]], %[[G]]
 // CHECK-NOT:     memopt.conv2d_backward_input
 // CHECK:         %[[DW:.*]] = memopt.conv2d_backward_weight %[[DC]], %[[X]] {padding = array<i64: 1, 1>}
-// CHECK:         memopt.sgd_update %[[W]], %[[DW]] {lr = 1.000000e-02 : f64}
+// CHECK:         memopt.sgd_update %[[W]], %[[DW]] {lr = 1.000000e-02 : f64, memopt.inplace = 0 : i64}
 // CHECK:         memopt.sgd_update %[[G]], %[[DG]]
 // CHECK:         memopt.sgd_update %{{.*}}, %[[DB]]
 // CHECK:         memopt.sgd_update %[[FW]], %[[DFW]]

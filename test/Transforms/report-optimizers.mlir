@@ -13,13 +13,16 @@
 // sum_to 8; the updates one per parameter element (36), Adam's step count
 // one more.
 
-// With sgd the peak is at the first update (op 8): arguments 224 + loss 4 +
-// dw 128 + db 16 + new w 128 = 500.
+// Updates write the new parameters in place (memopt.inplace = 0), so with
+// sgd the peak is at sum_to (op 7), as without an optimizer: arguments 224 +
+// loss 4 + dz 32 + dw 128 + db 16 = 404. Momentum and Adam add their state
+// arguments and new state buffers; no new parameter buffers (128 less each
+// than with a new buffer per parameter).
 // SGD:      "gradient_bytes": 144,
 // SGD-NEXT: "optimizer_state_bytes": 0,
 // SGD-NEXT: "forward_allocated_bytes": 68,
 // SGD-NEXT: "saved_for_backward_bytes": 36,
-// SGD-NEXT: "peak_bytes": 500,
+// SGD-NEXT: "peak_bytes": 404,
 // SGD-NEXT: "arena_bytes": null,
 // SGD-NEXT: "recompute_flops": 0,
 // SGD-NEXT: "total_flops": 332,
@@ -34,7 +37,7 @@
 // MOMENTUM-NEXT: "optimizer_state_bytes": 144,
 // MOMENTUM-NEXT: "forward_allocated_bytes": 68,
 // MOMENTUM-NEXT: "saved_for_backward_bytes": 36,
-// MOMENTUM-NEXT: "peak_bytes": 772,
+// MOMENTUM-NEXT: "peak_bytes": 644,
 // MOMENTUM-NEXT: "arena_bytes": null,
 // MOMENTUM-NEXT: "recompute_flops": 0,
 // MOMENTUM-NEXT: "total_flops": 332,
@@ -46,7 +49,7 @@
 // ADAM-NEXT: "optimizer_state_bytes": 292,
 // ADAM-NEXT: "forward_allocated_bytes": 68,
 // ADAM-NEXT: "saved_for_backward_bytes": 36,
-// ADAM-NEXT: "peak_bytes": 1052,
+// ADAM-NEXT: "peak_bytes": 924,
 // ADAM-NEXT: "arena_bytes": null,
 // ADAM-NEXT: "recompute_flops": 0,
 // ADAM-NEXT: "total_flops": 333,

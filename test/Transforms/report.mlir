@@ -78,9 +78,12 @@
 //   saved_for_backward_bytes: forward buffers live at op 7: a1 (65536,
 //     read by relu_backward at 15), a2 (32768, until 11), logits (2560, read
 //     by cross_entropy_backward at 7), loss (4, returned) = 100868
-//   peak at op 18, the first sgd_update: arguments 1141800 + loss 4 +
-//     fc3_w/fc3_b grads 5120 + 40 + fc2_w/fc2_b grads 131072 + 512 + fc1_w/
-//     fc1_b grads 802816 + 1024 + new fc1_w 802816 = 2885204
+//   Updates run in place over their parameter (memopt.inplace = 0), so they
+//   allocate nothing; the peak is at op 17, the last sum_to: arguments
+//   1141800 + loss 4 + every gradient 940584 + relu_backward's output
+//   65536 (fc1's, read by sum_to) = 2147924. Each update's row is the row
+//   it had with a new parameter buffer, less the new parameters so far
+//   (op 18: 2885204 - 802816 = 2082388).
 //   FLOPs: forward 30073472; backward: cross_entropy_backward 640, dx/dw
 //     matmuls 163840 + 163840, sum_to 640, relu_backward 8192, matmuls
 //     4194304 + 4194304, sum_to 8192, relu_backward 16384, dw matmul
@@ -96,7 +99,7 @@
 // STEP-NEXT:   "optimizer_state_bytes": 0,
 // STEP-NEXT:   "forward_allocated_bytes": 199172,
 // STEP-NEXT:   "saved_for_backward_bytes": 100868,
-// STEP-NEXT:   "peak_bytes": 2885204,
+// STEP-NEXT:   "peak_bytes": 2147924,
 // STEP-NEXT:   "arena_bytes": null,
 // STEP-NEXT:   "recompute_flops": 0,
 // STEP-NEXT:   "total_flops": 64765450,
@@ -213,37 +216,37 @@
 // STEP-NEXT:       "index": 18,
 // STEP-NEXT:       "op": "memopt.sgd_update",
 // STEP-NEXT:       "loc": "{{.*}}mlp.mlir:7:1",
-// STEP-NEXT:       "live_bytes": 2885204
+// STEP-NEXT:       "live_bytes": 2082388
 // STEP-NEXT:     },
 // STEP-NEXT:     {
 // STEP-NEXT:       "index": 19,
 // STEP-NEXT:       "op": "memopt.sgd_update",
 // STEP-NEXT:       "loc": "{{.*}}mlp.mlir:7:1",
-// STEP-NEXT:       "live_bytes": 2083412
+// STEP-NEXT:       "live_bytes": 1279572
 // STEP-NEXT:     },
 // STEP-NEXT:     {
 // STEP-NEXT:       "index": 20,
 // STEP-NEXT:       "op": "memopt.sgd_update",
 // STEP-NEXT:       "loc": "{{.*}}mlp.mlir:7:1",
-// STEP-NEXT:       "live_bytes": 2213460
+// STEP-NEXT:       "live_bytes": 1278548
 // STEP-NEXT:     },
 // STEP-NEXT:     {
 // STEP-NEXT:       "index": 21,
 // STEP-NEXT:       "op": "memopt.sgd_update",
 // STEP-NEXT:       "loc": "{{.*}}mlp.mlir:7:1",
-// STEP-NEXT:       "live_bytes": 2082900
+// STEP-NEXT:       "live_bytes": 1147476
 // STEP-NEXT:     },
 // STEP-NEXT:     {
 // STEP-NEXT:       "index": 22,
 // STEP-NEXT:       "op": "memopt.sgd_update",
 // STEP-NEXT:       "loc": "{{.*}}mlp.mlir:7:1",
-// STEP-NEXT:       "live_bytes": 2087508
+// STEP-NEXT:       "live_bytes": 1146964
 // STEP-NEXT:     },
 // STEP-NEXT:     {
 // STEP-NEXT:       "index": 23,
 // STEP-NEXT:       "op": "memopt.sgd_update",
 // STEP-NEXT:       "loc": "{{.*}}mlp.mlir:7:1",
-// STEP-NEXT:       "live_bytes": 2082428
+// STEP-NEXT:       "live_bytes": 1141844
 // STEP-NEXT:     }
 // STEP-NEXT:   ]
 // STEP-NEXT: }

@@ -745,7 +745,8 @@ TEST(PlanValidationTest, DataFlow) {
   p["steps"][2]["inputs"] = {4, 3};
   expectRefused(
       p, "plan: steps[1] (relu at mlp.mlir:4:8): output 0 is an \"argument\" "
-         "tensor; steps write only arena tensors or views of them");
+         "tensor; steps write only arena tensors, views of them, and "
+         "parameters or state they update in place");
   p = mlpPlan();
   std::swap(p["steps"][0], p["steps"][1]);
   expectRefused(p, "plan: steps[0] (relu at mlp.mlir:4:8): input 4 is read "

@@ -102,7 +102,13 @@ struct KernelLowering : public ConversionPattern {
     if (planning && !planned)
       return rewriter.notifyMatchFailure(op, "no planned offsets");
     SmallVector<Value> outs;
+    auto inplace = op->getAttrOfType<IntegerAttr>("memopt.inplace");
     for (auto [i, type] : llvm::enumerate(op->getResultTypes())) {
+      // Result 0 of an in-place op is written over its operand's buffer.
+      if (i == 0 && inplace) {
+        outs.push_back(operands[inplace.getInt()]);
+        continue;
+      }
       auto memref = cast<MemRefType>(getTypeConverter()->convertType(type));
       int64_t offset =
           planned && planned[i] >= 0

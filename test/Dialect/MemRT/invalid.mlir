@@ -50,7 +50,7 @@ func.func @bad_constant() {
 // -----
 
 func.func @write_argument(%x: memref<4xf32>) attributes {memrt.arena_bytes = 0 : i64} {
-  // expected-error @+1 {{output buffers must be arena slices or views of them}}
+  // expected-error @+1 {{output buffers must be arena slices, views of them, or parameter/state arguments updated in place, not data arguments}}
   memrt.kernel "relu" ins(%x : memref<4xf32>) outs(%x : memref<4xf32>) attrs {}
   return
 }
@@ -90,4 +90,14 @@ func.func @unknown_attr() attributes {memrt.arena = 64 : i64} {
 // expected-error @+1 {{result #0 cannot update argument #0 of another type}}
 func.func @bad_update(%x: memref<4xf32> {memrt.role = "param"}, %y: memref<2xf32> {memrt.role = "data"}) -> (memref<2xf32> {memrt.updates = 0 : i64}) {
   return %y : memref<2xf32>
+}
+
+// -----
+
+// An optimizer step may write its parameter in place, but only one it reads.
+func.func @writes_param_without_reading(%p: memref<4xf32> {memrt.role = "param"}, %g: memref<4xf32> {memrt.role = "data"})
+    attributes {memrt.arena_bytes = 0 : i64} {
+  // expected-error @+1 {{writes argument #0 without reading it: only in-place updates may write arguments}}
+  memrt.kernel "relu" ins(%g : memref<4xf32>) outs(%p : memref<4xf32>) attrs {}
+  return
 }

@@ -299,6 +299,13 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
     results.push_back(v);
     updates.push_back(index);
   }
+  // Updates write the new parameter into the parameter's own storage, as
+  // PyTorch's optimizers do: the update is the parameter's last reader
+  // here, and --memopt-schedule keeps it last (an anti-dependence).
+  for (Value v : newParams)
+    if (Operation *update = v.getDefiningOp();
+        update && isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp>(update))
+      update->setAttr("memopt.inplace", b.getI64IntegerAttr(0));
   func::ReturnOp::create(b, ret.getLoc(), results);
   ret.erase();
 

@@ -88,6 +88,15 @@ std::pair<int64_t, int64_t> Scheduler::run() {
     for (Value operand : op->getOperands())
       ++pendingUses[bufferRoot(operand)];
 
+  // Every op reading each buffer, for the anti-dependences of in-place ops.
+  DenseMap<Value, SmallVector<Operation *>> readers;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands()) {
+      SmallVector<Operation *> &list = readers[bufferRoot(operand)];
+      if (list.empty() || list.back() != op)
+        list.push_back(op);
+    }
+
   // Dependences: an op is ready when all its operands' producers ran.
   DenseMap<Operation *, int64_t> missing;
   DenseMap<Operation *, SmallVector<Operation *>> users;
@@ -97,6 +106,14 @@ std::pair<int64_t, int64_t> Scheduler::run() {
       if (Operation *def = operand.getDefiningOp();
           def && def->getBlock() == &body)
         producers.insert(def);
+    // An op writing in place over an operand must run after every other
+    // reader of that operand's buffer (an anti-dependence the SSA edges do
+    // not show).
+    if (auto inplace = op->getAttrOfType<IntegerAttr>("memopt.inplace"))
+      for (Operation *other :
+           readers.lookup(bufferRoot(op->getOperand(inplace.getInt()))))
+        if (other != op)
+          producers.insert(other);
     missing[op] = static_cast<int64_t>(producers.size());
     for (Operation *p : producers)
       users[p].push_back(op);

@@ -84,10 +84,27 @@ LogicalResult KernelOp::verify() {
     return emitOpError("expected a kernel name");
   if (getOuts().empty())
     return emitOpError("expected at least one output buffer");
-  for (Value v : getOuts())
-    if (v.getDefiningOp<ConstantOp>() || isa<BlockArgument>(v))
+  for (Value v : getOuts()) {
+    if (v.getDefiningOp<ConstantOp>())
       return emitOpError("output buffers must be arena slices or views of "
-                         "them, not arguments or constants");
+                         "them, not constants");
+    // A kernel may update a parameter or state argument in place (an
+    // optimizer step); data belongs to the caller and is never written.
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      auto func = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+      auto role = func ? func.getArgAttrOfType<StringAttr>(
+                             arg.getArgNumber(), MemRTDialect::kRoleAttrName)
+                       : StringAttr();
+      if (!role || role.getValue() == "data")
+        return emitOpError("output buffers must be arena slices, views of "
+                           "them, or parameter/state arguments updated in "
+                           "place, not data arguments");
+      if (!llvm::is_contained(getIns(), v))
+        return emitOpError("writes argument #")
+               << arg.getArgNumber() << " without reading it: only in-place "
+               << "updates may write arguments";
+    }
+  }
   for (Value v : llvm::concat<Value>(getIns(), getOuts()))
     if (failed(verifyStatic(*this, cast<MemRefType>(v.getType()))))
       return failure();
