@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 using namespace memopt;
 using namespace memopt::run;
 using runtime::StorageKind;
@@ -34,10 +36,23 @@ void allocationsPerStep(const runtime::Plan &plan,
   }
 }
 
+/// Whether any two arena slices share bytes, i.e. the plan reuses memory.
+bool reusesSlices(const runtime::Plan &plan) {
+  std::vector<std::pair<uint64_t, uint64_t>> slices;
+  for (const runtime::TensorInfo &t : plan.tensors)
+    if (t.storage == StorageKind::Arena && t.bytes > 0)
+      slices.emplace_back(t.offset, t.offset + t.bytes);
+  std::sort(slices.begin(), slices.end());
+  for (size_t i = 1; i < slices.size(); ++i)
+    if (slices[i].first < slices[i - 1].second)
+      return true;
+  return false;
+}
+
 } // namespace
 
 std::vector<uint64_t> StepTrace::heldArenaBytes() const {
-  if (reusesSlices)
+  if (reusesSlices(plan))
     return runtime::liveArenaBytesPerStep(plan);
   std::vector<uint64_t> allocated, freed;
   allocationsPerStep(plan, allocated, freed);
@@ -106,7 +121,7 @@ void StepTrace::printTable(llvm::raw_ostream &os) const {
   std::vector<uint64_t> live = heldArenaBytes();
   std::vector<uint64_t> allocated, freed;
   allocationsPerStep(plan, allocated, freed);
-  if (!reusesSlices)
+  if (!reusesSlices(plan))
     std::fill(freed.begin(), freed.end(), 0);
   os << llvm::format("%5s  %-28s %12s %12s %14s %9s  %s\n", "step", "kernel",
                      "allocated", "freed after", "arena held", "time ms",

@@ -26,12 +26,10 @@ struct StepTrace {
   std::vector<double> seconds;
   /// Bytes held outside the arena (arguments, constants).
   uint64_t persistentBytes = 0;
-  /// Whether the arena reuses slices (a planned step). Without planning
-  /// every buffer has its own slice, so a tensor's bytes stay held from the
-  /// step that writes it to the end of the step, live or not.
-  bool reusesSlices = true;
-
   /// Arena bytes held while each step runs (index steps.size(): after).
+  /// A plan whose slices never share bytes (no planning) holds a tensor's
+  /// bytes from the step that writes it to the end of the step, live or
+  /// not; a planned one holds exactly what is live.
   std::vector<uint64_t> heldArenaBytes() const;
 
   /// Writes the Chrome trace JSON to `path` atomically; false with `error`

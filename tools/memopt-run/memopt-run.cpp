@@ -153,7 +153,7 @@ std::unique_ptr<runtime::Backend> chooseBackend(llvm::raw_ostream &log) {
 /// The passes to run before lowering: training graphs get the backward pass
 /// and the optimizer (or, with --eval, the evaluation-mode rewrite); other
 /// graphs run as they are.
-std::string pipelineFor(ModuleOp module) {
+std::string pipelineFor(ModuleOp module, bool optimize) {
   func::FuncOp func;
   for (auto f : module.getOps<func::FuncOp>())
     if (functionName.empty() || f.getSymName() == functionName)
@@ -178,7 +178,7 @@ std::string pipelineFor(ModuleOp module) {
        << " lr=" << learningRate << " momentum=" << momentumFactor
        << " weight-decay=" << weightDecay << "},";
   }
-  if (!noOptimize)
+  if (optimize)
     os << "memopt-schedule,memopt-plan-memory,";
   if (!pipeline.empty())
     pipeline.pop_back();
@@ -296,8 +296,7 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
       << " bytes = arena " << summary.arenaBytes
       << " + arguments and constants " << summary.persistentBytes << "\n";
   if (!traceFile.empty()) {
-    run::StepTrace trace{*plan, stepSeconds, executor.persistentBytes(),
-                         /*reusesSlices=*/!noOptimize};
+    run::StepTrace trace{*plan, stepSeconds, executor.persistentBytes()};
     std::string error;
     if (!trace.writeChromeTrace(traceFile, error))
       throw runtime::Error(runtime::ErrorCode::Io, error);
@@ -348,10 +347,7 @@ FailureOr<CompiledGraph> compileInput(MLIRContext &context,
     return failure();
   CompileOptions options;
   options.function = functionName;
-  bool saved = noOptimize;
-  noOptimize = !optimize;
-  options.pipeline = pipelineFor(*module);
-  noOptimize = saved;
+  options.pipeline = pipelineFor(*module, optimize);
   // The report sees the step exactly as it will run: after the pipeline's
   // rewrites, before lowering to memrt.
   if (withReport && !reportFile.empty()) {

@@ -206,21 +206,30 @@ SmallVector<Value> BatchNormOp::getSavedForBackward() {
   return {getX(), getGamma()};
 }
 
-LogicalResult BatchNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
-                                          ArrayRef<bool> needed, Grads &grads) {
-  resizeGrads(*this, grads);
-  // The running statistics are not differentiable (as in PyTorch); only y's
-  // gradient flows back.
+/// Batch and layer norm: one backward op computes the gradients of x, gamma
+/// and beta from y's gradient, x and gamma. A batch norm's running
+/// statistics are not differentiable (as in PyTorch): only y's gradient
+/// flows back.
+template <typename BackwardOp, typename NormOp>
+static LogicalResult buildNormGradients(NormOp op, OpBuilder &b,
+                                        ArrayRef<Value> dys,
+                                        ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(op, grads);
   if (!dys[0] || !(needed[0] || needed[1] || needed[2]))
     return success();
-  auto bwd = BatchNormBackwardOp::create(
-      b, getLoc(),
-      TypeRange{getX().getType(), getGamma().getType(), getGamma().getType()},
-      dys[0], getX(), getGamma(), getEpsilonAttr());
+  Type gamma = op.getGamma().getType();
+  auto bwd = BackwardOp::create(
+      b, op.getLoc(), TypeRange{op.getX().getType(), gamma, gamma}, dys[0],
+      op.getX(), op.getGamma(), op.getEpsilonAttr());
   for (int i = 0; i < 3; ++i)
     if (needed[i])
       grads[i] = bwd->getResult(i);
   return success();
+}
+
+LogicalResult BatchNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                          ArrayRef<bool> needed, Grads &grads) {
+  return buildNormGradients<BatchNormBackwardOp>(*this, b, dys, needed, grads);
 }
 
 SmallVector<Value> LayerNormOp::getSavedForBackward() {
@@ -229,15 +238,7 @@ SmallVector<Value> LayerNormOp::getSavedForBackward() {
 
 LogicalResult LayerNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
                                           ArrayRef<bool> needed, Grads &grads) {
-  resizeGrads(*this, grads);
-  auto bwd = LayerNormBackwardOp::create(
-      b, getLoc(),
-      TypeRange{getX().getType(), getGamma().getType(), getGamma().getType()},
-      dys[0], getX(), getGamma(), getEpsilonAttr());
-  for (int i = 0; i < 3; ++i)
-    if (needed[i])
-      grads[i] = bwd->getResult(i);
-  return success();
+  return buildNormGradients<LayerNormBackwardOp>(*this, b, dys, needed, grads);
 }
 
 //===----------------------------------------------------------------------===//
