@@ -111,6 +111,17 @@ cl::opt<unsigned> microbatches(
     cl::desc("Split each batch into this many micro-batches whose gradients "
              "accumulate into one update (--memopt-microbatch)"),
     cl::init(1), cl::cat(category));
+cl::opt<std::string> checkpointStrategy(
+    "checkpoint",
+    cl::desc("Recompute activations in the backward pass "
+             "(--memopt-checkpoint): none, sqrt, budget or optimal "
+             "(default: none; budget when --budget is given)"),
+    cl::init(""), cl::cat(category));
+cl::opt<std::string> budget(
+    "budget",
+    cl::desc("Fit the whole step (arguments plus planned arena) in this many "
+             "bytes, e.g. 512MiB, recomputing as little as possible"),
+    cl::init(""), cl::cat(category));
 cl::opt<bool> noOptimize(
     "no-optimize",
     cl::desc("Baseline: no memory-aware schedule and no arena planning (every "
@@ -177,6 +188,15 @@ std::string pipelineFor(ModuleOp module, bool optimize) {
     os << "memopt-autodiff{optimizer=" << optimizerName
        << " lr=" << learningRate << " momentum=" << momentumFactor
        << " weight-decay=" << weightDecay << "},";
+  }
+  std::string strategy = checkpointStrategy;
+  if (strategy.empty())
+    strategy = budget.empty() ? "none" : "budget";
+  if (optimize && training && !evalMode && strategy != "none") {
+    os << "memopt-checkpoint{strategy=" << strategy;
+    if (!budget.empty())
+      os << " budget=" << budget;
+    os << "},";
   }
   if (optimize)
     os << "memopt-schedule,memopt-plan-memory,";
@@ -376,6 +396,9 @@ int main(int argc, char **argv) {
   registerAllDialects(registry);
   registerAllPasses();
   MLIRContext context(registry);
+  // Diagnostics name the op and its location; a dump of the whole function
+  // would bury them.
+  context.printOpOnDiagnostic(false);
   context.loadAllAvailableDialects();
 
   std::string error;

@@ -10,6 +10,7 @@
 #include "memopt/Analysis/MemoryAnalysis.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
+#include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -54,51 +55,64 @@ struct MemOptPlanMemoryPass
   }
 
   LogicalResult plan(func::FuncOp func) {
-    if (!func.getBody().hasOneBlock())
-      return func.emitOpError("memopt-plan-memory expects a single-block "
-                              "function");
-    MemoryAnalysis analysis(func);
-    SmallVector<BufferLifetime> buffers;
-    SmallVector<Value> owners;
-    for (const ValueInfo &info : analysis.getValues()) {
-      if (!ownsArenaSlice(info))
-        continue;
-      BufferLifetime buffer;
-      buffer.id = owners.size();
-      buffer.size = static_cast<uint64_t>(info.bytes);
-      buffer.start = info.def;
-      buffer.end = std::max(info.def, info.end);
-      buffers.push_back(buffer);
-      owners.push_back(info.value);
-    }
-    uint64_t align = static_cast<uint64_t>(alignment);
-    ArenaPlan arena = planArena(buffers, align);
-    if (llvm::Error error = verifyArenaPlan(buffers, arena))
-      return func.emitOpError("internal error: the arena plan failed "
-                              "verification: ")
-             << llvm::toString(std::move(error));
-    numBuffers += buffers.size();
-
-    // One offset per result; -1 where the result owns no arena slice.
-    DenseMap<Operation *, SmallVector<int64_t>> offsets;
-    for (Operation *op : analysis.getOps())
-      if (isa<MemOptDialect>(op->getDialect()) && op->getNumResults() > 0)
-        offsets[op].assign(op->getNumResults(), -1);
-    for (auto [value, offset] : llvm::zip(owners, arena.offsets)) {
-      auto result = cast<OpResult>(value);
-      offsets[result.getOwner()][result.getResultNumber()] =
-          static_cast<int64_t>(offset);
-    }
-    Builder b(func.getContext());
-    for (auto &[op, list] : offsets)
-      op->setAttr("memopt.offsets", b.getDenseI64ArrayAttr(list));
-    func->setAttr("memopt.arena_bytes",
-                  b.getI64IntegerAttr(static_cast<int64_t>(arena.arenaSize)));
-    func->setAttr(
-        "memopt.arena_lower_bound",
-        b.getI64IntegerAttr(static_cast<int64_t>(lowerBound(buffers, align))));
+    int64_t buffers = 0;
+    if (failed(planFunctionMemory(func, alignment, &buffers)))
+      return failure();
+    numBuffers += buffers;
     return success();
   }
 };
 
 } // namespace
+
+FailureOr<int64_t> memopt::planFunctionMemory(func::FuncOp func,
+                                              int64_t alignment,
+                                              int64_t *numBuffers) {
+  if (!func.getBody().hasOneBlock()) {
+    func.emitOpError("memopt-plan-memory expects a single-block function");
+    return failure();
+  }
+  MemoryAnalysis analysis(func);
+  SmallVector<BufferLifetime> buffers;
+  SmallVector<Value> owners;
+  for (const ValueInfo &info : analysis.getValues()) {
+    if (!ownsArenaSlice(info))
+      continue;
+    BufferLifetime buffer;
+    buffer.id = owners.size();
+    buffer.size = static_cast<uint64_t>(info.bytes);
+    buffer.start = info.def;
+    buffer.end = std::max(info.def, info.end);
+    buffers.push_back(buffer);
+    owners.push_back(info.value);
+  }
+  uint64_t align = static_cast<uint64_t>(alignment);
+  ArenaPlan arena = planArena(buffers, align);
+  if (llvm::Error error = verifyArenaPlan(buffers, arena)) {
+    func.emitOpError("internal error: the arena plan failed verification: ")
+        << llvm::toString(std::move(error));
+    return failure();
+  }
+  if (numBuffers)
+    *numBuffers = static_cast<int64_t>(buffers.size());
+
+  // One offset per result; -1 where the result owns no arena slice.
+  DenseMap<Operation *, SmallVector<int64_t>> offsets;
+  for (Operation *op : analysis.getOps())
+    if (isa<MemOptDialect>(op->getDialect()) && op->getNumResults() > 0)
+      offsets[op].assign(op->getNumResults(), -1);
+  for (auto [value, offset] : llvm::zip(owners, arena.offsets)) {
+    auto result = cast<OpResult>(value);
+    offsets[result.getOwner()][result.getResultNumber()] =
+        static_cast<int64_t>(offset);
+  }
+  Builder b(func.getContext());
+  for (auto &[op, list] : offsets)
+    op->setAttr("memopt.offsets", b.getDenseI64ArrayAttr(list));
+  func->setAttr("memopt.arena_bytes",
+                b.getI64IntegerAttr(static_cast<int64_t>(arena.arenaSize)));
+  func->setAttr(
+      "memopt.arena_lower_bound",
+      b.getI64IntegerAttr(static_cast<int64_t>(lowerBound(buffers, align))));
+  return static_cast<int64_t>(arena.arenaSize);
+}

@@ -12,6 +12,7 @@
 #include "memopt/Analysis/MemoryAnalysis.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
+#include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -138,11 +139,27 @@ std::pair<int64_t, int64_t> Scheduler::run() {
     return bytes;
   };
 
-  SmallVector<Operation *> ready, order;
+  // Recomputation (ops marked `memopt.recompute`) is demand-driven: such an
+  // op runs only when nothing else can, and then the earliest in the block,
+  // since checkpointing emits recomputation in the order the backward pass
+  // needs it. Running it any sooner would hold what it recomputes across
+  // the very stretch checkpointing dropped it for.
+  SmallVector<Operation *> ready, deferred, order;
+  auto makeReady = [&](Operation *op) {
+    (op->hasAttr(kRecomputeAttrName) ? deferred : ready).push_back(op);
+  };
   for (Operation *op : ops)
     if (missing[op] == 0)
-      ready.push_back(op);
-  while (!ready.empty()) {
+      makeReady(op);
+  while (!ready.empty() || !deferred.empty()) {
+    if (ready.empty()) {
+      auto earliest =
+          llvm::min_element(deferred, [&](Operation *a, Operation *b) {
+            return index[a] < index[b];
+          });
+      ready.push_back(*earliest);
+      deferred.erase(earliest);
+    }
     size_t best = 0;
     int64_t bestScore = 0;
     bool bestUpdate = false;
@@ -167,7 +184,7 @@ std::pair<int64_t, int64_t> Scheduler::run() {
       --pendingUses[bufferRoot(operand)];
     for (Operation *user : users[op])
       if (--missing[user] == 0)
-        ready.push_back(user);
+        makeReady(user);
   }
 
   int64_t moved = 0;
@@ -208,6 +225,14 @@ std::pair<int64_t, int64_t> Scheduler::run() {
   return {moved, frees};
 }
 
+} // namespace
+
+std::pair<int64_t, int64_t> memopt::scheduleFunction(func::FuncOp func) {
+  return Scheduler(func).run();
+}
+
+namespace {
+
 struct MemOptSchedulePass
     : public memopt::impl::MemOptScheduleBase<MemOptSchedulePass> {
   void runOnOperation() override {
@@ -218,7 +243,7 @@ struct MemOptSchedulePass
         func.emitOpError("memopt-schedule expects a single-block function");
         return signalPassFailure();
       }
-      auto [moved, frees] = Scheduler(func).run();
+      auto [moved, frees] = scheduleFunction(func);
       numMoved += moved;
       numFrees += frees;
     }

@@ -81,6 +81,81 @@ def MemOptAutodiff : Pass<"memopt-autodiff", "mlir::ModuleOp"> {
   ];
 }
 
+def MemOptCheckpoint : Pass<"memopt-checkpoint", "mlir::ModuleOp"> {
+  let summary = "Recompute saved activations from checkpoints (sqrt, budget, optimal)";
+  let description = [{
+    Rematerialisation on the training step `--memopt-autodiff` built: forward
+    values the backward pass would keep are dropped and recomputed, right
+    before the backward needs them, from a few kept checkpoints. Recomputed
+    ops are clones marked `memopt.recompute`; the memory report counts their
+    FLOPs as `recompute_flops`. Clones are exact: the loss and the updated
+    parameters stay bit-identical (dropout regenerates its mask from its
+    seed; a batch-norm clone's running statistics are discarded, so they
+    update once).
+
+    The forward pass is cut into a chain of stages at its articulation
+    points: op boundaries that a single forward value crosses (every op
+    boundary of a chain, a ResNet's block outputs); where no boundary has
+    one, the narrowest boundaries (an unrolled LSTM's h and c).
+
+    * `strategy=sqrt` (Chen et al. 2016): checkpoints split the chain into
+      `segments` segments of equal saved bytes (default: the square root of
+      the stage count); each segment but the last is recomputed once, whole,
+      from its checkpoint. At most one extra forward pass of FLOPs.
+    * `strategy=budget budget=<bytes>`: the least recomputation that fits
+      the whole step (arguments, constants and the planned arena:
+      parameters, data, optimizer state, activations, gradients) in the budget, e.g.
+      `budget=512MiB`, `budget=2GiB`, `budget=1000000`. Each candidate of a
+      fixed family (none; binomial schedules over a growing prefix of the
+      chain; fewer slots at up to eight forward passes) is checkpointed,
+      scheduled and planned on a scratch copy and measured; the first, in
+      order of recompute FLOPs, that fits wins. A budget no candidate meets
+      is an error naming the smallest budget that fits. The family does not
+      depend on the budget, so a smaller budget never gets a larger peak.
+    * `strategy=optimal`: the least memory whose recomputation stays within
+      one forward pass. On a chain of ops, the binomial (Revolve) schedule
+      with the fewest checkpoint slots, by dynamic programming. On other
+      graphs, an exact 0-1 model of which forward values to keep and which
+      to recompute, solved with COIN-OR CBC (`solver=ilp` forces it,
+      `solver=dp` the binomial schedule over the stage chain); when the
+      solver reaches `time-limit` seconds, the better (measured) of its best
+      solution so far and the binomial schedule is used, with a remark.
+      Graphs of more than 2000 forward ops get the binomial schedule, with a
+      remark.
+
+    Run `--memopt-schedule` afterwards (the default pipeline does): it runs
+    recomputation on demand, as late as the backward pass allows.
+  }];
+  let options = [
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"sqrt\"",
+           "sqrt, budget or optimal">,
+    Option<"budget", "budget", "std::string", /*default=*/"\"\"",
+           "Byte budget of the whole step for strategy=budget (bytes, or "
+           "with a unit: KiB, MiB, GiB, KB, MB, GB)">,
+    Option<"segments", "segments", "int64_t", /*default=*/"0",
+           "Segments for strategy=sqrt (0: the square root of the stage "
+           "count)">,
+    Option<"solver", "solver", "std::string", /*default=*/"\"auto\"",
+           "strategy=optimal: auto (dynamic programming on chains, the exact "
+           "model on other graphs), dp or ilp">,
+    Option<"slots", "slots", "int64_t", /*default=*/"-1",
+           "solver=dp: exactly this many checkpoint slots (Revolve's "
+           "classic knob; fewer slots, more recomputation), instead of the "
+           "fewest within one forward pass">,
+    Option<"timeLimit", "time-limit", "double", /*default=*/"10.0",
+           "Seconds the exact solver may take before the best schedule so "
+           "far is used">,
+    Option<"alignment", "alignment", "int64_t", /*default=*/"64",
+           "Arena alignment candidates are measured with (as "
+           "--memopt-plan-memory's)">
+  ];
+  let statistics = [
+    Statistic<"numStages", "stages", "Stages of the forward chains">,
+    Statistic<"numRecomputed", "recomputed-ops", "Ops cloned for recomputation">,
+    Statistic<"numCandidates", "candidates", "Schedules measured for strategy=budget">
+  ];
+}
+
 def MemOptSchedule : Pass<"memopt-schedule", "mlir::ModuleOp"> {
   let summary = "Memory-aware op order and a memopt.free after every last use";
   let description = [{
@@ -97,6 +172,11 @@ def MemOptSchedule : Pass<"memopt-schedule", "mlir::ModuleOp"> {
     are ordinary data dependences, so anything global a step waits on (a
     gradient norm, a finite-check) orders them correctly without special
     cases.
+
+    Recomputation (ops marked `memopt.recompute` by `--memopt-checkpoint`)
+    runs on demand: such an op is scheduled only when nothing else can run,
+    the earliest in the block first, so a recomputed value lives only from
+    just before the backward op that needs it.
 
     The transformed step computes bit-identical results: only the order
     changes.

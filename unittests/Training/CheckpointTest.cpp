@@ -1,0 +1,193 @@
+//===- CheckpointTest.cpp - checkpointed steps are bit-identical ----------===//
+//
+// --memopt-checkpoint only recomputes values the step already computed, from
+// the same inputs with the same ops: with any strategy the loss and the
+// updated parameters (and batch-norm running statistics) must equal the
+// un-checkpointed step's bit for bit (f32), over several steps, on models
+// with batch norm, residual connections, dropout, attention and recurrence.
+// The heuristic strategies must recompute something on every model, so a
+// pass that silently did nothing fails here (`strategy=optimal` may choose
+// not to: these models are small enough that parameters dominate). That
+// checkpointing saves memory is tested on full-size graphs in
+// test/Transforms/checkpoint-*.mlir and measured in bench/.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TrainingTestUtil.h"
+
+#include "memopt/InitAll.h"
+#include "memopt/runtime/Plan.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+using namespace memopt::testing;
+
+namespace {
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string example(const std::string &name) {
+  return readFile(std::string(MEMOPT_SOURCE_DIR) + "/examples/" + name);
+}
+
+std::string suiteModel(const std::string &name) {
+  std::string text =
+      readFile(std::string(MEMOPT_MODEL_DIR) + "/" + name + ".mlir");
+  EXPECT_FALSE(text.empty()) << "missing generated model " << name;
+  return text;
+}
+
+/// Ops marked `memopt.recompute` after running `pipeline` on `source`. The
+/// passes are registered by the first CompiledStep::compile.
+size_t countRecomputed(const std::string &source, const std::string &pipeline) {
+  mlir::DialectRegistry registry;
+  memopt::registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+  EXPECT_TRUE(module);
+  if (!module)
+    return 0;
+  mlir::PassManager pm(&context);
+  std::string error;
+  llvm::raw_string_ostream errorStream(error);
+  EXPECT_TRUE(
+      mlir::succeeded(mlir::parsePassPipeline(pipeline, pm, errorStream)))
+      << error;
+  EXPECT_TRUE(mlir::succeeded(pm.run(*module)));
+  size_t count = 0;
+  module->walk(
+      [&](mlir::Operation *op) { count += op->hasAttr("memopt.recompute"); });
+  return count;
+}
+
+/// The whole step as planned: arguments plus the arena.
+uint64_t stepBytes(const CompiledStep &step) {
+  uint64_t bytes = step.plan().arenaBytes;
+  for (size_t i = 0; i < step.numArguments(); ++i)
+    bytes += step.plan().argumentTensor(i).bytes;
+  return bytes;
+}
+
+uint64_t compiledBytes(const std::string &source, const std::string &pipeline) {
+  auto step = CompiledStep::compile(source, pipeline + ",memopt-schedule,"
+                                                       "memopt-plan-memory");
+  return step ? stepBytes(*step) : 0;
+}
+
+void expectCheckpointExact(const std::string &source,
+                           const std::string &autodiff,
+                           const std::string &checkpoint, int steps = 2,
+                           bool mustRecompute = true) {
+  SCOPED_TRACE(checkpoint);
+  std::string tail = "memopt-schedule,memopt-plan-memory";
+  auto base = CompiledStep::compile(source, autodiff + "," + tail);
+  auto other =
+      CompiledStep::compile(source, autodiff + "," + checkpoint + "," + tail);
+  ASSERT_TRUE(base && other);
+  if (mustRecompute) {
+    EXPECT_GT(countRecomputed(source, autodiff + "," + checkpoint), 0u)
+        << "nothing was recomputed";
+  }
+  base->randomize(11);
+  other->randomize(11);
+  for (int step = 0; step < steps; ++step) {
+    base->run(step);
+    other->run(step);
+    ASSERT_EQ(base->result(0), other->result(0)) << "loss at step " << step;
+    for (size_t r = 1; r < base->plan().results.size(); ++r)
+      ASSERT_EQ(base->result(r), other->result(r))
+          << "result " << r << " at step " << step;
+    base->applyUpdates();
+    other->applyUpdates();
+    for (size_t arg = 0; arg < base->numArguments(); ++arg)
+      ASSERT_EQ(base->argument(arg), other->argument(arg))
+          << base->plan().arguments[arg].name << " after step " << step;
+  }
+}
+
+/// Each strategy, and whether it must recompute something.
+const std::pair<const char *, bool> kStrategies[] = {
+    {"memopt-checkpoint{strategy=sqrt}", true},
+    {"memopt-checkpoint{strategy=optimal solver=dp}", true},
+    {"memopt-checkpoint{strategy=optimal solver=ilp}", false},
+    {"memopt-checkpoint{strategy=optimal}", false},
+};
+
+TEST(Checkpoint, MlpAllStrategiesBitIdentical) {
+  // Three layers: sqrt keeps the one checkpoint worth keeping and drops
+  // nothing; the binomial schedule recomputes.
+  for (auto [strategy, must] : kStrategies)
+    expectCheckpointExact(
+        example("mlp.mlir"), "memopt-autodiff{optimizer=adam}", strategy, 2,
+        must && std::string(strategy).find("sqrt") == std::string::npos);
+}
+
+TEST(Checkpoint, CnnWithBatchNormBitIdentical) {
+  // Batch norm in training mode: the clones' running statistics are
+  // discarded, the step's new statistics (results 1..) stay exact.
+  for (auto [strategy, must] : kStrategies)
+    expectCheckpointExact(example("cnn.mlir"),
+                          "memopt-autodiff{optimizer=momentum lr=0.05}",
+                          strategy, 2, must);
+}
+
+TEST(Checkpoint, ResNetBitIdentical) {
+  for (auto [strategy, must] : kStrategies)
+    expectCheckpointExact(suiteModel("cifar-resnet"), "memopt-autodiff",
+                          strategy, 2, must);
+}
+
+TEST(Checkpoint, GptWithDropoutBitIdentical) {
+  // Dropout masks are regenerated from the op's seed and the step.
+  for (auto [strategy, must] : kStrategies)
+    expectCheckpointExact(suiteModel("gpt2"), "memopt-autodiff{optimizer=adam}",
+                          strategy, 3, must);
+}
+
+TEST(Checkpoint, LstmBitIdentical) {
+  for (auto [strategy, must] : kStrategies)
+    expectCheckpointExact(suiteModel("lstm"), "memopt-autodiff", strategy, 2,
+                          must);
+}
+
+TEST(Checkpoint, BudgetBitIdenticalAndMet) {
+  // A budget halfway between the un-checkpointed step and the sqrt one
+  // forces a real choice, which must fit.
+  for (const std::string &source :
+       {suiteModel("cifar-resnet"), suiteModel("gpt2")}) {
+    uint64_t none = compiledBytes(source, "memopt-autodiff");
+    uint64_t sqrt = compiledBytes(
+        source, "memopt-autodiff,memopt-checkpoint{strategy=sqrt}");
+    ASSERT_LT(sqrt, none) << "the test model should gain from checkpointing";
+    uint64_t budget = (none + sqrt) / 2;
+    std::string pass =
+        "memopt-checkpoint{strategy=budget budget=" + std::to_string(budget) +
+        "}";
+    expectCheckpointExact(source, "memopt-autodiff", pass);
+    EXPECT_LE(compiledBytes(source, "memopt-autodiff," + pass), budget);
+  }
+}
+
+TEST(Checkpoint, MultiLevelRecomputationBitIdentical) {
+  // Few segments and few slots: stages are recomputed more than once, from
+  // cuts that were themselves recomputed.
+  expectCheckpointExact(suiteModel("cifar-resnet"), "memopt-autodiff",
+                        "memopt-checkpoint{strategy=sqrt segments=2}");
+  expectCheckpointExact(suiteModel("gpt2"), "memopt-autodiff",
+                        "memopt-checkpoint{strategy=optimal solver=dp}", 1);
+}
+
+} // namespace
