@@ -85,20 +85,23 @@ std::optional<Init> initFromUse(Operation *user, unsigned index) {
   return llvm::TypeSwitch<Operation *, std::optional<Init>>(user)
       .Case([&](Conv2DOp op) { return weightRule(op.getWeight(), "conv2d"); })
       .Case([&](LinearOp op) { return weightRule(op.getWeight(), "linear"); })
-      .Case([&](BatchNormOp) -> std::optional<Init> {
-        switch (index) {
-        case 1:
-          return constant(1, "batch_norm gamma");
-        case 2:
-          return constant(0, "batch_norm beta");
-        case 3:
-          return constant(0, "batch_norm running_mean");
-        case 4:
-          return constant(1, "batch_norm running_var");
-        default:
-          return std::nullopt;
-        }
-      })
+      .Case<BatchNormOp, BatchNormActOp>(
+          [&](Operation *op) -> std::optional<Init> {
+            // batch_norm_act is batch_norm followed by an activation.
+            StringRef name = op->getName().stripDialect();
+            switch (index) {
+            case 1:
+              return constant(1, (name + " gamma").str());
+            case 2:
+              return constant(0, (name + " beta").str());
+            case 3:
+              return constant(0, (name + " running_mean").str());
+            case 4:
+              return constant(1, (name + " running_var").str());
+            default:
+              return std::nullopt;
+            }
+          })
       .Case([&](LayerNormOp) -> std::optional<Init> {
         if (index == 1)
           return constant(1, "layer_norm gamma");

@@ -181,8 +181,11 @@ void MemoryAnalysis::computeForwardSet() {
   }
 
   firstBackward = getNumOps();
+  // Constants compute nothing and frees only end lifetimes: neither starts
+  // the backward pass.
   for (auto [index, op] : llvm::enumerate(ops))
-    if (!forward[index] && !op->hasTrait<mlir::OpTrait::ConstantLike>()) {
+    if (!forward[index] && !op->hasTrait<mlir::OpTrait::ConstantLike>() &&
+        !isa<FreeOp>(op)) {
       firstBackward = static_cast<int64_t>(index);
       break;
     }

@@ -1,14 +1,18 @@
 //===- RematILP.cpp - exact keep/recompute choice with CBC ----------------===//
 //
-// Builds the 0-1 program of RematILP.h row by row into a CoinPackedMatrix,
-// hands it to CBC through CbcMain1 (the command-line driver: it runs CBC's
-// integer preprocessing, cut generators and heuristics, which the bare
+// Builds the 0-1 program of RematILP.h as sparse rows, hands it to CBC
+// through CbcMain1 (the command-line driver: it runs CBC's integer
+// preprocessing, cut generators and heuristics, which a bare
 // CbcModel::branchAndBound does not), and reads the assignment back.
+// MinMemory starts CBC from "keep everything", its second stage from the
+// first stage's answer.
 //
 // Everything CBC sees is integral: byte quantities are divided by their gcd
 // and flops by theirs, budgets are rounded down in those units, and the peak
-// variable of MinMemory is an integer. CBC then moves its cutoff by whole
-// units, so "optimal" means optimal, not optimal up to a gap tolerance.
+// variable of MinMemory is an integer. Every objective is then integral, CBC
+// moves its cutoff by whole units, and "optimal" means optimal, not optimal
+// up to a gap tolerance. (The live-bytes columns carry no objective and stay
+// continuous.)
 // Whatever CBC returns is rounded, cleaned and re-evaluated in int64 here;
 // a result that breaks the model is an error, never a silently wrong answer.
 //
@@ -42,8 +46,7 @@ using Clock = std::chrono::steady_clock;
 constexpr int64_t kExactDoubleLimit = int64_t(1) << 53;
 
 llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 message.str());
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
 }
 
 int64_t floorDiv(int64_t a, int64_t b) {
@@ -88,15 +91,17 @@ std::vector<std::vector<int>> uniqueOperands(const RematProblem &problem) {
   return result;
 }
 
-std::vector<int>
-lastNeedFrom(const RematProblem &problem,
-             const std::vector<std::vector<int>> &operands) {
+std::vector<int> lastNeedFrom(const RematProblem &problem,
+                              const std::vector<std::vector<int>> &operands) {
   std::vector<int> lastNeed(problem.ops.size());
   for (size_t i = 0; i < problem.ops.size(); ++i)
     lastNeed[i] = std::max(problem.ops[i].lastBackwardUse, -1);
-  for (size_t j = 0; j < problem.ops.size(); ++j)
+  // Transitively: a kept op may feed a clone that feeds another clone that
+  // the backward reads late. Users come after their operands, so visiting
+  // ops last to first finalises each before it propagates.
+  for (size_t j = problem.ops.size(); j-- > 0;)
     for (int p : operands[j])
-      lastNeed[p] = std::max(lastNeed[p], problem.ops[j].lastBackwardUse);
+      lastNeed[p] = std::max(lastNeed[p], lastNeed[j]);
   return lastNeed;
 }
 
@@ -357,8 +362,8 @@ void boundMemory(const Prepared &prep, const MemoryBound &bound, int64_t base,
 /// (the same polytope, projected; every op appears in at most four rows),
 /// and bounded by the budget (as its upper bound) or by the peak column.
 /// L_k is integral whenever the binaries are, so it is left continuous:
-/// declaring it integer gave CBC nothing and made peak minimisation up to
-/// ten times slower (its heuristics round the L columns too).
+/// declaring it integer made peak minimisation two to ten times slower on
+/// 1,000-op chains and gained nothing.
 void addMemoryRows(const RematProblem &problem, const Prepared &prep,
                    const MemoryBound &bound, Ilp &ilp) {
   Row forwardEnd;
@@ -418,8 +423,8 @@ void addMemoryRows(const RematProblem &problem, const Prepared &prep,
     }
     definition.lower = definition.upper = 0;
     ilp.rows.push_back(std::move(definition));
-    boundMemory(prep, bound, problem.baseBytes[prep.rowTimes[k]], column,
-                Row(), maxLive, ilp);
+    boundMemory(prep, bound, problem.baseBytes[prep.rowTimes[k]], column, Row(),
+                maxLive, ilp);
   }
 }
 
@@ -460,10 +465,18 @@ std::mutex &cbcMutex() {
 
 std::string columnName(int column) { return "c" + std::to_string(column); }
 
-/// Runs CBC on `ilp` for at most `seconds`, starting from `start` (one value
-/// per column) if given.
-llvm::Expected<IlpOutcome> runCbcUnguarded(const Ilp &ilp, double seconds,
+/// Runs CBC on `ilp` until `deadline`, starting from `start` (one value per
+/// column) if given.
+llvm::Expected<IlpOutcome> runCbcUnguarded(const Ilp &ilp,
+                                           Clock::time_point deadline,
                                            const std::vector<double> *start) {
+  // CbcMain1 parses its arguments through global state.
+  std::lock_guard<std::mutex> lock(cbcMutex());
+  double seconds =
+      std::chrono::duration<double>(deadline - Clock::now()).count();
+  if (seconds <= 0)
+    return IlpOutcome();
+
   // Row-ordered arrays in one go: CoinPackedMatrix::appendRow reallocates
   // the whole matrix on every call, which was quadratic (seconds at 10,000
   // rows).
@@ -480,9 +493,9 @@ llvm::Expected<IlpOutcome> runCbcUnguarded(const Ilp &ilp, double seconds,
   }
   starts.push_back(CoinBigIndex(elements.size()));
   CoinPackedMatrix matrix(/*colordered=*/false, ilp.numColumns,
-                          int(ilp.rows.size()),
-                          CoinBigIndex(elements.size()), elements.data(),
-                          indices.data(), starts.data(), lengths.data());
+                          int(ilp.rows.size()), CoinBigIndex(elements.size()),
+                          elements.data(), indices.data(), starts.data(),
+                          lengths.data());
 
   OsiClpSolverInterface solver;
   solver.messageHandler()->setLogLevel(0);
@@ -491,6 +504,12 @@ llvm::Expected<IlpOutcome> runCbcUnguarded(const Ilp &ilp, double seconds,
   for (int c = 0; c < ilp.numColumns; ++c)
     if (ilp.isInteger[c])
       solver.setInteger(c);
+  // CBC checks its time limit between branch-and-bound nodes only; the root
+  // LP alone can take longer than the whole limit (12 s at 10,000 ops), so
+  // Clp gets the same deadline. An LP stopped by it may have made CBC prune
+  // a node it should not have, so a proof that ends past the deadline is
+  // not trusted (see below).
+  solver.getModelPtr()->setMaximumWallSeconds(seconds);
   // CbcMain1 matches a MIP start to columns by name.
   std::vector<std::pair<std::string, double>> mipStart;
   if (start) {
@@ -500,7 +519,6 @@ llvm::Expected<IlpOutcome> runCbcUnguarded(const Ilp &ilp, double seconds,
     }
   }
 
-  std::lock_guard<std::mutex> lock(cbcMutex());
   CbcModel model(solver);
   model.messageHandler()->setLogLevel(0);
   if (start)
@@ -511,17 +529,20 @@ llvm::Expected<IlpOutcome> runCbcUnguarded(const Ilp &ilp, double seconds,
   CbcMain0(model, data);
   // Elapsed rather than CPU time, one thread, fixed seeds: the same input
   // gives the same answer (unless the time limit cuts the search short).
-  std::string secondsArg = llvm::formatv("{0:f3}", std::max(seconds, 0.001));
-  const char *lg = getenv("REMAT_LOG") ? getenv("REMAT_LOG") : "0";
-  if (getenv("REMAT_LOG")) data.noPrinting_ = false;
-  const char *argv[] = {"memopt-remat", "-log",          lg,
-                        "-slog",        "0",             "-threads",
-                        "0",            "-randomCbcSeed", "1",
-                        "-randomSeed",  "1234567",       "-timeMode",
-                        "elapsed",      "-seconds",      secondsArg.c_str(),
-                        "-solve",       "-quit"};
-  CbcMain1(int(sizeof(argv) / sizeof(argv[0])), argv, model,
-           [](CbcModel *, int) { return 0; }, data);
+  std::string secondsArg = llvm::formatv("{0:f3}", seconds);
+  const char *argv[] = {"memopt-remat",              // program name
+                        "-log",           "0",       // quiet
+                        "-slog",          "0",       // quiet LP solver
+                        "-threads",       "0",       // single-threaded
+                        "-randomCbcSeed", "1",       // fixed seeds (CBC)
+                        "-randomSeed",    "1234567", // and Clp
+                        "-timeMode",      "elapsed", // wall-clock limit
+                        "-seconds",       secondsArg.c_str(), // time left
+                        "-solve",         "-quit"};
+  CbcMain1(
+      int(sizeof(argv) / sizeof(argv[0])), argv, model,
+      [](CbcModel *, int) { return 0; }, data);
+  bool pastDeadline = Clock::now() >= deadline;
 
   IlpOutcome outcome;
   const double *best = model.bestSolution();
@@ -530,26 +551,27 @@ llvm::Expected<IlpOutcome> runCbcUnguarded(const Ilp &ilp, double seconds,
     for (int c = 0; c < ilp.numColumns; ++c)
       outcome.values[c] = std::round(best[c]);
   }
-  if (model.isProvenInfeasible())
+  if (model.isProvenInfeasible() && !pastDeadline) {
     outcome.status = RematStatus::Infeasible;
-  else if (!outcome.values.empty())
-    outcome.status = model.isProvenOptimal() ? RematStatus::Optimal
-                                             : RematStatus::Feasible;
-  else if (model.isAbandoned())
-    return makeError("CBC abandoned the search (numerical difficulties)");
-  else
-    outcome.status = RematStatus::TimedOut;
-  if (outcome.status == RematStatus::Infeasible)
     outcome.values.clear();
+  } else if (!outcome.values.empty()) {
+    outcome.status = model.isProvenOptimal() && !pastDeadline
+                         ? RematStatus::Optimal
+                         : RematStatus::Feasible;
+  } else if (model.isAbandoned() && !pastDeadline) {
+    return makeError("CBC abandoned the search (numerical difficulties)");
+  } else {
+    outcome.status = RematStatus::TimedOut;
+  }
   return outcome;
 }
 
 /// runCbcUnguarded with CBC's exceptions turned into errors (this file is
 /// the only one of the library built with exceptions).
-llvm::Expected<IlpOutcome> runCbc(const Ilp &ilp, double seconds,
+llvm::Expected<IlpOutcome> runCbc(const Ilp &ilp, Clock::time_point deadline,
                                   const std::vector<double> *start) {
   try {
-    return runCbcUnguarded(ilp, seconds, start);
+    return runCbcUnguarded(ilp, deadline, start);
   } catch (const CoinError &error) {
     return makeError(llvm::formatv("CBC failed: {0} (in {1}::{2})",
                                    error.message(), error.className(),
@@ -587,11 +609,10 @@ std::vector<double> columnValues(const RematProblem &problem,
     values[prep.keepCol[i]] = keep[i] ? 1 : 0;
     values[prep.recomputeCol[i]] = recompute[i] ? 1 : 0;
   }
-  std::vector<int64_t> live = liveForwardBytes(problem, prep.lastNeed, keep,
-                                               recompute);
+  std::vector<int64_t> live =
+      liveForwardBytes(problem, prep.lastNeed, keep, recompute);
   for (size_t k = 0; k < ilp.liveColumns.size(); ++k)
-    values[ilp.liveColumns[k]] =
-        double(live[prep.rowTimes[k]] / prep.byteUnit);
+    values[ilp.liveColumns[k]] = double(live[prep.rowTimes[k]] / prep.byteUnit);
   if (peakColumn >= 0)
     values[peakColumn] = double(peak / prep.byteUnit);
   return values;
@@ -613,8 +634,8 @@ llvm::Error validateOptions(const RematOptions &options) {
       !std::isfinite(options.timeLimitSeconds))
     return makeError("the time limit must be a positive number of seconds");
   if (options.mode == RematMode::MinRecompute && options.budget < 0)
-    return makeError(llvm::formatv("the memory budget ({0}) is negative",
-                                   options.budget));
+    return makeError(
+        llvm::formatv("the memory budget ({0}) is negative", options.budget));
   if (options.mode == RematMode::MinMemory && options.recomputeLimit < 0)
     return makeError(llvm::formatv("the recompute limit ({0}) is negative",
                                    options.recomputeLimit));
@@ -672,8 +693,8 @@ llvm::Error checkSolution(const RematProblem &problem,
 }
 
 llvm::Error solveMinRecompute(const RematProblem &problem,
-                              const RematOptions &options,
-                              const Prepared &prep, Clock::time_point start,
+                              const RematOptions &options, const Prepared &prep,
+                              Clock::time_point deadline,
                               RematSolution &solution) {
   // Keeping everything with uses recomputes nothing: optimal if it fits.
   std::vector<char> keepAll(prep.n, 0), none(prep.n, 0);
@@ -700,8 +721,7 @@ llvm::Error solveMinRecompute(const RematProblem &problem,
   }
 
   ++solution.numSolverCalls;
-  auto outcome = runCbc(
-      ilp, options.timeLimitSeconds - secondsSince(start), /*start=*/nullptr);
+  auto outcome = runCbc(ilp, deadline, /*start=*/nullptr);
   if (!outcome)
     return outcome.takeError();
   solution.status = outcome->status;
@@ -715,7 +735,8 @@ llvm::Error solveMinRecompute(const RematProblem &problem,
 
 llvm::Error solveMinMemory(const RematProblem &problem,
                            const RematOptions &options, const Prepared &prep,
-                           Clock::time_point start, RematSolution &solution) {
+                           Clock::time_point deadline,
+                           RematSolution &solution) {
   // Keeping everything with uses is always allowed and starts the search.
   std::vector<char> keepAll(prep.n, 0), none(prep.n, 0);
   for (int i = 0; i < prep.n; ++i)
@@ -734,11 +755,10 @@ llvm::Error solveMinMemory(const RematProblem &problem,
   solution.numVariables = peakIlp.numColumns;
   solution.numConstraints = int(peakIlp.rows.size());
 
-  std::vector<double> startValues =
-      columnValues(problem, prep, peakIlp, keepAll, none, peakColumn, keepAllPeak);
+  std::vector<double> startValues = columnValues(
+      problem, prep, peakIlp, keepAll, none, peakColumn, keepAllPeak);
   ++solution.numSolverCalls;
-  auto first = runCbc(peakIlp, options.timeLimitSeconds - secondsSince(start),
-                      &startValues);
+  auto first = runCbc(peakIlp, deadline, &startValues);
   if (!first)
     return first.takeError();
   std::vector<char> keep = keepAll, recompute = none;
@@ -759,8 +779,7 @@ llvm::Error solveMinMemory(const RematProblem &problem,
   setAssignment(problem, prep, keep, recompute, solution);
   if (solution.recomputeFlops == 0)
     return llvm::Error::success(); // Nothing left to save.
-  double secondsLeft = options.timeLimitSeconds - secondsSince(start);
-  if (secondsLeft <= 0) {
+  if (Clock::now() >= deadline) {
     solution.status = RematStatus::Feasible;
     return llvm::Error::success();
   }
@@ -778,7 +797,7 @@ llvm::Error solveMinMemory(const RematProblem &problem,
     return makeError("internal error: the least peak is below some base");
   startValues = columnValues(problem, prep, flopIlp, keep, recompute, -1, 0);
   ++solution.numSolverCalls;
-  auto second = runCbc(flopIlp, secondsLeft, &startValues);
+  auto second = runCbc(flopIlp, deadline, &startValues);
   if (!second)
     return second.takeError();
   if (second->status == RematStatus::Infeasible)
@@ -826,8 +845,7 @@ llvm::Error memopt::validateRematProblem(const RematProblem &problem) {
                       "step ({1})",
                       problem.baseBytes.size(), numTimes));
   if (problem.ops.size() >= (size_t(1) << 29))
-    return makeError(
-        llvm::formatv("too many ops ({0})", problem.ops.size()));
+    return makeError(llvm::formatv("too many ops ({0})", problem.ops.size()));
   if (problem.forwardEndBytes < 0)
     return makeError(llvm::formatv("forwardEndBytes ({0}) is negative",
                                    problem.forwardEndBytes));
@@ -849,8 +867,8 @@ llvm::Error memopt::validateRematProblem(const RematProblem &problem) {
           llvm::formatv("op {0}: bytes ({1}) is negative", i, op.bytes));
     for (int p : op.operands)
       if (p < 0 || size_t(p) >= i)
-        return makeError(llvm::formatv(
-            "op {0}: operand {1} is not an earlier op", i, p));
+        return makeError(
+            llvm::formatv("op {0}: operand {1} is not an earlier op", i, p));
     int first = op.firstBackwardUse, last = op.lastBackwardUse;
     bool none = first == -1 && last == -1;
     if (!none && !(0 <= first && first <= last && last < numTimes))
@@ -900,8 +918,8 @@ int64_t memopt::evaluateRematPeak(const RematProblem &problem,
   for (size_t i = 0; i < n; ++i)
     if (keep[i] && problem.ops[i].hasBackwardUse())
       peak += problem.ops[i].bytes;
-  std::vector<int64_t> live = liveForwardBytes(
-      problem, computeRematLastNeed(problem), keep, recompute);
+  std::vector<int64_t> live =
+      liveForwardBytes(problem, computeRematLastNeed(problem), keep, recompute);
   for (size_t t = 0; t < live.size(); ++t) {
     int64_t base = t < problem.baseBytes.size() ? problem.baseBytes[t] : 0;
     peak = std::max(peak, base + live[t]);
@@ -921,14 +939,19 @@ memopt::solveRematILP(const RematProblem &problem,
   if (llvm::Error error = checkExactness(problem, prep))
     return std::move(error);
 
+  // Longer limits than about four months are as good as none (and would
+  // overflow the clock).
+  Clock::time_point deadline =
+      start +
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+          std::min(options.timeLimitSeconds, 1e7)));
   RematSolution solution;
   for (int i = 0; i < prep.n; ++i)
     solution.numFixedOps += !prep.relevant[i];
-  llvm::Error error = options.mode == RematMode::MinRecompute
-                          ? solveMinRecompute(problem, options, prep, start,
-                                              solution)
-                          : solveMinMemory(problem, options, prep, start,
-                                           solution);
+  llvm::Error error =
+      options.mode == RematMode::MinRecompute
+          ? solveMinRecompute(problem, options, prep, deadline, solution)
+          : solveMinMemory(problem, options, prep, deadline, solution);
   if (error)
     return std::move(error);
   if (llvm::Error error = checkSolution(problem, options, solution))

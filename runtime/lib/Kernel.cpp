@@ -63,6 +63,8 @@ constexpr KernelEntry kKernels[] = {
     {KernelKind::EmbeddingBackward, "embedding_backward"},
     {KernelKind::CrossEntropyBackward, "cross_entropy_backward"},
     {KernelKind::MseLossBackward, "mse_loss_backward"},
+    {KernelKind::BatchNormAct, "batch_norm_act"},
+    {KernelKind::BatchNormActBackward, "batch_norm_act_backward"},
     {KernelKind::SgdUpdate, "sgd_update"},
     {KernelKind::SgdMomentumUpdate, "sgd_momentum_update"},
     {KernelKind::AdamUpdate, "adam_update"},
@@ -107,6 +109,7 @@ bool kernelAllowsInPlace(KernelKind kind, size_t outputIndex,
   case KernelKind::Reshape:
   case KernelKind::BatchNorm:
   case KernelKind::BatchNormInference:
+  case KernelKind::BatchNormAct:
   case KernelKind::LayerNorm:
     return outputIndex == 0 && inputIndex == 0;
   case KernelKind::Add:
@@ -120,6 +123,7 @@ bool kernelAllowsInPlace(KernelKind kind, size_t outputIndex,
   case KernelKind::SoftmaxBackward:
   case KernelKind::BatchNormBackward:
   case KernelKind::LayerNormBackward:
+  case KernelKind::BatchNormActBackward:
     return outputIndex == 0 && inputIndex <= 1;
   case KernelKind::CrossEntropyBackward:
     return outputIndex == 0 && inputIndex == 1;

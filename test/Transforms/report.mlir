@@ -216,37 +216,43 @@
 // STEP-NEXT:       "index": 18,
 // STEP-NEXT:       "op": "memopt.sgd_update",
 // STEP-NEXT:       "loc": "{{.*}}mlp.mlir:7:1",
-// STEP-NEXT:       "live_bytes": 2082388
+// STEP-NEXT:       "live_bytes": 2082388,
+// STEP-NEXT:       "inplace_operand": 0
 // STEP-NEXT:     },
 // STEP-NEXT:     {
 // STEP-NEXT:       "index": 19,
 // STEP-NEXT:       "op": "memopt.sgd_update",
 // STEP-NEXT:       "loc": "{{.*}}mlp.mlir:7:1",
-// STEP-NEXT:       "live_bytes": 1279572
+// STEP-NEXT:       "live_bytes": 1279572,
+// STEP-NEXT:       "inplace_operand": 0
 // STEP-NEXT:     },
 // STEP-NEXT:     {
 // STEP-NEXT:       "index": 20,
 // STEP-NEXT:       "op": "memopt.sgd_update",
 // STEP-NEXT:       "loc": "{{.*}}mlp.mlir:7:1",
-// STEP-NEXT:       "live_bytes": 1278548
+// STEP-NEXT:       "live_bytes": 1278548,
+// STEP-NEXT:       "inplace_operand": 0
 // STEP-NEXT:     },
 // STEP-NEXT:     {
 // STEP-NEXT:       "index": 21,
 // STEP-NEXT:       "op": "memopt.sgd_update",
 // STEP-NEXT:       "loc": "{{.*}}mlp.mlir:7:1",
-// STEP-NEXT:       "live_bytes": 1147476
+// STEP-NEXT:       "live_bytes": 1147476,
+// STEP-NEXT:       "inplace_operand": 0
 // STEP-NEXT:     },
 // STEP-NEXT:     {
 // STEP-NEXT:       "index": 22,
 // STEP-NEXT:       "op": "memopt.sgd_update",
 // STEP-NEXT:       "loc": "{{.*}}mlp.mlir:7:1",
-// STEP-NEXT:       "live_bytes": 1146964
+// STEP-NEXT:       "live_bytes": 1146964,
+// STEP-NEXT:       "inplace_operand": 0
 // STEP-NEXT:     },
 // STEP-NEXT:     {
 // STEP-NEXT:       "index": 23,
 // STEP-NEXT:       "op": "memopt.sgd_update",
 // STEP-NEXT:       "loc": "{{.*}}mlp.mlir:7:1",
-// STEP-NEXT:       "live_bytes": 1141844
+// STEP-NEXT:       "live_bytes": 1141844,
+// STEP-NEXT:       "inplace_operand": 0
 // STEP-NEXT:     }
 // STEP-NEXT:   ]
 // STEP-NEXT: }

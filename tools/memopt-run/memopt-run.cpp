@@ -122,6 +122,17 @@ cl::opt<std::string> budget(
     cl::desc("Fit the whole step (arguments plus planned arena) in this many "
              "bytes, e.g. 512MiB, recomputing as little as possible"),
     cl::init(""), cl::cat(category));
+cl::opt<bool> inplace(
+    "inplace",
+    cl::desc("Run element-wise ops in place over operands that are dead "
+             "afterwards, backward pass included (--memopt-inplace)"),
+    cl::init(false), cl::cat(category));
+cl::opt<bool>
+    abn("abn",
+        cl::desc("Fuse batch norm + leaky ReLU/ELU into InPlace-ABN, whose "
+                 "backward needs only the output (--memopt-inplace=abn=true; "
+                 "implies --inplace)"),
+        cl::init(false), cl::cat(category));
 cl::opt<bool> noOptimize(
     "no-optimize",
     cl::desc("Baseline: no memory-aware schedule and no arena planning (every "
@@ -198,6 +209,8 @@ std::string pipelineFor(ModuleOp module, bool optimize) {
       os << " budget=" << budget;
     os << "},";
   }
+  if (optimize && (inplace || abn))
+    os << (abn ? "memopt-inplace{abn=true}," : "memopt-inplace,");
   if (optimize)
     os << "memopt-schedule,memopt-plan-memory,";
   if (!pipeline.empty())

@@ -131,6 +131,28 @@ TEST_F(MemoryAnalysisTest, LiveBytesAndPeak) {
   EXPECT_EQ(analysis.getArenaBytes(), std::nullopt);
 }
 
+TEST_F(MemoryAnalysisTest, FreesDoNotStartTheBackwardPass) {
+  // A scheduled step frees dead forward values during the forward pass; the
+  // first backward op is still the first op computing a gradient.
+  func::FuncOp func = parse(R"mlir(
+func.func @f(%w: tensor<4x8xf32> {memopt.param}, %x: tensor<2x8xf32>,
+             %y: tensor<2xi64>) -> tensor<f32> {
+  %h = memopt.linear %x, %w : tensor<2x8xf32>, tensor<4x8xf32>
+  %a = memopt.relu %h : tensor<2x4xf32>
+  memopt.free %h : tensor<2x4xf32>
+  %l = memopt.cross_entropy %a, %y : tensor<2x4xf32>, tensor<2xi64>
+  %one = arith.constant dense<1.0> : tensor<f32>
+  %g = memopt.cross_entropy_backward %one, %a, %y : (tensor<f32>, tensor<2x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+  return %l : tensor<f32>
+}
+)mlir");
+  ASSERT_TRUE(func);
+  MemoryAnalysis analysis(func);
+  EXPECT_EQ(analysis.getFirstBackwardIndex(), 5);
+  // %a (the backward op reads it) and the loss, computed before it.
+  EXPECT_EQ(analysis.getSavedForBackwardBytes(), 32 + 4);
+}
+
 TEST_F(MemoryAnalysisTest, AliasHook) {
   func::FuncOp func = parse(R"mlir(
 func.func @f(%x: tensor<4x8xf32>) -> (tensor<32xf32>, tensor<4x8xf32>) {

@@ -34,15 +34,23 @@ namespace {
 
 bool hasUse(const RematOp &op) { return op.firstBackwardUse >= 0; }
 
-/// lastNeed_i = max(last_i, max over users j of last_j), by scanning every
-/// op's operand list for i.
-int naiveLastNeed(const RematProblem &problem, int i) {
+/// lastNeed_i = max(last_i, max over users j of lastNeed_j), by memoised
+/// recursion, scanning every op's operand list for i.
+int naiveLastNeed(const RematProblem &problem, int i, std::vector<int> &memo) {
+  if (memo[i] != INT32_MIN)
+    return memo[i];
   int result = problem.ops[i].lastBackwardUse;
-  for (const RematOp &user : problem.ops)
-    for (int p : user.operands)
+  for (size_t j = 0; j < problem.ops.size(); ++j)
+    for (int p : problem.ops[j].operands)
       if (p == i)
-        result = std::max(result, user.lastBackwardUse);
-  return result;
+        result =
+            std::max(result, naiveLastNeed(problem, static_cast<int>(j), memo));
+  return memo[i] = result;
+}
+
+int naiveLastNeed(const RematProblem &problem, int i) {
+  std::vector<int> memo(problem.ops.size(), INT32_MIN);
+  return naiveLastNeed(problem, i, memo);
 }
 
 /// Memory at the forward end and at every backward time, straight from the
@@ -54,11 +62,12 @@ int64_t naivePeak(const RematProblem &problem, const std::vector<char> &keep,
   for (int i = 0; i < n; ++i)
     if (keep[i] && hasUse(problem.ops[i]))
       peak += problem.ops[i].bytes;
+  std::vector<int> memo(n, INT32_MIN);
   for (int t = 0; t < problem.numBackwardSteps; ++t) {
     int64_t memory = problem.baseBytes[t];
     for (int i = 0; i < n; ++i) {
       const RematOp &op = problem.ops[i];
-      if (keep[i] && naiveLastNeed(problem, i) >= t)
+      if (keep[i] && naiveLastNeed(problem, i, memo) >= t)
         memory += op.bytes;
       if (recompute[i] && hasUse(op) && op.firstBackwardUse <= t &&
           t <= op.lastBackwardUse)
@@ -185,12 +194,28 @@ RematSolution solveOrFail(const RematProblem &problem,
   return std::move(*solution);
 }
 
-/// What every returned assignment must satisfy, whatever the objective.
+/// What every returned assignment must satisfy, whatever the objective:
+/// constraints 1-3, the reported numbers, and nothing kept or recomputed
+/// without a reason (an op without backward uses is only there to feed a
+/// recomputed op that is itself there for a reason).
 void expectConsistent(const RematProblem &problem,
                       const RematSolution &solution) {
   ASSERT_EQ(solution.keep.size(), problem.ops.size());
   ASSERT_EQ(solution.recompute.size(), problem.ops.size());
   EXPECT_TRUE(naiveFeasible(problem, solution.keep, solution.recompute));
+  int n = int(problem.ops.size());
+  std::vector<char> needed(n, 0);
+  for (int i = n - 1; i >= 0; --i) {
+    needed[i] = hasUse(problem.ops[i]);
+    for (int j = i + 1; j < n && !needed[i]; ++j)
+      for (int p : problem.ops[j].operands)
+        if (p == i && needed[j] && solution.recompute[j])
+          needed[i] = 1;
+    if (!needed[i]) {
+      EXPECT_TRUE(!solution.keep[i] && !solution.recompute[i])
+          << "op " << i << " is kept or recomputed for nothing";
+    }
+  }
   EXPECT_EQ(solution.modelPeakBytes,
             naivePeak(problem, solution.keep, solution.recompute));
   EXPECT_EQ(solution.recomputeFlops, flopsOf(problem, solution.recompute));
@@ -210,8 +235,7 @@ TEST(RematILPTest, EvaluatorsMatchNaiveReference) {
     for (size_t i = 0; i < problem.ops.size(); ++i)
       EXPECT_EQ(lastNeed[i], naiveLastNeed(problem, int(i)));
     for (int sample = 0; sample < 20; ++sample) {
-      std::vector<char> keep(problem.ops.size()),
-          recompute(problem.ops.size());
+      std::vector<char> keep(problem.ops.size()), recompute(problem.ops.size());
       for (size_t i = 0; i < problem.ops.size(); ++i) {
         int state = std::uniform_int_distribution<int>(0, 3)(rng);
         keep[i] = state == 1 || state == 3;
@@ -247,8 +271,8 @@ TEST(RematILPTest, MatchesBruteForceOnRandomProblems) {
   for (int round = 0; round < kProblems; ++round) {
     RematProblem problem = randomProblem(rng, 10, 8);
     SCOPED_TRACE("problem " + std::to_string(round) + " with " +
-                 std::to_string(problem.ops.size()) + " ops, T = " +
-                 std::to_string(problem.numBackwardSteps));
+                 std::to_string(problem.ops.size()) +
+                 " ops, T = " + std::to_string(problem.numBackwardSteps));
     std::vector<std::pair<int64_t, int64_t>> all = enumerateFeasible(problem);
     ASSERT_FALSE(all.empty()); // Keeping everything is always feasible.
     int64_t minPeak = std::min_element(all.begin(), all.end())->first;
@@ -513,8 +537,7 @@ TEST(RematILPTest, RejectsInvalidInput) {
   problem.ops[2].operands = {2};
   EXPECT_TRUE(contains(errorOf(problem), "op 2: operand 2 is not an earlier"));
   problem.ops[2].operands = {-1};
-  EXPECT_TRUE(
-      contains(errorOf(problem), "op 2: operand -1 is not an earlier"));
+  EXPECT_TRUE(contains(errorOf(problem), "op 2: operand -1 is not an earlier"));
 
   problem = handChain();
   problem.ops[0].firstBackwardUse = 3;
@@ -593,8 +616,7 @@ RematProblem residualChain(std::mt19937 &rng, int n) {
 TEST(RematILPTest, LargeResidualChain) {
   std::mt19937 rng(99);
   RematProblem problem = residualChain(rng, 300);
-  std::vector<char> keepAll(problem.ops.size()),
-      none(problem.ops.size(), 0);
+  std::vector<char> keepAll(problem.ops.size()), none(problem.ops.size(), 0);
   int64_t totalFlops = 0;
   for (size_t i = 0; i < problem.ops.size(); ++i) {
     keepAll[i] = problem.ops[i].firstBackwardUse >= 0;
@@ -608,9 +630,9 @@ TEST(RematILPTest, LargeResidualChain) {
     options.timeLimitSeconds = 20;
     auto start = std::chrono::steady_clock::now();
     RematSolution solution = solveOrFail(problem, options);
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     std::printf("[ large ] n=300 MinRecompute budget %d%% of %lld: %s, %lld "
                 "flops (%.1f%%), peak %lld, %d vars x %d rows, %.3f s\n",
                 percent, (long long)keepAllPeak,
@@ -619,7 +641,6 @@ TEST(RematILPTest, LargeResidualChain) {
                 100.0 * solution.recomputeFlops / totalFlops,
                 (long long)solution.modelPeakBytes, solution.numVariables,
                 solution.numConstraints, seconds);
-    EXPECT_LT(seconds, options.timeLimitSeconds + 5);
     if (solution.status == RematStatus::Optimal ||
         solution.status == RematStatus::Feasible) {
       expectConsistent(problem, solution);
@@ -643,7 +664,6 @@ TEST(RematILPTest, LargeResidualChain) {
               100.0 * solution.modelPeakBytes / keepAllPeak,
               (long long)solution.recomputeFlops, solution.numSolverCalls,
               seconds);
-  EXPECT_LT(seconds, options.timeLimitSeconds + 5);
   ASSERT_TRUE(solution.status == RematStatus::Optimal ||
               solution.status == RematStatus::Feasible);
   expectConsistent(problem, solution);
@@ -651,10 +671,16 @@ TEST(RematILPTest, LargeResidualChain) {
   EXPECT_LE(solution.recomputeFlops, options.recomputeLimit);
 }
 
-/// A time limit too short to finish still returns a usable answer.
+/// A time limit too short to finish still returns a usable answer, and
+/// never a false proof: MinMemory falls back to its starting point, and
+/// MinRecompute reports a solution or TimedOut, not Infeasible.
 TEST(RematILPTest, TinyTimeLimitStillAnswers) {
   std::mt19937 rng(5);
   RematProblem problem = residualChain(rng, 300);
+  std::vector<char> keepAll(problem.ops.size()), none(problem.ops.size(), 0);
+  for (size_t i = 0; i < problem.ops.size(); ++i)
+    keepAll[i] = problem.ops[i].firstBackwardUse >= 0;
+
   RematOptions options;
   options.mode = RematMode::MinMemory;
   options.recomputeLimit = std::numeric_limits<int64_t>::max();
@@ -666,13 +692,25 @@ TEST(RematILPTest, TinyTimeLimitStillAnswers) {
   ASSERT_TRUE(solution.status == RematStatus::Optimal ||
               solution.status == RematStatus::Feasible);
   expectConsistent(problem, solution);
+
+  options = RematOptions();
+  options.budget = evaluateRematPeak(problem, keepAll, none) / 4;
+  options.timeLimitSeconds = 0.01;
+  solution = solveOrFail(problem, options);
+  std::printf("[ tiny  ] MinRecompute with 0.01 s: %s after %.3f s\n",
+              stringifyRematStatus(solution.status).str().c_str(),
+              solution.solveSeconds);
+  EXPECT_NE(solution.status, RematStatus::Infeasible);
+  if (solution.status != RematStatus::TimedOut) {
+    expectConsistent(problem, solution);
+    EXPECT_LE(solution.modelPeakBytes, options.budget);
+  }
 }
 
 TEST(RematILPTest, Deterministic) {
   std::mt19937 rng(11);
   RematProblem problem = residualChain(rng, 60);
-  std::vector<char> keepAll(problem.ops.size()),
-      none(problem.ops.size(), 0);
+  std::vector<char> keepAll(problem.ops.size()), none(problem.ops.size(), 0);
   for (size_t i = 0; i < problem.ops.size(); ++i)
     keepAll[i] = problem.ops[i].firstBackwardUse >= 0;
   RematOptions options;
@@ -685,3 +723,26 @@ TEST(RematILPTest, Deterministic) {
 }
 
 } // namespace
+
+TEST(RematILPTest, KeptOpFeedingAChainOfClonesStaysCounted) {
+  // op0 (100 bytes) feeds op1, which feeds op2, which the backward reads at
+  // t = 1. Keeping op0 and recomputing op1 and op2 holds op0 until op2's
+  // clone exists: lastNeed is transitive, so the model counts it.
+  RematProblem problem;
+  problem.numBackwardSteps = 2;
+  problem.baseBytes = {0, 0};
+  problem.ops.resize(4);
+  problem.ops[0].bytes = 100;
+  problem.ops[1].bytes = 10;
+  problem.ops[1].operands = {0};
+  problem.ops[2].bytes = 50;
+  problem.ops[2].operands = {1};
+  problem.ops[2].firstBackwardUse = problem.ops[2].lastBackwardUse = 1;
+  problem.ops[3].bytes = 50;
+  problem.ops[3].flops = 1000;
+  problem.ops[3].firstBackwardUse = problem.ops[3].lastBackwardUse = 0;
+  EXPECT_EQ(computeRematLastNeed(problem), (std::vector<int>{1, 1, 1, 0}));
+  std::vector<char> keep = {1, 0, 0, 1}, recompute = {0, 1, 1, 0};
+  ASSERT_TRUE(isRematFeasible(problem, keep, recompute));
+  EXPECT_EQ(evaluateRematPeak(problem, keep, recompute), 150);
+}

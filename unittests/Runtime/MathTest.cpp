@@ -11,6 +11,7 @@
 
 #include "gtest/gtest.h"
 
+#include <cfloat>
 #include <cmath>
 #include <vector>
 
@@ -79,6 +80,32 @@ TEST(ElementwiseMathTest, DerivativesMatchFiniteDifferences) {
               math::leakyReluGrad(x, 0.1));
     EXPECT_EQ(math::reluGradFromOutput(math::relu(x)), math::reluGrad(x));
   }
+}
+
+// InPlace-ABN rebuilds an activation's input from its output.
+TEST(ElementwiseMathTest, InvertibleActivationsRoundTrip) {
+  for (double x : kPoints) {
+    // leaky_relu: one rounding of y / alpha.
+    EXPECT_NEAR(math::leakyReluInverse(math::leakyRelu(x, 0.1), 0.1), x,
+                1e-15 * std::fabs(x));
+    EXPECT_EQ(math::leakyReluInverse(math::leakyRelu(x, 0.5), 0.5), x);
+    // elu: log1p(y / alpha) loses what 1 + y / alpha cancels, about
+    // epsilon / e^x; saturated outputs (y = -alpha exactly) give the
+    // finite floor log(epsilon).
+    double z = math::eluInverse(math::elu(x, 1.3), 1.3);
+    if (x > -30)
+      EXPECT_NEAR(z, x, 4e-16 * (std::exp(-x) + std::fabs(x))) << x;
+    else
+      EXPECT_TRUE(std::isfinite(z) && z < -30) << x << " -> " << z;
+  }
+  EXPECT_EQ(math::eluInverse(-1.0f, 1.0f), std::log1p(-1.0f + FLT_EPSILON));
+  EXPECT_EQ(math::eluInverse(-2.0, 2.0), std::log1p(-1.0 + DBL_EPSILON));
+  // The backward's derivative from the output selects the gradient where
+  // the slope is 1, and uses alpha (leaky) or y + alpha (elu) otherwise.
+  EXPECT_EQ(math::leakyReluBackwardFromOutput(3.0, 2.0, 0.1), 3.0);
+  EXPECT_EQ(math::leakyReluBackwardFromOutput(3.0, -2.0, 0.1), 3.0 * 0.1);
+  EXPECT_EQ(math::eluBackwardFromOutput(3.0, 2.0, 0.5), 3.0);
+  EXPECT_EQ(math::eluBackwardFromOutput(3.0, -0.25, 0.5), 3.0 * 0.25);
 }
 
 TEST(ElementwiseMathTest, LogSumExpIsStable) {

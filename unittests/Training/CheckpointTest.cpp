@@ -15,62 +15,19 @@
 
 #include "TrainingTestUtil.h"
 
-#include "memopt/InitAll.h"
 #include "memopt/runtime/Plan.h"
 
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
-
 #include <gtest/gtest.h>
-
-#include <fstream>
-#include <sstream>
 
 using namespace memopt::testing;
 
 namespace {
 
-std::string readFile(const std::string &path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string example(const std::string &name) {
-  return readFile(std::string(MEMOPT_SOURCE_DIR) + "/examples/" + name);
-}
-
-std::string suiteModel(const std::string &name) {
-  std::string text =
-      readFile(std::string(MEMOPT_MODEL_DIR) + "/" + name + ".mlir");
-  EXPECT_FALSE(text.empty()) << "missing generated model " << name;
-  return text;
-}
-
-/// Ops marked `memopt.recompute` after running `pipeline` on `source`. The
-/// passes are registered by the first CompiledStep::compile.
+/// Ops marked `memopt.recompute` after running `pipeline` on `source`.
 size_t countRecomputed(const std::string &source, const std::string &pipeline) {
-  mlir::DialectRegistry registry;
-  memopt::registerAllDialects(registry);
-  mlir::MLIRContext context(registry);
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
-  EXPECT_TRUE(module);
-  if (!module)
-    return 0;
-  mlir::PassManager pm(&context);
-  std::string error;
-  llvm::raw_string_ostream errorStream(error);
-  EXPECT_TRUE(
-      mlir::succeeded(mlir::parsePassPipeline(pipeline, pm, errorStream)))
-      << error;
-  EXPECT_TRUE(mlir::succeeded(pm.run(*module)));
-  size_t count = 0;
-  module->walk(
-      [&](mlir::Operation *op) { count += op->hasAttr("memopt.recompute"); });
-  return count;
+  return countOpsAfter(source, pipeline, [](mlir::Operation *op) {
+    return op->hasAttr("memopt.recompute");
+  });
 }
 
 /// The whole step as planned: arguments plus the arena.
@@ -131,43 +88,43 @@ TEST(Checkpoint, MlpAllStrategiesBitIdentical) {
   // nothing; the binomial schedule recomputes.
   for (auto [strategy, must] : kStrategies)
     expectCheckpointExact(
-        example("mlp.mlir"), "memopt-autodiff{optimizer=adam}", strategy, 2,
-        must && std::string(strategy).find("sqrt") == std::string::npos);
+        exampleSource("mlp.mlir"), "memopt-autodiff{optimizer=adam}", strategy,
+        2, must && std::string(strategy).find("sqrt") == std::string::npos);
 }
 
 TEST(Checkpoint, CnnWithBatchNormBitIdentical) {
   // Batch norm in training mode: the clones' running statistics are
   // discarded, the step's new statistics (results 1..) stay exact.
   for (auto [strategy, must] : kStrategies)
-    expectCheckpointExact(example("cnn.mlir"),
+    expectCheckpointExact(exampleSource("cnn.mlir"),
                           "memopt-autodiff{optimizer=momentum lr=0.05}",
                           strategy, 2, must);
 }
 
 TEST(Checkpoint, ResNetBitIdentical) {
   for (auto [strategy, must] : kStrategies)
-    expectCheckpointExact(suiteModel("cifar-resnet"), "memopt-autodiff",
+    expectCheckpointExact(suiteModelSource("cifar-resnet"), "memopt-autodiff",
                           strategy, 2, must);
 }
 
 TEST(Checkpoint, GptWithDropoutBitIdentical) {
   // Dropout masks are regenerated from the op's seed and the step.
   for (auto [strategy, must] : kStrategies)
-    expectCheckpointExact(suiteModel("gpt2"), "memopt-autodiff{optimizer=adam}",
-                          strategy, 3, must);
+    expectCheckpointExact(suiteModelSource("gpt2"),
+                          "memopt-autodiff{optimizer=adam}", strategy, 3, must);
 }
 
 TEST(Checkpoint, LstmBitIdentical) {
   for (auto [strategy, must] : kStrategies)
-    expectCheckpointExact(suiteModel("lstm"), "memopt-autodiff", strategy, 2,
-                          must);
+    expectCheckpointExact(suiteModelSource("lstm"), "memopt-autodiff", strategy,
+                          2, must);
 }
 
 TEST(Checkpoint, BudgetBitIdenticalAndMet) {
   // A budget halfway between the un-checkpointed step and the sqrt one
   // forces a real choice, which must fit.
   for (const std::string &source :
-       {suiteModel("cifar-resnet"), suiteModel("gpt2")}) {
+       {suiteModelSource("cifar-resnet"), suiteModelSource("gpt2")}) {
     uint64_t none = compiledBytes(source, "memopt-autodiff");
     uint64_t sqrt = compiledBytes(
         source, "memopt-autodiff,memopt-checkpoint{strategy=sqrt}");
@@ -184,9 +141,9 @@ TEST(Checkpoint, BudgetBitIdenticalAndMet) {
 TEST(Checkpoint, MultiLevelRecomputationBitIdentical) {
   // Few segments and few slots: stages are recomputed more than once, from
   // cuts that were themselves recomputed.
-  expectCheckpointExact(suiteModel("cifar-resnet"), "memopt-autodiff",
+  expectCheckpointExact(suiteModelSource("cifar-resnet"), "memopt-autodiff",
                         "memopt-checkpoint{strategy=sqrt segments=2}");
-  expectCheckpointExact(suiteModel("gpt2"), "memopt-autodiff",
+  expectCheckpointExact(suiteModelSource("gpt2"), "memopt-autodiff",
                         "memopt-checkpoint{strategy=optimal solver=dp}", 1);
 }
 

@@ -19,13 +19,6 @@ using namespace memopt::testing;
 
 namespace {
 
-std::string readExample(const std::string &name) {
-  std::ifstream in(std::string(MEMOPT_SOURCE_DIR) + "/examples/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 void expectBitIdentical(const std::string &source, const std::string &autodiff,
                         const std::string &transform, int steps) {
   auto base = CompiledStep::compile(source, autodiff);
@@ -46,28 +39,29 @@ void expectBitIdentical(const std::string &source, const std::string &autodiff,
 }
 
 TEST(Schedule, CnnWithBatchNormBitIdentical) {
-  expectBitIdentical(readExample("cnn.mlir"),
+  expectBitIdentical(exampleSource("cnn.mlir"),
                      "memopt-autodiff{optimizer=momentum lr=0.05}",
                      "memopt-schedule", 3);
 }
 
 TEST(Schedule, MlpWithAdamBitIdentical) {
-  expectBitIdentical(readExample("mlp.mlir"), "memopt-autodiff{optimizer=adam}",
-                     "memopt-schedule", 3);
+  expectBitIdentical(exampleSource("mlp.mlir"),
+                     "memopt-autodiff{optimizer=adam}", "memopt-schedule", 3);
 }
 
 TEST(PlanMemory, PlannedArenaBitIdentical) {
   // Buffers now share bytes across disjoint lifetimes: every result must
   // still be exactly the unplanned step's.
-  expectBitIdentical(readExample("cnn.mlir"), "memopt-autodiff{optimizer=adam}",
+  expectBitIdentical(exampleSource("cnn.mlir"),
+                     "memopt-autodiff{optimizer=adam}",
                      "memopt-schedule,memopt-plan-memory", 3);
-  expectBitIdentical(readExample("mlp.mlir"),
+  expectBitIdentical(exampleSource("mlp.mlir"),
                      "memopt-autodiff{optimizer=momentum}",
                      "memopt-plan-memory", 2);
 }
 
 TEST(Schedule, MicrobatchedBitIdentical) {
-  expectBitIdentical(readExample("mlp.mlir"),
+  expectBitIdentical(exampleSource("mlp.mlir"),
                      "memopt-microbatch{count=4},memopt-autodiff",
                      "memopt-schedule", 2);
 }

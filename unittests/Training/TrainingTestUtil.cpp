@@ -8,9 +8,14 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
 
 using namespace memopt;
 using namespace memopt::testing;
@@ -111,4 +116,49 @@ std::vector<double> CompiledStep::result(size_t i) const {
   std::vector<uint8_t> bytes(info.bytes);
   executor->getResult(i, bytes.data(), bytes.size());
   return decode(bytes, info.dtype);
+}
+
+namespace {
+std::string readTextFile(const std::string &path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+} // namespace
+
+std::string memopt::testing::exampleSource(const std::string &name) {
+  std::string text =
+      readTextFile(std::string(MEMOPT_SOURCE_DIR) + "/examples/" + name);
+  EXPECT_FALSE(text.empty()) << "missing example " << name;
+  return text;
+}
+
+std::string memopt::testing::suiteModelSource(const std::string &name) {
+  std::string text =
+      readTextFile(std::string(MEMOPT_MODEL_DIR) + "/" + name + ".mlir");
+  EXPECT_FALSE(text.empty()) << "missing generated model " << name;
+  return text;
+}
+
+size_t memopt::testing::countOpsAfter(
+    const std::string &source, const std::string &pipeline,
+    const std::function<bool(mlir::Operation *)> &pred) {
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+  EXPECT_TRUE(module);
+  if (!module)
+    return 0;
+  mlir::PassManager pm(&context);
+  std::string error;
+  llvm::raw_string_ostream errorStream(error);
+  EXPECT_TRUE(
+      mlir::succeeded(mlir::parsePassPipeline(pipeline, pm, errorStream)))
+      << error;
+  EXPECT_TRUE(mlir::succeeded(pm.run(*module)));
+  size_t count = 0;
+  module->walk([&](mlir::Operation *op) { count += pred(op); });
+  return count;
 }

@@ -13,6 +13,7 @@
 #include "memopt/runtime/Plan.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -49,6 +50,17 @@ private:
   std::shared_ptr<const runtime::Plan> planPtr;
   std::unique_ptr<runtime::Executor> executor;
 };
+
+/// The text of examples/<name> in the source tree.
+std::string exampleSource(const std::string &name);
+/// The text of a suite model generated for the tests at build time
+/// (unittests/Training/CMakeLists.txt); fails the current test if missing.
+std::string suiteModelSource(const std::string &name);
+/// Runs `pipeline` on `source` and counts the ops `pred` accepts; fails the
+/// current test on a parse or pass error. Passes must be registered (any
+/// CompiledStep::compile registers them).
+size_t countOpsAfter(const std::string &source, const std::string &pipeline,
+                     const std::function<bool(mlir::Operation *)> &pred);
 
 } // namespace memopt::testing
 

@@ -135,7 +135,7 @@ public:
   /// function without a scalar float first result (an inference graph).
   bool isForward(mlir::Operation *op) const;
   /// Index of the first backward op, ignoring constants (which compute
-  /// nothing); `getNumOps()` when there is none.
+  /// nothing) and frees; `getNumOps()` when there is none.
   int64_t getFirstBackwardIndex() const { return firstBackward; }
 
   /// Bytes of all buffers live at op `index`: arguments always, every other

@@ -1,4 +1,4 @@
-//===- RematILP.h - exact keep/recompute choice by integer programming -*- C++ -*-===//
+//===- RematILP.h - exact keep/recompute choice by ILP ----------*- C++ -*-===//
 //
 // Decides, for every forward op of a training step, whether its results stay
 // live until the backward pass is done with them ("keep") or are recomputed
@@ -13,9 +13,10 @@
 // and last backward times reading its results, [first_i, last_i], or -1/-1
 // when the backward pass never reads them ("has uses" below means first_i ≥
 // 0). users(i) are the ops listing i as an operand, and
-//   lastNeed_i = max(last_i, max over j in users(i) of last_j)
+//   lastNeed_i = max(last_i, max over j in users(i) of lastNeed_j)
 // (-1 when all are -1) is when a kept op can be freed at the latest: a
-// recomputed user may need it until its own last use. Variables keep_i,
+// recomputed user, or a clone further down, may need it until its own last
+// use (transitive, so a kept op feeding a chain of clones stays counted). Variables keep_i,
 // recompute_i ∈ {0, 1}:
 //   1. has uses:            keep_i + recompute_i ≥ 1
 //   2. p operand of i:      recompute_i ≤ keep_p + recompute_p
@@ -40,9 +41,16 @@
 // is built. The coefficients of M_t only change at t = first_i,
 // t = last_i + 1 and t = lastNeed_i + 1, so between two consecutive change
 // points every M_t has the same variable part and only the t with the
-// largest baseBytes can bind: one memory row per interval (plus M_end). If
-// keeping everything with uses already fits the budget, MinRecompute returns
-// it (zero recompute) without calling CBC.
+// largest baseBytes can bind: one memory constraint per interval (plus
+// M_end). Written out, those constraints would hold O(n·T) nonzeros (every
+// kept op appears in every interval up to its lastNeed), so each interval k
+// gets a continuous column L_k, its live forward bytes, defined by
+// L_k = L_{k-1} + (terms switching on at k) - (terms switching off), which
+// projects to the same polytope with O(n + T) nonzeros; the memory
+// constraint of the interval is then L_k's upper bound (MinRecompute) or
+// L_k + baseBytes ≤ peak (MinMemory). If keeping everything with uses
+// already fits the budget, MinRecompute returns it (zero recompute) without
+// calling CBC.
 //
 // Exactness. All byte quantities are divided by their common divisor and all
 // flops by theirs, so every row, bound and objective of the ILP has integer
@@ -54,9 +62,16 @@
 // (`evaluateRematPeak`), and ops that end up neither having uses nor feeding
 // a recomputed op are cleared (this can only lower memory and recompute).
 //
+// Time limit. CBC itself checks its limit only between branch-and-bound
+// nodes, so Clp's LP solves get the same deadline (the root LP alone takes
+// seconds at 10,000 ops); since an LP cut short may have pruned a node
+// wrongly, a proof (optimality or infeasibility) that arrives past the
+// deadline is downgraded to Feasible or TimedOut. Overshoot is then a few
+// hundred milliseconds of CBC bookkeeping.
+//
 // Plain C++17 and LLVM Support; CBC is an implementation detail. CBC's
 // command-line driver keeps global state, so concurrent calls are
-// serialised.
+// serialised (time spent waiting counts against the time limit).
 //
 //===----------------------------------------------------------------------===//
 
@@ -147,7 +162,8 @@ struct RematSolution {
   /// Wall-clock seconds of the whole call, CBC runs included.
   double solveSeconds = 0;
   /// Size of the (first) ILP given to CBC after the presolve described in
-  /// the file comment; 0 when none was needed.
+  /// the file comment (op columns, live-bytes columns, the peak column);
+  /// 0 when none was needed.
   int numVariables = 0;
   int numConstraints = 0;
   /// Ops fixed to keep = recompute = 0 because they can never matter.

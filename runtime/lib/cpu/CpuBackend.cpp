@@ -100,6 +100,10 @@ KernelEntry lookup(KernelKind kind) {
     return {cpu::batchNormBackward, true};
   case KernelKind::LayerNormBackward:
     return {cpu::layerNormBackward, true};
+  case KernelKind::BatchNormAct:
+    return {cpu::batchNormAct, true};
+  case KernelKind::BatchNormActBackward:
+    return {cpu::batchNormActBackward, true};
   case KernelKind::MaxPool2DBackward:
     return {cpu::maxPool2dBackward, true};
   case KernelKind::AvgPool2DBackward:

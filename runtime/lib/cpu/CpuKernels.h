@@ -77,6 +77,8 @@ void batchNormInference(const KernelCall &call);
 void layerNorm(const KernelCall &call);
 void batchNormBackward(const KernelCall &call);
 void layerNormBackward(const KernelCall &call);
+void batchNormAct(const KernelCall &call);
+void batchNormActBackward(const KernelCall &call);
 
 // Pool.cpp
 void maxPool2d(const KernelCall &call);

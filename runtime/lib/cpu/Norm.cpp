@@ -2,8 +2,10 @@
 //
 // Statistics are accumulated in double with two passes (mean, then the
 // centred sum of squares), which is exact enough to serve as the reference
-// the GPU is compared against. Both kernels read all of x before writing
-// y[i] from x[i], so y may overwrite x (in-place ABN).
+// the GPU is compared against. The kernels read all of a channel (row) of x
+// before writing y[i] from x[i], so y may overwrite x. batch_norm_act is
+// batch_norm's arithmetic followed by the activation (InPlace-ABN); its
+// backward rebuilds x̂ from the output instead of reading x.
 //
 // The backward kernels recompute the statistics from x and, per channel
 // (batch norm) or row (layer norm), reduce sum(dy) and sum(dy * xhat) in
@@ -25,9 +27,17 @@ namespace memopt::runtime::cpu {
 
 namespace {
 
-template <typename T> void batchNormImpl(const KernelCall &call) {
+/// Training-mode batch norm: `activation` maps each normalised value before
+/// it is stored (the identity for batch_norm) and `savedInvStd`, when not
+/// null, receives each channel's 1/sqrt(var + epsilon). batch_norm_act runs
+/// exactly batch_norm's arithmetic, so the fusion changes no forward bit
+/// when x is stored in the compute type (f32, f64); with f16/bf16 storage the
+/// normalised value is not rounded to it before the activation, as the
+/// unfused pair of kernels does.
+template <typename T, typename Activation>
+void batchNormTraining(const KernelCall &call, double epsilon, double momentum,
+                       Activation activation, T *savedInvStd) {
   const TensorRef &x = call.in(0);
-  const BatchNormAttrs &attrs = call.step.get<BatchNormAttrs>();
   const int64_t n = x.dim(0), c = x.dim(1);
   const int64_t inner = x.numElements / (n * c);
   const int64_t count = n * inner;
@@ -37,7 +47,6 @@ template <typename T> void batchNormImpl(const KernelCall &call) {
   const T *runVar = call.in(4).as<const T>();
   T *py = call.out(0).as<T>();
   T *newMean = call.out(1).as<T>(), *newVar = call.out(2).as<T>();
-  const double momentum = attrs.momentum;
 
   for (int64_t ch = 0; ch < c; ++ch) {
     double sum = 0;
@@ -57,7 +66,7 @@ template <typename T> void batchNormImpl(const KernelCall &call) {
     }
     const double var = squares / static_cast<double>(count);
     const double unbiased = squares / static_cast<double>(count - 1);
-    const double invStd = math::inverseStd(var, attrs.epsilon);
+    const double invStd = math::inverseStd(var, epsilon);
     // y = (x - mean) * invStd * gamma + beta, as one multiply-add.
     const double scale = static_cast<double>(gamma[ch]) * invStd;
     const T s = static_cast<T>(scale);
@@ -67,13 +76,34 @@ template <typename T> void batchNormImpl(const KernelCall &call) {
       const T *p = px + (img * c + ch) * inner;
       T *q = py + (img * c + ch) * inner;
       for (int64_t i = 0; i < inner; ++i)
-        q[i] = p[i] * s + shift;
+        q[i] = activation(static_cast<T>(p[i] * s + shift));
     }
     newMean[ch] = static_cast<T>(
         math::runningUpdate(static_cast<double>(runMean[ch]), mean, momentum));
     newVar[ch] = static_cast<T>(math::runningUpdate(
         static_cast<double>(runVar[ch]), unbiased, momentum));
+    if (savedInvStd)
+      savedInvStd[ch] = static_cast<T>(invStd);
   }
+}
+
+template <typename T> void batchNormImpl(const KernelCall &call) {
+  const BatchNormAttrs &attrs = call.step.get<BatchNormAttrs>();
+  batchNormTraining<T>(
+      call, attrs.epsilon, attrs.momentum, [](T v) { return v; }, nullptr);
+}
+
+template <typename T> void batchNormActImpl(const KernelCall &call) {
+  const BatchNormActAttrs &attrs = call.step.get<BatchNormActAttrs>();
+  const T alpha = static_cast<T>(attrs.alpha);
+  T *saved = call.out(3).as<T>();
+  if (attrs.activation == InvertibleActivation::Elu)
+    return batchNormTraining<T>(
+        call, attrs.epsilon, attrs.momentum,
+        [alpha](T v) { return math::elu(v, alpha); }, saved);
+  batchNormTraining<T>(
+      call, attrs.epsilon, attrs.momentum,
+      [alpha](T v) { return math::leakyRelu(v, alpha); }, saved);
 }
 
 /// Evaluation mode: the running statistics normalise, nothing is updated.
@@ -202,6 +232,76 @@ template <typename T> void batchNormBackwardImpl(const KernelCall &call) {
   }
 }
 
+/// InPlace-ABN's backward: batch_norm_backward with x̂ rebuilt from the
+/// activation's output y. Per element z = f⁻¹(y) and dz = dy · f'(z) (from
+/// y, in the compute type, as the activation backward kernel computes it);
+/// x̂ = (z - beta) / gamma in double. A channel with gamma = 0 has lost x̂:
+/// it gets x̂ = 0, so grad_gamma = 0 there, while grad_x (scaled by gamma)
+/// is 0 and grad_beta exact as they should be.
+template <typename T, typename Inverse, typename Backward>
+void batchNormActBackwardLoop(const KernelCall &call, Inverse inverse,
+                              Backward backward) {
+  const TensorRef &dy = call.in(0), &y = call.in(1);
+  const int64_t n = y.dim(0), c = y.dim(1);
+  const int64_t inner = y.numElements / (n * c);
+  const double count = static_cast<double>(n * inner);
+  const T *pdy = dy.as<const T>(), *py = y.as<const T>();
+  const T *gamma = call.in(2).as<const T>(), *beta = call.in(3).as<const T>();
+  const T *invStd = call.in(4).as<const T>();
+  T *pdx = call.out(0).as<T>();
+  T *dgamma = call.out(1).as<T>(), *dbeta = call.out(2).as<T>();
+
+  for (int64_t ch = 0; ch < c; ++ch) {
+    const double g = static_cast<double>(gamma[ch]);
+    const double b = static_cast<double>(beta[ch]);
+    auto xhat = [&](T out) {
+      return g != 0 ? (static_cast<double>(inverse(out)) - b) / g : 0.0;
+    };
+    double sumDz = 0, sumDzXhat = 0;
+    for (int64_t img = 0; img < n; ++img) {
+      const int64_t base = (img * c + ch) * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        const T out = py[base + i];
+        const double dz = static_cast<double>(backward(pdy[base + i], out));
+        sumDz += dz;
+        sumDzXhat += dz * xhat(out);
+      }
+    }
+    // Every input of the channel is read before any output is written, so
+    // grad_x may overwrite grad or output.
+    const double scale = g * static_cast<double>(invStd[ch]);
+    const double meanDz = sumDz / count, meanDzXhat = sumDzXhat / count;
+    for (int64_t img = 0; img < n; ++img) {
+      const int64_t base = (img * c + ch) * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        const T out = py[base + i];
+        const double dz = static_cast<double>(backward(pdy[base + i], out));
+        pdx[base + i] =
+            static_cast<T>(scale * (dz - meanDz - xhat(out) * meanDzXhat));
+      }
+    }
+    dgamma[ch] = static_cast<T>(sumDzXhat);
+    dbeta[ch] = static_cast<T>(sumDz);
+  }
+}
+
+template <typename T> void batchNormActBackwardImpl(const KernelCall &call) {
+  const BatchNormActBackwardAttrs &attrs =
+      call.step.get<BatchNormActBackwardAttrs>();
+  const T alpha = static_cast<T>(attrs.alpha);
+  if (attrs.activation == InvertibleActivation::Elu)
+    return batchNormActBackwardLoop<T>(
+        call, [alpha](T out) { return math::eluInverse(out, alpha); },
+        [alpha](T d, T out) {
+          return math::eluBackwardFromOutput(d, out, alpha);
+        });
+  batchNormActBackwardLoop<T>(
+      call, [alpha](T out) { return math::leakyReluInverse(out, alpha); },
+      [alpha](T d, T out) {
+        return math::leakyReluBackwardFromOutput(d, out, alpha);
+      });
+}
+
 template <typename T> void layerNormBackwardImpl(const KernelCall &call) {
   const TensorRef &dy = call.in(0), &x = call.in(1), &g = call.in(2);
   const double epsilon = call.step.get<NormBackwardAttrs>().epsilon;
@@ -251,6 +351,17 @@ void batchNormBackward(const KernelCall &call) {
 void layerNormBackward(const KernelCall &call) {
   dispatchFloat(call.out(0).dtype,
                 [&](auto tag) { layerNormBackwardImpl<decltype(tag)>(call); });
+}
+
+void batchNormAct(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype,
+                [&](auto tag) { batchNormActImpl<decltype(tag)>(call); });
+}
+
+void batchNormActBackward(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype, [&](auto tag) {
+    batchNormActBackwardImpl<decltype(tag)>(call);
+  });
 }
 
 void batchNorm(const KernelCall &call) {

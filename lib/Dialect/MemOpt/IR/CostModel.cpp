@@ -81,3 +81,14 @@ int64_t BatchNormBackwardOp::getFlops() {
 int64_t LayerNormBackwardOp::getFlops() {
   return kNormFlopsPerElement * numElements(getX());
 }
+
+/// Batch norm and the activation on its output.
+int64_t BatchNormActOp::getFlops() {
+  return (kNormFlopsPerElement + 1) * numElements(getX());
+}
+
+/// Batch norm's backward plus, per element, inverting the activation, its
+/// derivative and rebuilding x̂.
+int64_t BatchNormActBackwardOp::getFlops() {
+  return (kNormFlopsPerElement + 3) * numElements(getOutput());
+}

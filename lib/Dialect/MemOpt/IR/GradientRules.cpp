@@ -232,6 +232,31 @@ LogicalResult BatchNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
   return buildNormGradients<BatchNormBackwardOp>(*this, b, dys, needed, grads);
 }
 
+/// InPlace-ABN: the backward reads the output, gamma, beta and the batch's
+/// inverse standard deviation, never x, so x's buffer may hold the output.
+SmallVector<Value> BatchNormActOp::getSavedForBackward() {
+  return {getResult(), getGamma(), getBeta(), getSavedInvstd()};
+}
+
+LogicalResult BatchNormActOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                             ArrayRef<bool> needed,
+                                             Grads &grads) {
+  resizeGrads(*this, grads);
+  // As batch_norm: the running statistics (and saved_invstd) are not
+  // differentiable; only the result's gradient flows back.
+  if (!dys[0] || !(needed[0] || needed[1] || needed[2]))
+    return success();
+  Type gamma = getGamma().getType();
+  auto bwd = BatchNormActBackwardOp::create(
+      b, getLoc(), TypeRange{getX().getType(), gamma, gamma}, dys[0],
+      getResult(), getGamma(), getBeta(), getSavedInvstd(), getActivationAttr(),
+      getAlphaAttr());
+  for (int i = 0; i < 3; ++i)
+    if (needed[i])
+      grads[i] = bwd->getResult(i);
+  return success();
+}
+
 SmallVector<Value> LayerNormOp::getSavedForBackward() {
   return {getX(), getGamma()};
 }

@@ -417,11 +417,13 @@ LogicalResult MulOp::inferReturnTypes(MLIRContext *,
 // Normalisation
 //===----------------------------------------------------------------------===//
 
-LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
-                                            std::optional<Location> loc,
-                                            Adaptor adaptor,
-                                            SmallVectorImpl<Type> &results) {
-  ShapeChecker check(loc, getOperationName());
+/// The shape rules of training-mode batch norm, shared by batch_norm and
+/// batch_norm_act (whose extra `saved_invstd` is per channel, like gamma).
+template <typename OpTy>
+static LogicalResult inferBatchNorm(std::optional<Location> loc,
+                                    typename OpTy::Adaptor adaptor,
+                                    SmallVectorImpl<Type> &results) {
+  ShapeChecker check(loc, OpTy::getOperationName());
   auto x = check.tensor(adaptor.getX(), "x");
   auto gamma = check.tensorOfRank(adaptor.getGamma(), "gamma", 1);
   if (failed(x) || failed(gamma))
@@ -454,6 +456,23 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
   if (!(momentum >= 0 && momentum <= 1))
     return check.error("expected 'momentum' in [0, 1], got ", momentum);
   results.append({*x, *gamma, *gamma});
+  return success();
+}
+
+LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  return inferBatchNorm<BatchNormOp>(loc, adaptor, results);
+}
+
+LogicalResult BatchNormActOp::inferReturnTypes(MLIRContext *,
+                                               std::optional<Location> loc,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &results) {
+  if (failed(inferBatchNorm<BatchNormActOp>(loc, adaptor, results)))
+    return failure();
+  results.push_back(results.back()); // saved_invstd, like gamma
   return success();
 }
 

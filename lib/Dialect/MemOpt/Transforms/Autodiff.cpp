@@ -190,10 +190,14 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
   // Batch-norm running statistics returned by the graph update their state
   // arguments.
   for (auto [i, v] : llvm::enumerate(results)) {
-    auto bn = v.getDefiningOp<BatchNormOp>();
-    if (!bn || i == 0)
+    auto result = dyn_cast<OpResult>(v);
+    if (!result || i == 0)
       continue;
-    Value state = bn.getUpdatedState(cast<OpResult>(v).getResultNumber());
+    Value state;
+    if (auto bn = dyn_cast<BatchNormOp>(result.getOwner()))
+      state = bn.getUpdatedState(result.getResultNumber());
+    else if (auto bn = dyn_cast<BatchNormActOp>(result.getOwner()))
+      state = bn.getUpdatedState(result.getResultNumber());
     if (auto arg = dyn_cast_or_null<BlockArgument>(state))
       if (func.getArgAttr(arg.getArgNumber(), MemOptDialect::kStateAttrName))
         updates[i] = arg.getArgNumber();

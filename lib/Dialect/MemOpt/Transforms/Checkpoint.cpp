@@ -564,7 +564,8 @@ FailureOr<Measurement> measure(func::FuncOp func, const CheckpointPlan &plan,
   llvm::scope_exit cleanup([&] { scratch->erase(); });
   StageChain chain = StageChain::build(scratch);
   applyPlan(scratch, chain, plan);
-  scheduleFunction(scratch);
+  if (failed(scheduleFunction(scratch)))
+    return failure();
   FailureOr<int64_t> arena = planFunctionMemory(scratch, alignment);
   if (failed(arena))
     return failure();
@@ -702,6 +703,15 @@ struct MemOptCheckpointPass
                                                       const StageChain &chain);
   CheckpointSchedule binomial(const StageChain &chain);
 
+  /// Every cut held, every stage but the last recomputed once from its
+  /// input right before its backward: the slot-unlimited binomial schedule.
+  static CheckpointSchedule keepEveryCut(int64_t stages) {
+    CheckpointSchedule schedule{"binomial", {}};
+    for (int64_t j = stages - 2; j >= 0; --j)
+      schedule.actions.push_back({j, -1, /*reverse=*/true,
+                                  /*produceCut=*/false});
+    return schedule;
+  }
   /// Checkpoint slots the dynamic programme considers: enough for the
   /// binomial optimum within one forward pass, with room to spare.
   static int64_t slotLimit(int64_t stages) {
@@ -730,6 +740,14 @@ LogicalResult MemOptCheckpointPass::checkpoint(func::FuncOp func) {
     if (op.hasAttr(kRecomputeAttrName))
       return op.emitOpError("is already recomputed: run --memopt-checkpoint "
                             "once, on the step --memopt-autodiff built");
+  // A forward value overwritten in place could not be read by a clone in the
+  // backward pass.
+  for (Operation &op : block)
+    if (auto inplace = op.getAttrOfType<IntegerAttr>(kInPlaceAttrName);
+        inplace && !isa<BlockArgument>(op.getOperand(inplace.getInt())))
+      return op.emitOpError("runs in place: run --memopt-checkpoint before "
+                            "--memopt-inplace, whose decisions depend on "
+                            "which values the backward pass reads");
   // Frees from an earlier schedule would pin what checkpointing drops;
   // --memopt-schedule recomputes them.
   for (Operation &op : llvm::make_early_inc_range(block.without_terminator()))
@@ -783,13 +801,15 @@ CheckpointSchedule MemOptCheckpointPass::binomial(const StageChain &chain) {
   // one forward pass of FLOPs.
   for (int64_t slots = 0; slots <= table.getMaxSlots(); ++slots) {
     CheckpointSchedule schedule = table.schedule(n, slots);
-    if (chain.flops(schedule) <= chain.forwardFlops ||
-        slots == table.getMaxSlots()) {
+    if (chain.flops(schedule) <= chain.forwardFlops) {
       schedule.name = "binomial";
       return schedule;
     }
   }
-  return CheckpointSchedule{"binomial", {}};
+  // Where reversing a stage itself costs about a stage's forward (a block
+  // whose backward reads its insides), one pass only allows holding every
+  // cut: each stage recomputed once from its own input.
+  return keepEveryCut(n);
 }
 
 FailureOr<std::optional<CheckpointPlan>>
@@ -813,7 +833,8 @@ MemOptCheckpointPass::solveExact(func::FuncOp func, const StageChain &chain) {
   IRMapping mapping;
   auto scratch = cast<func::FuncOp>(func->clone(mapping));
   llvm::scope_exit cleanup([&] { scratch->erase(); });
-  scheduleFunction(scratch);
+  if (failed(scheduleFunction(scratch)))
+    return failure();
   StageChain scheduled = StageChain::build(scratch);
   RematProblem problem = buildRematProblem(scratch, scheduled);
   RematOptions options;

@@ -2,7 +2,8 @@
 //
 // `--memopt-eval-mode`: what `model.eval()` and `torch.no_grad()` do, as a
 // rewrite. Batch norm switches to its running statistics and stops updating
-// them; dropout becomes the identity.
+// them (a fused batch_norm_act becomes batch_norm_inference and its
+// activation); dropout becomes the identity.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,11 +24,18 @@ using namespace memopt;
 
 namespace {
 
+/// The activation op batch_norm_act applies, on `z`.
+Value createActivation(IRRewriter &rewriter, BatchNormActOp op, Value z) {
+  if (op.getActivation() == "elu")
+    return EluOp::create(rewriter, op.getLoc(), z, op.getAlphaAttr());
+  return LeakyReluOp::create(rewriter, op.getLoc(), z, op.getAlphaAttr());
+}
+
 struct MemOptEvalModePass
     : public memopt::impl::MemOptEvalModeBase<MemOptEvalModePass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
-    getOperation().walk([&](Operation *op) {
+    WalkResult walk = getOperation().walk([&](Operation *op) {
       if (auto bn = dyn_cast<BatchNormOp>(op)) {
         rewriter.setInsertionPoint(bn);
         auto eval = BatchNormInferenceOp::create(
@@ -36,11 +44,34 @@ struct MemOptEvalModePass
         rewriter.replaceOp(bn, ValueRange{eval.getResult(), bn.getRunningMean(),
                                           bn.getRunningVar()});
         ++numBatchNorms;
+      } else if (auto bn = dyn_cast<BatchNormActOp>(op)) {
+        // Batch norm on the running statistics, then the activation; the
+        // batch's inverse standard deviation only exists in training mode.
+        if (!bn.getSavedInvstd().use_empty()) {
+          bn.emitOpError("cannot switch to evaluation mode: its saved_invstd "
+                         "is used, but evaluation has no batch statistics "
+                         "(run --memopt-eval-mode on the forward graph)");
+          return WalkResult::interrupt();
+        }
+        rewriter.setInsertionPoint(bn);
+        auto eval = BatchNormInferenceOp::create(
+            rewriter, bn.getLoc(), bn.getX(), bn.getGamma(), bn.getBeta(),
+            bn.getRunningMean(), bn.getRunningVar(), bn.getEpsilonAttr());
+        Value y = createActivation(rewriter, bn, eval.getResult());
+        rewriter.replaceAllUsesWith(bn.getResult(), y);
+        rewriter.replaceAllUsesWith(bn.getNewRunningMean(),
+                                    bn.getRunningMean());
+        rewriter.replaceAllUsesWith(bn.getNewRunningVar(), bn.getRunningVar());
+        rewriter.eraseOp(bn);
+        ++numBatchNorms;
       } else if (auto dropout = dyn_cast<DropoutOp>(op)) {
         rewriter.replaceOp(dropout, dropout.getX());
         ++numDropouts;
       }
+      return WalkResult::advance();
     });
+    if (walk.wasInterrupted())
+      signalPassFailure();
   }
 };
 

@@ -152,9 +152,13 @@ LogicalResult Splitter::run() {
   // they chain from one micro-batch to the next.
   DenseMap<Value, Value> stateOfResult; // returned value -> state argument
   for (Value v : ret.getOperands().drop_front()) {
-    auto bn = v.getDefiningOp<BatchNormOp>();
-    Value state =
-        bn ? bn.getUpdatedState(cast<OpResult>(v).getResultNumber()) : Value();
+    Value state;
+    if (auto result = dyn_cast<OpResult>(v)) {
+      if (auto bn = dyn_cast<BatchNormOp>(result.getOwner()))
+        state = bn.getUpdatedState(result.getResultNumber());
+      else if (auto bn = dyn_cast<BatchNormActOp>(result.getOwner()))
+        state = bn.getUpdatedState(result.getResultNumber());
+    }
     if (!state || !isa<BlockArgument>(state))
       return func.emitOpError("returns a value other than the loss and "
                               "batch-norm running statistics; it cannot be "

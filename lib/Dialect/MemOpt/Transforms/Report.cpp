@@ -46,11 +46,18 @@ std::string formatLocation(Location loc) {
 Json reportFunction(func::FuncOp func) {
   MemoryAnalysis analysis(func);
   Json ops = Json::array();
-  for (auto [index, op] : llvm::enumerate(analysis.getOps()))
-    ops.push_back(Json{{"index", index},
-                       {"op", op->getName().getStringRef().str()},
-                       {"loc", formatLocation(op->getLoc())},
-                       {"live_bytes", analysis.getLiveBytes(index)}});
+  for (auto [index, op] : llvm::enumerate(analysis.getOps())) {
+    Json entry{{"index", index},
+               {"op", op->getName().getStringRef().str()},
+               {"loc", formatLocation(op->getLoc())},
+               {"live_bytes", analysis.getLiveBytes(index)}};
+    // Which operand's buffer the op writes its result over, when in place.
+    if (auto inplace = op->getAttrOfType<IntegerAttr>(kInPlaceAttrName))
+      entry["inplace_operand"] = inplace.getInt();
+    if (op->hasAttr(kRecomputeAttrName))
+      entry["recompute"] = true;
+    ops.push_back(std::move(entry));
+  }
   std::optional<int64_t> arena = analysis.getArenaBytes();
   return Json{{"function", func.getSymName().str()},
               {"parameters", Json{{"count", analysis.getParameterCount()},

@@ -56,13 +56,13 @@ public:
   explicit Scheduler(func::FuncOp func) : func(func) {}
 
   /// Reorders the block and inserts frees; returns (ops moved, frees).
-  std::pair<int64_t, int64_t> run();
+  FailureOr<std::pair<int64_t, int64_t>> run();
 
 private:
   func::FuncOp func;
 };
 
-std::pair<int64_t, int64_t> Scheduler::run() {
+FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
   Block &body = func.front();
   Operation *terminator = body.getTerminator();
   // Frees from an earlier run are recomputed.
@@ -89,14 +89,26 @@ std::pair<int64_t, int64_t> Scheduler::run() {
     for (Value operand : op->getOperands())
       ++pendingUses[bufferRoot(operand)];
 
-  // Every op reading each buffer, for the anti-dependences of in-place ops.
-  DenseMap<Value, SmallVector<Operation *>> readers;
-  for (Operation *op : ops)
-    for (Value operand : op->getOperands()) {
-      SmallVector<Operation *> &list = readers[bufferRoot(operand)];
-      if (list.empty() || list.back() != op)
-        list.push_back(op);
-    }
+  // The values holding the contents an in-place op overwrites: its operand,
+  // the values that buffer held before (an earlier in-place result's
+  // operand, a view's source), and views of any of those. Readers of these
+  // must run first; readers of the op's own result (the new contents) after.
+  auto oldContents = [](Value operand) {
+    SmallVector<Value> values;
+    llvm::SmallDenseSet<Value, 8> seen;
+    for (Value v = operand; v; v = MemoryAnalysis::aliasOf(v))
+      if (seen.insert(v).second)
+        values.push_back(v);
+    for (size_t i = 0; i < values.size(); ++i)
+      for (Operation *user : values[i].getUsers()) {
+        if (user->hasAttr("memopt.inplace"))
+          continue;
+        for (Value r : user->getResults())
+          if (MemoryAnalysis::aliasOf(r) == values[i] && seen.insert(r).second)
+            values.push_back(r);
+      }
+    return values;
+  };
 
   // Dependences: an op is ready when all its operands' producers ran.
   DenseMap<Operation *, int64_t> missing;
@@ -108,13 +120,14 @@ std::pair<int64_t, int64_t> Scheduler::run() {
           def && def->getBlock() == &body)
         producers.insert(def);
     // An op writing in place over an operand must run after every other
-    // reader of that operand's buffer (an anti-dependence the SSA edges do
-    // not show).
+    // reader of the contents it overwrites (an anti-dependence the SSA edges
+    // do not show).
     if (auto inplace = op->getAttrOfType<IntegerAttr>("memopt.inplace"))
-      for (Operation *other :
-           readers.lookup(bufferRoot(op->getOperand(inplace.getInt()))))
-        if (other != op)
-          producers.insert(other);
+      for (Value old : oldContents(op->getOperand(inplace.getInt())))
+        for (Operation *other : old.getUsers())
+          if (other != op && other->getBlock() == &body &&
+              !other->hasTrait<mlir::OpTrait::IsTerminator>())
+            producers.insert(other);
     missing[op] = static_cast<int64_t>(producers.size());
     for (Operation *p : producers)
       users[p].push_back(op);
@@ -187,6 +200,21 @@ std::pair<int64_t, int64_t> Scheduler::run() {
         makeReady(user);
   }
 
+  // Every op scheduled, or the dependences (anti-dependences of in-place
+  // ops included) form a cycle: a pass marked something in place that
+  // cannot be ordered.
+  if (order.size() != ops.size()) {
+    for (Operation *op : ops)
+      if (missing[op] > 0 && op->hasAttr("memopt.inplace")) {
+        op->emitOpError("cannot be scheduled: its in-place write conflicts "
+                        "with a reader of the buffer it overwrites that "
+                        "depends on it");
+        return failure();
+      }
+    func.emitOpError("cannot be scheduled: its dependences form a cycle");
+    return failure();
+  }
+
   int64_t moved = 0;
   for (auto [i, op] : llvm::enumerate(order)) {
     moved += index[op] != static_cast<int64_t>(i);
@@ -222,12 +250,13 @@ std::pair<int64_t, int64_t> Scheduler::run() {
       ++frees;
     }
   }
-  return {moved, frees};
+  return std::make_pair(moved, frees);
 }
 
 } // namespace
 
-std::pair<int64_t, int64_t> memopt::scheduleFunction(func::FuncOp func) {
+FailureOr<std::pair<int64_t, int64_t>>
+memopt::scheduleFunction(func::FuncOp func) {
   return Scheduler(func).run();
 }
 
@@ -243,7 +272,10 @@ struct MemOptSchedulePass
         func.emitOpError("memopt-schedule expects a single-block function");
         return signalPassFailure();
       }
-      auto [moved, frees] = scheduleFunction(func);
+      FailureOr<std::pair<int64_t, int64_t>> result = scheduleFunction(func);
+      if (failed(result))
+        return signalPassFailure();
+      auto [moved, frees] = *result;
       numMoved += moved;
       numFrees += frees;
     }

@@ -18,6 +18,7 @@
 
 #include "memopt/runtime/HostDevice.h"
 
+#include <float.h>
 #include <math.h>
 
 namespace memopt::runtime::math {
@@ -44,6 +45,13 @@ MEMOPT_HD inline float erf(float x) { return ::erff(x); }
 MEMOPT_HD inline double erf(double x) { return ::erf(x); }
 MEMOPT_HD inline float fabs(float x) { return ::fabsf(x); }
 MEMOPT_HD inline double fabs(double x) { return ::fabs(x); }
+
+/// The machine epsilon of the compute type.
+template <typename T> MEMOPT_HD constexpr T epsilonOf();
+template <> MEMOPT_HD constexpr float epsilonOf<float>() { return FLT_EPSILON; }
+template <> MEMOPT_HD constexpr double epsilonOf<double>() {
+  return DBL_EPSILON;
+}
 
 /// 1/sqrt(2) and 1/sqrt(2*pi), the constants of the normal distribution.
 template <typename T> MEMOPT_HD constexpr T kInvSqrt2() {
@@ -129,6 +137,43 @@ template <typename T> MEMOPT_HD inline T eluGrad(T x, T alpha) {
 /// For x <= 0, y = alpha*(e^x - 1), so alpha*e^x = y + alpha.
 template <typename T> MEMOPT_HD inline T eluGradFromOutput(T y, T alpha) {
   return y > T(0) ? T(1) : y + alpha;
+}
+
+//===----------------------------------------------------------------------===//
+// Invertible activations (InPlace-ABN)
+//===----------------------------------------------------------------------===//
+// batch_norm_act's backward has only the activation's output y: it inverts
+// the activation to get its input z, and takes the derivative from y
+// (leakyReluGradFromOutput, eluGradFromOutput above). Both need alpha > 0.
+
+/// The input of leaky_relu given its output: the sign is preserved when
+/// alpha > 0, so y < 0 came from z = y / alpha.
+template <typename T> MEMOPT_HD inline T leakyReluInverse(T y, T alpha) {
+  return y >= T(0) ? y : y / alpha;
+}
+
+/// The input of elu given its output: z = log(1 + y / alpha) for y <= 0.
+/// ELU saturates: once e^z is below the compute type's resolution, y is
+/// -alpha exactly and z is lost. Such outputs (y / alpha <= -1 + epsilon)
+/// map to log(epsilon), the most negative input still distinguishable, so
+/// the result is always finite (about -15.9 in float, -36 in double).
+template <typename T> MEMOPT_HD inline T eluInverse(T y, T alpha) {
+  if (y > T(0))
+    return y;
+  const T lowest = T(-1) + epsilonOf<T>();
+  const T ratio = y / alpha;
+  return log1p(ratio > lowest ? ratio : lowest);
+}
+
+/// grad * f'(z) computed from the output, selecting rather than multiplying
+/// where the derivative is 1 (as the activation backward kernels do).
+template <typename T>
+MEMOPT_HD inline T leakyReluBackwardFromOutput(T grad, T y, T alpha) {
+  return y > T(0) ? grad : grad * leakyReluGradFromOutput(y, alpha);
+}
+template <typename T>
+MEMOPT_HD inline T eluBackwardFromOutput(T grad, T y, T alpha) {
+  return y > T(0) ? grad : grad * eluGradFromOutput(y, alpha);
 }
 
 //===----------------------------------------------------------------------===//

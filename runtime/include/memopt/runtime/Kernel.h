@@ -71,6 +71,9 @@ enum class KernelKind {
   EmbeddingBackward,
   CrossEntropyBackward,
   MseLossBackward,
+  // Fused ops (MemOptFusedOps.td).
+  BatchNormAct,
+  BatchNormActBackward,
   // Optimizer updates.
   SgdUpdate,
   SgdMomentumUpdate,
@@ -172,6 +175,25 @@ struct NormBackwardAttrs {
   double epsilon = 1e-5;
 };
 
+/// The invertible activation of batch_norm_act and its backward
+/// (InPlace-ABN); alpha > 0.
+enum class InvertibleActivation { LeakyRelu, Elu };
+
+/// batch_norm_act: batch_norm's attributes and the activation applied to its
+/// output. `activation` and `alpha` are required (alpha > 0).
+struct BatchNormActAttrs {
+  double epsilon = 1e-5;
+  double momentum = 0.1;
+  InvertibleActivation activation = InvertibleActivation::LeakyRelu;
+  double alpha = 0.01;
+};
+
+/// batch_norm_act_backward: the forward op's activation.
+struct BatchNormActBackwardAttrs {
+  InvertibleActivation activation = InvertibleActivation::LeakyRelu;
+  double alpha = 0.01;
+};
+
 /// sgd_update: p - lr * (g + weightDecay * p).
 struct SgdAttrs {
   double lr = 0;
@@ -202,7 +224,8 @@ using KernelAttrs =
                  BatchNormAttrs, LayerNormAttrs, Pool2DAttrs, SoftmaxAttrs,
                  DropoutAttrs, TransposeAttrs, SliceAttrs, ConcatAttrs,
                  UpsampleAttrs, ActivationBackwardAttrs, NormBackwardAttrs,
-                 SgdAttrs, SgdMomentumAttrs, AdamAttrs>;
+                 BatchNormActAttrs, BatchNormActBackwardAttrs, SgdAttrs,
+                 SgdMomentumAttrs, AdamAttrs>;
 
 /// Whether output `outputIndex` of a kernel may occupy exactly the storage
 /// of input `inputIndex` (the output is then a view of that input's tensor,
@@ -210,11 +233,12 @@ using KernelAttrs =
 /// on the input elements at the same index or on reductions computed before
 /// any output is written:
 ///  * output 0 over input 0: the element-wise forward kernels, dropout,
-///    softmax, batch_norm and layer_norm (over x), and reshape, which then
-///    copies nothing; add and mul also over input 1;
+///    softmax, batch_norm, batch_norm_act and layer_norm (over x), and
+///    reshape, which then copies nothing; add and mul also over input 1;
 ///  * output 0 over either input: the activation backward kernels
 ///    (grad or saved), softmax_backward (grad or output), batch_norm_backward
-///    and layer_norm_backward (grad_output or x);
+///    and layer_norm_backward (grad_output or x), batch_norm_act_backward
+///    (grad or output);
 ///  * output 0 over the logits (cross_entropy_backward) or over prediction
 ///    or target (mse_loss_backward);
 ///  * the optimizer updates: every output over any tensor operand

@@ -82,7 +82,8 @@ def MemOpt_Conv2DBackwardWeightOp
 // Backward of an element-wise activation: grad · f'(saved), where `saved` is
 // the forward input or, when stated, the forward output.
 class MemOpt_ActivationBackwardOp<string fwd, string saved, string math>
-    : MemOpt_GradOp<fwd # "_backward", [AllTypesMatch<["grad", "saved", "result"]>]> {
+    : MemOpt_GradOp<fwd # "_backward", [AllTypesMatch<["grad", "saved", "result"]>,
+                                        MemOpt_InPlaceOpInterface]> {
   let summary = "gradient of " # fwd;
   let description = [{
     Computes `}] # math # [{` element-wise from the upstream gradient `grad`

@@ -76,4 +76,36 @@ def MemOpt_CostOpInterface : OpInterface<"CostOpInterface"> {
   ];
 }
 
+def MemOpt_InPlaceOpInterface : OpInterface<"InPlaceOpInterface"> {
+  let cppNamespace = "::memopt";
+  let description = [{
+    An op whose kernel may write result 0 over one of its operands: each
+    output element depends only on the input elements at the same index (or
+    the kernel reads everything it needs before it writes). `--memopt-inplace`
+    asks for the candidates and marks the op `memopt.inplace = N` when operand
+    N's buffer is dead afterwards in the whole step; the memory analysis, the
+    schedule, the planner and the lowering then treat result 0 as living in
+    that buffer.
+
+    The default: every operand whose type equals result 0's (so a
+    broadcasting operand of `add` is not a candidate).
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Operand indices the kernel can write result 0 over, in order of
+        preference.
+      }],
+      "::llvm::SmallVector<unsigned>", "getInPlaceOperands", (ins),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/[{
+        ::llvm::SmallVector<unsigned> candidates;
+        ::mlir::Type result = $_op->getResult(0).getType();
+        for (auto [i, operand] : ::llvm::enumerate($_op->getOperands()))
+          if (operand.getType() == result)
+            candidates.push_back(static_cast<unsigned>(i));
+        return candidates;
+      }]>,
+  ];
+}
+
 #endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTINTERFACES_TD

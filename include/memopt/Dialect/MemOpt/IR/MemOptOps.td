@@ -97,7 +97,8 @@ def MemOpt_MatMulOp : MemOpt_ForwardOp<"matmul", [MemOpt_FlopModel]> {
 //===----------------------------------------------------------------------===//
 
 class MemOpt_UnaryOp<string mnemonic, string pytorch, list<Trait> traits = []>
-    : MemOpt_ForwardOp<mnemonic, traits> {
+    : MemOpt_ForwardOp<mnemonic, !listconcat([MemOpt_InPlaceOpInterface],
+                                             traits)> {
   let summary = "element-wise " # mnemonic;
   let description = [{
     Applies }] # pytorch # [{ element-wise; the result has the operand's type.
@@ -135,7 +136,7 @@ def MemOpt_EluOp : MemOpt_UnaryOp<"elu",
 //===----------------------------------------------------------------------===//
 
 class MemOpt_BinaryOp<string mnemonic, string what>
-    : MemOpt_ForwardOp<mnemonic> {
+    : MemOpt_ForwardOp<mnemonic, [MemOpt_InPlaceOpInterface]> {
   let summary = "element-wise " # what # " with NumPy broadcasting";
   let description = [{
     Computes the element-wise }] # what # [{ of `lhs` and `rhs`, which have the
@@ -204,7 +205,7 @@ def MemOpt_BatchNormOp : MemOpt_ForwardOp<"batch_norm",
 }
 
 def MemOpt_BatchNormInferenceOp : MemOpt_Op<"batch_norm_inference", [Pure,
-    MemOpt_FlopModel, AllTypesMatch<["x", "result"]>,
+    MemOpt_FlopModel, MemOpt_InPlaceOpInterface, AllTypesMatch<["x", "result"]>,
     AllTypesMatch<["gamma", "beta", "running_mean", "running_var"]>]> {
   let summary = "batch normalisation in evaluation mode";
   let description = [{
@@ -327,7 +328,8 @@ def MemOpt_SoftmaxOp : MemOpt_ForwardOp<"softmax"> {
   let assemblyFormat = "$x attr-dict `:` type($x)";
 }
 
-def MemOpt_DropoutOp : MemOpt_ForwardOp<"dropout"> {
+def MemOpt_DropoutOp
+    : MemOpt_ForwardOp<"dropout", [MemOpt_InPlaceOpInterface]> {
   let summary = "inverted dropout with a seeded mask";
   let description = [{
     Zeroes each element with probability `p` and scales the others by
@@ -521,5 +523,6 @@ def MemOpt_FreeOp : MemOpt_Op<"free", [MemoryEffects<[MemFree]>]> {
 }
 
 include "memopt/Dialect/MemOpt/IR/MemOptGradOps.td"
+include "memopt/Dialect/MemOpt/IR/MemOptFusedOps.td"
 
 #endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTOPS_TD

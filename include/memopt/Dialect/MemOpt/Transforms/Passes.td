@@ -156,6 +156,62 @@ def MemOptCheckpoint : Pass<"memopt-checkpoint", "mlir::ModuleOp"> {
   ];
 }
 
+def MemOptInPlace : Pass<"memopt-inplace", "mlir::ModuleOp"> {
+  let summary = "Run ops in place over operands that are dead afterwards";
+  let description = [{
+    `ReLU(inplace=True)`, decided from the whole training step. An op whose
+    kernel can write its result over an operand (`InPlaceOpInterface`:
+    element-wise activations and their backward ops, `add` and `mul` over a
+    same-shaped operand, `dropout`, `batch_norm_inference`) is marked
+    `memopt.inplace = N` when operand N's buffer is dead once the op has read
+    it:
+
+    * the buffer is not a function argument (parameters, state and inputs
+      are never overwritten) and not a constant;
+    * no other op reads the buffer (through the operand, a view of it or an
+      earlier in-place result in it) later in the block — the backward pass
+      and the function's return included.
+
+    So a ReLU after a convolution or a batch norm runs in place (neither's
+    backward reads its output), while a value a residual `add` reads later,
+    a value the backward pass reads, or a value with two later readers is
+    left alone. The memory analysis, the report, the schedule (which keeps
+    every other reader of the buffer before the in-place op), the planner and
+    the lowering all honour the aliasing. Decisions follow the block order,
+    so run the pass after `--memopt-autodiff` and `--memopt-checkpoint` and
+    before `--memopt-schedule`.
+
+    `abn=true` first applies InPlace-ABN (Rota Bulò et al. 2018) to the
+    training step: a `batch_norm` whose output only a `leaky_relu` (slope >
+    0) or `elu` reads, together with their backward ops, becomes
+    `memopt.batch_norm_act` + `memopt.batch_norm_act_backward`, which rebuild
+    the normalised input from the output (invert the activation, then the
+    affine transform), so the batch-norm input is never kept and the fused
+    output may overwrite it. A batch norm followed by `relu` (or a slope of
+    0) is not fused, with a remark: ReLU maps every negative input to 0, so
+    its input cannot be rebuilt from its output.
+
+    `remarks=true` explains every decision as a remark on the op:
+
+    ```
+    model.mlir:7:8: remark: in place over operand 0: its buffer is dead afterwards
+    model.mlir:9:8: remark: not in place: operand 0: its buffer is read later by 'memopt.add' at model.mlir:12:8
+    ```
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark for every decision: in place, or why not">,
+    Option<"abn", "abn", "bool", /*default=*/"false",
+           "First fuse batch norm + leaky ReLU/ELU and their backward ops "
+           "into InPlace-ABN (memopt.batch_norm_act), whose backward "
+           "rebuilds what it needs from the output">
+  ];
+  let statistics = [
+    Statistic<"numInPlace", "in-place", "Ops marked memopt.inplace">,
+    Statistic<"numFused", "abn-fused", "Batch norms fused into InPlace-ABN">
+  ];
+}
+
 def MemOptSchedule : Pass<"memopt-schedule", "mlir::ModuleOp"> {
   let summary = "Memory-aware op order and a memopt.free after every last use";
   let description = [{
@@ -218,7 +274,9 @@ def MemOptEvalMode : Pass<"memopt-eval-mode", "mlir::ModuleOp"> {
   let description = [{
     Batch norm normalises with the running statistics
     (`memopt.batch_norm_inference`) and no longer updates them: the results
-    that were the new running statistics become the unchanged state.
+    that were the new running statistics become the unchanged state. A fused
+    `memopt.batch_norm_act` becomes `memopt.batch_norm_inference` followed
+    by its activation.
     Dropout becomes the identity. Run it instead of `--memopt-autodiff` to
     evaluate a model: no backward pass, so the plan keeps no activations for
     one (the `no_grad` of this world).
@@ -287,7 +345,10 @@ def MemOptReport : Pass<"memopt-report", "mlir::ModuleOp"> {
     before `--memopt-autodiff`. `arena_bytes` is the function's
     `memopt.arena_bytes` once the planner has set it, else null.
     `recompute_flops` counts ops marked `memopt.recompute`. FLOPs follow
-    `CostOpInterface`. `function=<name>` restricts the report to one
+    `CostOpInterface`. An op entry also has `"inplace_operand": N` when the
+    op writes its result over operand N's buffer (`memopt.inplace`) and
+    `"recompute": true` when it recomputes a forward value (checkpointing).
+    `function=<name>` restricts the report to one
     function (memopt-run's `--report` uses it). The IR is left unchanged.
   }];
   let options = [
@@ -319,6 +380,27 @@ def TestPrintLiveness : Pass<"test-print-liveness", "mlir::ModuleOp"> {
     op indices, inclusive: an alias shows its root's interval. The IR is
     left unchanged.
   }];
+}
+
+def TestInPlaceABN : Pass<"test-inplace-abn", "mlir::ModuleOp"> {
+  let summary = "Run the InPlace-ABN fusion on every function (for tests)";
+  let description = [{
+    Test-only: calls `fuseInPlaceABN` (Transforms.h) on every function of a
+    training step built by `--memopt-autodiff`. Each `memopt.batch_norm`
+    whose result only feeds a `memopt.leaky_relu` or `memopt.elu` with
+    `alpha > 0`, together with the activation's backward op and the
+    `memopt.batch_norm_backward` it feeds, becomes `memopt.batch_norm_act`
+    and `memopt.batch_norm_act_backward` (InPlace-ABN, Rota Bulò et al.
+    2018): the backward rebuilds what it needs from the activation's output,
+    so the batch norm's input is not kept, and the fused op is marked
+    `memopt.inplace = 0` when nothing reads that input afterwards. A batch
+    norm followed by `memopt.relu` (or `alpha = 0`) is left alone with a
+    remark: ReLU is not invertible. Graphs without backward ops are left
+    unchanged.
+  }];
+  let statistics = [
+    Statistic<"numFused", "fused", "Batch norms fused with their activation">
+  ];
 }
 
 #endif // MEMOPT_DIALECT_MEMOPT_TRANSFORMS_PASSES_TD

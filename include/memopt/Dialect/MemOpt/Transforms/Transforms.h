@@ -19,8 +19,10 @@
 namespace memopt {
 
 /// `--memopt-schedule` on one single-block function: reorders its ops and
-/// inserts the frees. Returns (ops moved, frees inserted).
-std::pair<int64_t, int64_t> scheduleFunction(mlir::func::FuncOp func);
+/// inserts the frees. Returns (ops moved, frees inserted); fails with a
+/// diagnostic when the dependences cannot be ordered.
+mlir::FailureOr<std::pair<int64_t, int64_t>>
+scheduleFunction(mlir::func::FuncOp func);
 
 /// `--memopt-plan-memory` on one function: writes the offsets and the arena
 /// attributes and returns the arena's size in bytes. `numBuffers`, when
@@ -28,6 +30,17 @@ std::pair<int64_t, int64_t> scheduleFunction(mlir::func::FuncOp func);
 mlir::FailureOr<int64_t> planFunctionMemory(mlir::func::FuncOp func,
                                             int64_t alignment,
                                             int64_t *numBuffers = nullptr);
+
+/// InPlace-ABN on one training step (after `--memopt-autodiff`): every
+/// `batch_norm` whose result feeds only a `leaky_relu` (alpha > 0) or an
+/// `elu` (alpha > 0), together with the two backward ops the step built for
+/// them, becomes `batch_norm_act` + `batch_norm_act_backward`, marked
+/// `memopt.inplace = 0` when nothing reads the batch norm's input later.
+/// A batch norm followed by a non-invertible activation (relu, alpha <= 0)
+/// in the same pattern gets a remark saying why it was not fused. Graphs
+/// without the backward ops (inference) are left unchanged. Returns the
+/// number of fusions.
+mlir::FailureOr<int64_t> fuseInPlaceABN(mlir::func::FuncOp func);
 
 } // namespace memopt
 

@@ -1,0 +1,122 @@
+//===- MemOptFusedOps.td - ops fused to save memory --------*- tablegen -*-===//
+//
+// Ops that exist because fusing two ops saves memory, not arithmetic. The
+// fusions that create them run on training steps (after --memopt-autodiff);
+// a graph may also use them directly, since each has a gradient rule.
+//
+// InPlace-ABN (Rota Bulò, Porzi and Kontschieder, "In-Place Activated
+// BatchNorm for Memory-Optimized Training of DNNs", CVPR 2018): batch norm
+// followed by an invertible activation, whose backward rebuilds what it
+// needs from the activation's output instead of batch norm's input, so the
+// input is never stored and the output may overwrite it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMOPT_DIALECT_MEMOPT_IR_MEMOPTFUSEDOPS_TD
+#define MEMOPT_DIALECT_MEMOPT_IR_MEMOPTFUSEDOPS_TD
+
+def MemOpt_BatchNormActOp : MemOpt_ForwardOp<"batch_norm_act",
+    [MemOpt_FlopModel, MemOpt_InPlaceOpInterface,
+     AllTypesMatch<["gamma", "beta", "running_mean", "running_var"]>]> {
+  let summary = "training-mode batch norm fused with an invertible activation "
+                "(InPlace-ABN)";
+  let description = [{
+    Computes exactly `memopt.batch_norm` (training mode: batch statistics,
+    biased variance for normalising, running statistics updated with the
+    unbiased one and `momentum`) followed by an activation `f`:
+    `result = f(gamma · (x − mean) · invstd + beta)` with
+    `invstd = 1/√(var + epsilon)` per channel. `activation` is
+    `"leaky_relu"` (`f(z) = z` for `z ≥ 0`, `alpha·z` otherwise) or `"elu"`
+    (`f(z) = z` for `z > 0`, `alpha·(eᶻ − 1)` otherwise), with `alpha > 0`
+    so that `f` is invertible: ReLU (slope 0) maps every negative input to
+    0, and the backward could not rebuild its input from the output.
+
+    Besides the result and the new running statistics it returns
+    `saved_invstd`, the per-channel `invstd` of this batch, which
+    `memopt.batch_norm_act_backward` needs. The gradient rule saves the
+    result, `gamma`, `beta` and `saved_invstd`, never `x`: the backward
+    inverts `f` to get `z = gamma·x̂ + beta` and then `x̂ = (z − beta)/gamma`.
+    The kernel computes the statistics before it writes, so the result may
+    overwrite `x` (`memopt.inplace = 0`, which the InPlace-ABN fusion sets
+    when nothing reads `x` later).
+
+    Limitations of rebuilding from the output: a channel with `gamma = 0`
+    has lost `x̂` (its output is constant), so its `grad_gamma` is returned
+    as 0 (its `grad_x` is 0 and its `grad_beta` exact, as without fusion);
+    a small `|gamma|` loses precision in `x̂` (`(z − beta)/gamma` amplifies
+    the rounding of `z`). For `"elu"`, outputs saturated at `−alpha` in the
+    working precision (`z` below about −17 in f32) are inverted to a clamped
+    `z` (their own gradient is 0; only the batch-statistics terms of
+    `grad_x` see the clamped value). Nothing checks `gamma` at compile time.
+
+    ```mlir
+    %y, %mean, %var, %invstd = memopt.batch_norm_act %x, %g, %b, %rm, %rv
+        {activation = "leaky_relu", alpha = 1.000000e-02 : f64}
+        : tensor<8x64x32x32xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$x, MemOpt_FloatTensor:$gamma,
+                   MemOpt_FloatTensor:$beta, MemOpt_FloatTensor:$running_mean,
+                   MemOpt_FloatTensor:$running_var,
+                   DefaultValuedAttr<F64Attr, "1e-05">:$epsilon,
+                   DefaultValuedAttr<F64Attr, "0.1">:$momentum,
+                   StrAttr:$activation, F64Attr:$alpha);
+  let results = (outs MemOpt_FloatTensor:$result,
+                 MemOpt_FloatTensor:$new_running_mean,
+                 MemOpt_FloatTensor:$new_running_var,
+                 MemOpt_FloatTensor:$saved_invstd);
+  let assemblyFormat = [{
+    $x `,` $gamma `,` $beta `,` $running_mean `,` $running_var attr-dict `:`
+    type($x) `,` type($gamma)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The running-statistics operand that result `resultNumber` is the new
+    /// value of (null for the result and `saved_invstd`).
+    ::mlir::Value getUpdatedState(unsigned resultNumber) {
+      if (resultNumber == 1)
+        return getRunningMean();
+      if (resultNumber == 2)
+        return getRunningVar();
+      return {};
+    }
+  }];
+}
+
+def MemOpt_BatchNormActBackwardOp
+    : MemOpt_GradOp<"batch_norm_act_backward", [MemOpt_FlopModel,
+        MemOpt_InPlaceOpInterface, AllTypesMatch<["grad", "output", "grad_x"]>,
+        AllTypesMatch<["gamma", "beta", "saved_invstd", "grad_gamma",
+                       "grad_beta"]>]> {
+  let summary = "gradients of memopt.batch_norm_act, from its output";
+  let description = [{
+    From the upstream gradient `grad` of a `memopt.batch_norm_act` result,
+    that result `output` (`y`), `gamma`, `beta` and the forward op's
+    `saved_invstd`, computes the gradients of `x`, `gamma` and `beta`
+    without reading `x`. Per element it inverts the activation
+    (`z = f⁻¹(y)`), takes `dz = grad · f'(z)` computed from `y`
+    (`leaky_relu`: 1 or `alpha`; `elu`: 1 or `y + alpha`) and rebuilds
+    `x̂ = (z − beta)/gamma`; per channel, over its `M` elements,
+    `grad_beta = Σ dz`, `grad_gamma = Σ dz·x̂` and
+    `grad_x = gamma·invstd·(dz − grad_beta/M − x̂·grad_gamma/M)`.
+    `activation` and `alpha` are the forward op's. The kernel reduces a
+    channel before it writes, so `grad_x` may overwrite `grad` or `output`.
+    For `gamma = 0` and saturated ELU outputs see `memopt.batch_norm_act`.
+
+    ```mlir
+    %dx, %dg, %db = memopt.batch_norm_act_backward %dy, %y, %g, %b, %invstd
+        {activation = "leaky_relu", alpha = 1.000000e-02 : f64}
+        : (tensor<8x64x32x32xf32>, tensor<8x64x32x32xf32>, tensor<64xf32>,
+           tensor<64xf32>, tensor<64xf32>)
+        -> (tensor<8x64x32x32xf32>, tensor<64xf32>, tensor<64xf32>)
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$grad, MemOpt_FloatTensor:$output,
+                   MemOpt_FloatTensor:$gamma, MemOpt_FloatTensor:$beta,
+                   MemOpt_FloatTensor:$saved_invstd, StrAttr:$activation,
+                   F64Attr:$alpha);
+  let results = (outs MemOpt_FloatTensor:$grad_x,
+                 MemOpt_FloatTensor:$grad_gamma, MemOpt_FloatTensor:$grad_beta);
+}
+
+#endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTFUSEDOPS_TD

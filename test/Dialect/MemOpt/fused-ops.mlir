@@ -1,0 +1,74 @@
+// RUN: memopt-opt %s | memopt-opt | FileCheck %s
+// RUN: memopt-opt %s --mlir-print-op-generic | memopt-opt | FileCheck %s
+// RUN: memopt-opt %s --mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
+
+// The fused ops of MemOptFusedOps.td (InPlace-ABN) print in their custom
+// form and re-parse to the same text, directly and through the generic form.
+// batch_norm_act infers its four result types; the backward op writes them.
+
+// CHECK-LABEL: func.func @batch_norm_act(
+// CHECK-NEXT: %result, %new_running_mean, %new_running_var, %saved_invstd = memopt.batch_norm_act %arg0, %arg1, %arg2, %arg3, %arg4 {activation = "leaky_relu", alpha = 1.000000e-02 : f64} : tensor<8x64x32x32xf32>, tensor<64xf32>{{$}}
+// CHECK-NEXT: %result_0, %new_running_mean_1, %new_running_var_2, %saved_invstd_3 = memopt.batch_norm_act %arg0, %arg1, %arg2, %arg3, %arg4 {activation = "elu", alpha = 1.000000e+00 : f64, epsilon = 1.000000e-03 : f64, momentum = 2.000000e-01 : f64} : tensor<8x64x32x32xf32>, tensor<64xf32>{{$}}
+// CHECK-NEXT: return %result, %new_running_mean, %new_running_var, %saved_invstd, %result_0 : tensor<8x64x32x32xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<8x64x32x32xf32>
+
+// GENERIC-LABEL: sym_name = "batch_norm_act"
+// GENERIC: %{{.*}}:4 = "memopt.batch_norm_act"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{activation = "leaky_relu", alpha = 1.000000e-02 : f64, epsilon = 1.000000e-05 : f64, momentum = 1.000000e-01 : f64}> : (tensor<8x64x32x32xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<8x64x32x32xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+func.func @batch_norm_act(%x: tensor<8x64x32x32xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>,
+                          %m: tensor<64xf32>, %v: tensor<64xf32>)
+    -> (tensor<8x64x32x32xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<8x64x32x32xf32>) {
+  %y, %nm, %nv, %invstd = memopt.batch_norm_act %x, %g, %b, %m, %v
+      {activation = "leaky_relu", alpha = 0.01 : f64} : tensor<8x64x32x32xf32>, tensor<64xf32>
+  %e:4 = memopt.batch_norm_act %x, %g, %b, %m, %v
+      {activation = "elu", alpha = 1.0 : f64, epsilon = 1.0e-3 : f64, momentum = 0.2 : f64}
+      : tensor<8x64x32x32xf32>, tensor<64xf32>
+  return %y, %nm, %nv, %invstd, %e#0
+      : tensor<8x64x32x32xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<8x64x32x32xf32>
+}
+
+// Mixed precision: statistics, gamma, beta and saved_invstd in f32, x in
+// bf16, as for batch_norm; a rank-2 input (BatchNorm1d).
+// CHECK-LABEL: func.func @batch_norm_act_mixed(
+// CHECK-NEXT: %result, %new_running_mean, %new_running_var, %saved_invstd = memopt.batch_norm_act %arg0, %arg1, %arg1, %arg1, %arg1 {activation = "elu", alpha = 5.000000e-01 : f64} : tensor<8x64x4x4xbf16>, tensor<64xf32>{{$}}
+// CHECK-NEXT: %result_0, %new_running_mean_1, %new_running_var_2, %saved_invstd_3 = memopt.batch_norm_act %arg2, %arg3, %arg3, %arg3, %arg3 {activation = "leaky_relu", alpha = 2.000000e-01 : f64} : tensor<4x3xf32>, tensor<3xf32>{{$}}
+// CHECK-NEXT: return %result, %saved_invstd, %result_0 : tensor<8x64x4x4xbf16>, tensor<64xf32>, tensor<4x3xf32>
+func.func @batch_norm_act_mixed(%x: tensor<8x64x4x4xbf16>, %g: tensor<64xf32>, %x2: tensor<4x3xf32>,
+                                %g2: tensor<3xf32>)
+    -> (tensor<8x64x4x4xbf16>, tensor<64xf32>, tensor<4x3xf32>) {
+  %y:4 = memopt.batch_norm_act %x, %g, %g, %g, %g {activation = "elu", alpha = 0.5 : f64}
+      : tensor<8x64x4x4xbf16>, tensor<64xf32>
+  %z:4 = memopt.batch_norm_act %x2, %g2, %g2, %g2, %g2 {activation = "leaky_relu", alpha = 0.2 : f64}
+      : tensor<4x3xf32>, tensor<3xf32>
+  return %y#0, %y#3, %z#0 : tensor<8x64x4x4xbf16>, tensor<64xf32>, tensor<4x3xf32>
+}
+
+// CHECK-LABEL: func.func @batch_norm_act_backward(
+// CHECK-NEXT: %grad_x, %grad_gamma, %grad_beta = memopt.batch_norm_act_backward %arg0, %arg1, %arg2, %arg3, %arg4 {activation = "leaky_relu", alpha = 1.000000e-02 : f64} : (tensor<8x64x32x32xf32>, tensor<8x64x32x32xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<8x64x32x32xf32>, tensor<64xf32>, tensor<64xf32>){{$}}
+// CHECK-NEXT: %grad_x_0, %grad_gamma_1, %grad_beta_2 = memopt.batch_norm_act_backward %arg0, %arg1, %arg2, %arg3, %arg4 {activation = "elu", alpha = 1.000000e+00 : f64} : (tensor<8x64x32x32xf32>, tensor<8x64x32x32xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<8x64x32x32xf32>, tensor<64xf32>, tensor<64xf32>){{$}}
+// CHECK-NEXT: return %grad_x, %grad_gamma, %grad_beta_2 : tensor<8x64x32x32xf32>, tensor<64xf32>, tensor<64xf32>
+
+// GENERIC-LABEL: sym_name = "batch_norm_act_backward"
+// GENERIC: %{{.*}}:3 = "memopt.batch_norm_act_backward"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{activation = "leaky_relu", alpha = 1.000000e-02 : f64}> : (tensor<8x64x32x32xf32>, tensor<8x64x32x32xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<8x64x32x32xf32>, tensor<64xf32>, tensor<64xf32>)
+func.func @batch_norm_act_backward(%dy: tensor<8x64x32x32xf32>, %y: tensor<8x64x32x32xf32>,
+                                   %g: tensor<64xf32>, %b: tensor<64xf32>, %invstd: tensor<64xf32>)
+    -> (tensor<8x64x32x32xf32>, tensor<64xf32>, tensor<64xf32>) {
+  %0:3 = memopt.batch_norm_act_backward %dy, %y, %g, %b, %invstd
+      {activation = "leaky_relu", alpha = 0.01 : f64}
+      : (tensor<8x64x32x32xf32>, tensor<8x64x32x32xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+      -> (tensor<8x64x32x32xf32>, tensor<64xf32>, tensor<64xf32>)
+  %1:3 = memopt.batch_norm_act_backward %dy, %y, %g, %b, %invstd
+      {activation = "elu", alpha = 1.0 : f64}
+      : (tensor<8x64x32x32xf32>, tensor<8x64x32x32xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+      -> (tensor<8x64x32x32xf32>, tensor<64xf32>, tensor<64xf32>)
+  return %0#0, %0#1, %1#2 : tensor<8x64x32x32xf32>, tensor<64xf32>, tensor<64xf32>
+}
+
+// In place over x: `memopt.inplace` names operand 0, whose type is the
+// result's.
+// CHECK-LABEL: func.func @batch_norm_act_inplace(
+// CHECK: memopt.batch_norm_act %0, %arg1, %arg1, %arg1, %arg1 {activation = "leaky_relu", alpha = 1.000000e-01 : f64, memopt.inplace = 0 : i64}
+func.func @batch_norm_act_inplace(%x: tensor<4x8x2x2xf32>, %g: tensor<8xf32>) -> tensor<4x8x2x2xf32> {
+  %h = memopt.relu %x : tensor<4x8x2x2xf32>
+  %y:4 = memopt.batch_norm_act %h, %g, %g, %g, %g {activation = "leaky_relu", alpha = 0.1 : f64, memopt.inplace = 0 : i64}
+      : tensor<4x8x2x2xf32>, tensor<8xf32>
+  return %y#0 : tensor<4x8x2x2xf32>
+}

@@ -1,0 +1,114 @@
+// RUN: memopt-opt %s -split-input-file -verify-diagnostics
+
+// The fused ops' shape rules (batch_norm_act shares batch_norm's) and the
+// activation they invert: leaky_relu or elu with alpha > 0.
+
+func.func @batch_norm_act_gamma_size(%x: tensor<8x64x4x4xf32>, %g: tensor<32xf32>) {
+  // expected-error @+1 {{'memopt.batch_norm_act' op expected per-channel operands of 64 elements (x's dimension 1), got 32}}
+  %0:4 = memopt.batch_norm_act %x, %g, %g, %g, %g {activation = "elu", alpha = 1.0 : f64}
+      : tensor<8x64x4x4xf32>, tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_act_one_value_per_channel(%x: tensor<1x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{'memopt.batch_norm_act' op expected more than 1 value per channel for the batch statistics, got x of shape 1x64}}
+  %0:4 = memopt.batch_norm_act %x, %g, %g, %g, %g {activation = "elu", alpha = 1.0 : f64}
+      : tensor<1x64xf32>, tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_act_relu(%x: tensor<8x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{'memopt.batch_norm_act' op cannot use activation "relu": ReLU is not invertible (every negative input maps to 0), so the backward could not rebuild its input from the output; use "leaky_relu" or "elu" with alpha > 0}}
+  %0:4 = memopt.batch_norm_act %x, %g, %g, %g, %g {activation = "relu", alpha = 1.0 : f64}
+      : tensor<8x64xf32>, tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_act_unknown_activation(%x: tensor<8x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{'memopt.batch_norm_act' op expected 'activation' "leaky_relu" or "elu", got "gelu"}}
+  %0:4 = memopt.batch_norm_act %x, %g, %g, %g, %g {activation = "gelu", alpha = 1.0 : f64}
+      : tensor<8x64xf32>, tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_act_slope_zero(%x: tensor<8x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{'memopt.batch_norm_act' op expected 'alpha' > 0, got 0.000000e+00: slope 0 makes leaky_relu a ReLU, which is not invertible (every negative input maps to 0), so the backward could not rebuild its input from the output}}
+  %0:4 = memopt.batch_norm_act %x, %g, %g, %g, %g {activation = "leaky_relu", alpha = 0.0 : f64}
+      : tensor<8x64xf32>, tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_act_negative_alpha(%x: tensor<8x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{'memopt.batch_norm_act' op expected 'alpha' > 0, got -1.000000e-01: the backward rebuilds the activation's input from its output, which needs a finite, positive alpha}}
+  %0:4 = memopt.batch_norm_act %x, %g, %g, %g, %g {activation = "elu", alpha = -0.1 : f64}
+      : tensor<8x64xf32>, tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_act_missing_activation(%x: tensor<8x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{'memopt.batch_norm_act' op requires attribute 'activation'}}
+  %0:4 = memopt.batch_norm_act %x, %g, %g, %g, %g {alpha = 0.1 : f64}
+      : tensor<8x64xf32>, tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_act_result_type(%x: tensor<8x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{'memopt.batch_norm_act' op expected result #3 shape 64, got 8x64}}
+  %0:4 = "memopt.batch_norm_act"(%x, %g, %g, %g, %g) <{activation = "elu", alpha = 1.0 : f64}>
+      : (tensor<8x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+      -> (tensor<8x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<8x64xf32>)
+  return
+}
+
+// -----
+
+func.func @batch_norm_act_inplace_operand(%x: tensor<8x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{'memopt.inplace' must name an operand of result 0's type, got 1 : i64}}
+  %0:4 = memopt.batch_norm_act %x, %g, %g, %g, %g {activation = "elu", alpha = 1.0 : f64, memopt.inplace = 1 : i64}
+      : tensor<8x64xf32>, tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_act_backward_channels(%dy: tensor<8x64xf32>, %g: tensor<32xf32>) {
+  // expected-error @+1 {{'memopt.batch_norm_act_backward' op expected output of rank ≥ 2 (NxCx...) and per-channel operands of its 64 channels, got 'tensor<32xf32>'}}
+  %0:3 = memopt.batch_norm_act_backward %dy, %dy, %g, %g, %g {activation = "elu", alpha = 1.0 : f64}
+      : (tensor<8x64xf32>, tensor<8x64xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>)
+      -> (tensor<8x64xf32>, tensor<32xf32>, tensor<32xf32>)
+  return
+}
+
+// -----
+
+func.func @batch_norm_act_backward_grad_type(%dy: tensor<8x64xf32>, %y: tensor<4x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{'memopt.batch_norm_act_backward' op failed to verify that all of {grad, output, grad_x} have same type}}
+  %0:3 = memopt.batch_norm_act_backward %dy, %y, %g, %g, %g {activation = "elu", alpha = 1.0 : f64}
+      : (tensor<8x64xf32>, tensor<4x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+      -> (tensor<8x64xf32>, tensor<64xf32>, tensor<64xf32>)
+  return
+}
+
+// -----
+
+func.func @batch_norm_act_backward_relu(%dy: tensor<8x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{'memopt.batch_norm_act_backward' op expected 'alpha' > 0, got 0.000000e+00: slope 0 makes elu a ReLU}}
+  %0:3 = memopt.batch_norm_act_backward %dy, %dy, %g, %g, %g {activation = "elu", alpha = 0.0 : f64}
+      : (tensor<8x64xf32>, tensor<8x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+      -> (tensor<8x64xf32>, tensor<64xf32>, tensor<64xf32>)
+  return
+}
