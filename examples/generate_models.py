@@ -46,6 +46,10 @@ BN_EPSILON = 1e-5
 BN_MOMENTUM = 0.1
 LN_EPSILON = 1e-5
 IMAGE_CHANNELS = 3
+# --activation: the op and attributes of the conv nets' post-batch-norm
+# activation (memopt.leaky_relu's slope and memopt.elu's alpha).
+ACTIVATIONS = {"relu": {}, "leaky_relu": {"alpha": 0.01}, "elu": {"alpha": 1.0}}
+DEFAULT_ACTIVATION = "relu"
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*\Z")
 
@@ -428,7 +432,14 @@ class Net(Graph):
     Parameter names follow ``<layer>_w`` / ``<layer>_b`` for convolutions and
     linear layers and ``<layer>_gamma`` / ``<layer>_beta`` (plus state
     ``<layer>_running_mean`` / ``<layer>_running_var``) for normalisations.
+    :meth:`act` emits :attr:`activation`, the conv nets' ``--activation``.
     """
+
+    activation = DEFAULT_ACTIVATION
+
+    def act(self, x: Value) -> Value:
+        """The conv layer activation: ReLU, or ``--activation``'s op."""
+        return self.unary(self.activation, x, **ACTIVATIONS[self.activation])
 
     def conv(self, x: Value, name: str, out_channels: int, kernel: int,
              stride: int = 1, padding: int = 0, bias: bool = False) -> Value:
@@ -446,15 +457,17 @@ class Net(Graph):
     def conv_bn(self, x: Value, conv_name: str, bn_name: str, out_channels: int,
                 kernel: int, stride: int = 1, padding: int = 0,
                 relu: bool = True) -> Value:
-        """Bias-free conv, batch norm and optionally ReLU."""
+        """Bias-free conv, batch norm and optionally the activation
+        (:meth:`act`, ReLU by default)."""
         y = self.bn(self.conv(x, conv_name, out_channels, kernel, stride, padding),
                     bn_name)
-        return self.relu(y) if relu else y
+        return self.act(y) if relu else y
 
     def bn_relu_conv(self, x: Value, bn_name: str, conv_name: str,
                      out_channels: int, kernel: int, padding: int = 0) -> Value:
-        """Pre-activation ordering: batch norm, ReLU, bias-free conv."""
-        y = self.relu(self.bn(x, bn_name))
+        """Pre-activation ordering: batch norm, activation (:meth:`act`),
+        bias-free conv."""
+        y = self.act(self.bn(x, bn_name))
         return self.conv(y, conv_name, out_channels, kernel, padding=padding)
 
     def fc(self, x: Value, name: str, out_features: int, bias: bool = True) -> Value:
@@ -476,6 +489,7 @@ def _image_net(o, model: str, label_shape: Sequence[int] | None = None
                ) -> tuple[Net, Value, Value]:
     """A :class:`Net` with NCHW image input and integer labels (default N)."""
     g = Net(f"{model.replace('-', '_')}_train", o.dtype)
+    g.activation = getattr(o, "activation", DEFAULT_ACTIVATION)
     x = g.data("input", (o.batch, IMAGE_CHANNELS, o.image_size, o.image_size))
     labels = g.data("labels", label_shape or (o.batch,), INDEX_TYPE)
     return g, x, labels
@@ -541,6 +555,36 @@ def build_resnet50(o) -> Net:
     return _imagenet_resnet(o, "resnet50", bottleneck_block, (3, 4, 6, 3))
 
 
+RESNET50_STAGE_BLOCKS = (3, 4, 6, 3)
+
+
+def resnet_stage_blocks(depth: int) -> tuple[int, ...]:
+    """Bottleneck blocks per stage of a ``resnet`` of ``depth`` = 3 * blocks + 2.
+
+    The blocks are shared out over the four stages in resnet50's 3:4:6:3
+    proportion by largest remainder (ties to the earlier stage), so depth 50
+    gives (3, 4, 6, 3) and depth 1001 (333 blocks) gives (63, 83, 125, 62).
+    Only depth 50 is a torchvision model: resnet101/152 weight stage 3 more.
+    """
+    if depth < 14 or (depth - 2) % 3:
+        raise ModelError(f"--depth must be of the form 3n+2 with n >= 4 bottleneck "
+                         f"blocks (14, 50, 101, 152, 1001, ...), got {depth}")
+    blocks = (depth - 2) // 3
+    total = sum(RESNET50_STAGE_BLOCKS)
+    quotas = [blocks * share for share in RESNET50_STAGE_BLOCKS]
+    counts = [q // total for q in quotas]
+    by_remainder = sorted(range(len(quotas)), key=lambda i: (-(quotas[i] % total), i))
+    for i in by_remainder[:blocks - sum(counts)]:
+        counts[i] += 1
+    return tuple(counts)
+
+
+def build_resnet(o) -> Net:
+    """ImageNet ResNet of any depth 3n+2: resnet50's stem, bottleneck blocks
+    (v1.5) and 64/128/256/512 (x4) stages, blocks in the 3:4:6:3 proportion."""
+    return _imagenet_resnet(o, "resnet", bottleneck_block, resnet_stage_blocks(o.depth))
+
+
 def build_cifar_resnet(o) -> Net:
     """He et al. (2016) CIFAR ResNet of depth 6n+2 with option-B shortcuts."""
     if o.depth < 8 or (o.depth - 2) % 6:
@@ -564,7 +608,7 @@ def build_vgg16(o) -> Net:
         if item == "M":
             x = g.pool2d("max_pool2d", x, 2, 2)
         else:
-            x = g.relu(g.conv(x, f"features_{index}", item, 3, padding=1, bias=True))
+            x = g.act(g.conv(x, f"features_{index}", item, 3, padding=1, bias=True))
     x = g.reshape(x, (o.batch, num_elements(x.shape[1:])))
     x = g.dropout(g.relu(g.fc(x, "classifier_0", 4096)), 0.5)
     x = g.dropout(g.relu(g.fc(x, "classifier_3", 4096)), 0.5)
@@ -597,7 +641,7 @@ def build_densenet121(o) -> Net:
             name = f"features_transition{b}"
             x = g.bn_relu_conv(x, f"{name}_norm", f"{name}_conv", x.shape[1] // 2, 1)
             x = g.pool2d("avg_pool2d", x, 2, 2)
-    x = g.relu(g.bn(x, "features_norm5"))
+    x = g.act(g.bn(x, "features_norm5"))
     return _classify(g, x, labels, o.classes, "classifier")
 
 
@@ -738,6 +782,11 @@ def _image_defaults(image_size: int, classes: int) -> dict:
     return {"batch": 8, "image_size": image_size, "classes": classes, "dtype": "f32"}
 
 
+def _conv_defaults(image_size: int, classes: int) -> dict:
+    """A conv net's defaults: an image model's, plus --activation."""
+    return {**_image_defaults(image_size, classes), "activation": DEFAULT_ACTIVATION}
+
+
 _TORCHVISION_NOTE = ("names follow torchvision's state dict with '.' written as '_'; "
                      "w = weight, b = bias, BN gamma/beta = weight/bias",)
 
@@ -745,26 +794,33 @@ MODELS: dict[str, ModelSpec] = {
     "mlp": ModelSpec(build_mlp, {**_image_defaults(28, 10), "hidden": "512,256"},
                      ("input is the flattened single-channel image (image_size^2 "
                       "features); --hidden lists the hidden layer widths",)),
-    "resnet18": ModelSpec(build_resnet18, _image_defaults(224, 1000), _TORCHVISION_NOTE),
-    "resnet50": ModelSpec(build_resnet50, _image_defaults(224, 1000),
+    "resnet18": ModelSpec(build_resnet18, _conv_defaults(224, 1000), _TORCHVISION_NOTE),
+    "resnet50": ModelSpec(build_resnet50, _conv_defaults(224, 1000),
                           _TORCHVISION_NOTE + ("v1.5: the stride is on the 3x3 conv",)),
+    "resnet": ModelSpec(
+        build_resnet, {**_conv_defaults(224, 1000), "depth": 50},
+        _TORCHVISION_NOTE + (
+            "ImageNet ResNet of depth 3n+2 (n bottleneck blocks of 3 convs, plus the "
+            "stem conv and the classifier), blocks shared out over the four stages "
+            "in resnet50's 3:4:6:3 proportion; depth 50 is resnet50 (v1.5), depth "
+            "1001 the 1,000-layer setting of Chen et al. 2016",)),
     "cifar-resnet": ModelSpec(
-        build_cifar_resnet, {**_image_defaults(32, 10), "depth": 20},
+        build_cifar_resnet, {**_conv_defaults(32, 10), "depth": 20},
         ("He et al. 2016 CIFAR ResNet (depth 6n+2, 16/32/64 channels)",
          "shortcuts use option B (1x1 conv stride 2 + BN) where the shape "
          "changes, since memopt has no pad op for option A")),
     "vgg16": ModelSpec(
-        build_vgg16, _image_defaults(224, 1000),
+        build_vgg16, _conv_defaults(224, 1000),
         _TORCHVISION_NOTE + (
             "torchvision's AdaptiveAvgPool2d((7, 7)) is the identity at 224x224 and "
             "is omitted: at other image sizes the last feature map is flattened as "
             "it is, so classifier_0's input size follows --image-size",)),
     "densenet121": ModelSpec(
-        build_densenet121, _image_defaults(224, 1000),
+        build_densenet121, _conv_defaults(224, 1000),
         _TORCHVISION_NOTE + ("as in torchvision, each dense layer concatenates all "
                              "earlier features of its block",)),
     "unet": ModelSpec(
-        build_unet, _image_defaults(128, 2),
+        build_unet, _conv_defaults(128, 2),
         ("U-Net (Ronneberger et al. 2015) with padded 3x3 convs + BN + ReLU, "
          f"{IMAGE_CHANNELS}-channel input; up-conv = nearest upsample x2 + 3x3 "
          "conv with bias; labels are per pixel in NHW order",)),
@@ -780,7 +836,7 @@ MODELS: dict[str, ModelSpec] = {
          "b_hh and the forget gate's term f·c vanishes",)),
 }
 
-_STRING_OPTIONS = {"dtype", "hidden"}
+_STRING_OPTIONS = {"dtype", "hidden", "activation"}
 
 
 def _sizes(value, option: str, count: int | None = None) -> tuple[int, ...]:
@@ -818,6 +874,8 @@ def resolve_options(model: str, **options) -> types.SimpleNamespace:
     resolved = {**defaults, **options}
     if resolved["dtype"] not in DTYPES:
         raise ModelError(f"--dtype must be one of {', '.join(DTYPES)}")
+    if resolved.get("activation", DEFAULT_ACTIVATION) not in ACTIVATIONS:
+        raise ModelError(f"--activation must be one of {', '.join(ACTIVATIONS)}")
     return types.SimpleNamespace(**resolved)
 
 
@@ -833,8 +891,12 @@ def param_count(model: str, **options) -> int:
 
 
 def command_line(model: str, opts: types.SimpleNamespace) -> str:
-    """The generator command line that reproduces ``opts``."""
-    flags = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(opts).items())
+    """The generator command line that reproduces ``opts``.
+
+    ``--activation`` is left out at its default, so the text of a ReLU net is
+    the same as before the option existed."""
+    flags = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(opts).items()
+                     if not (k == "activation" and v == DEFAULT_ACTIVATION))
     return f"examples/generate_models.py {model} {flags}"
 
 
@@ -902,7 +964,7 @@ _OPTION_HELP = {
     "image_size": "input height and width (default: model-dependent)",
     "classes": "number of classes (default: model-dependent)",
     "dtype": "float element type: " + ", ".join(DTYPES) + " (default f32)",
-    "depth": "cifar-resnet depth 6n+2 (default 20)",
+    "depth": "cifar-resnet depth 6n+2 (default 20); resnet depth 3n+2 (default 50)",
     "layers": "gpt2 transformer blocks (default 12)",
     "dim": "gpt2 model width (default 768)",
     "heads": "gpt2 attention heads (default 12)",
@@ -910,6 +972,12 @@ _OPTION_HELP = {
     "seq": "sequence length (gpt2 1024, lstm 32)",
     "input_size": "lstm input features (default 64)",
     "hidden": "mlp hidden widths, e.g. 512,256; lstm hidden size (default 256)",
+    "activation": "conv nets only (resnet18, resnet50, resnet, cifar-resnet, vgg16, "
+                  "densenet121, unet; an error for mlp, gpt2, lstm): the activation "
+                  "after every batch norm, or after every convolution in vgg16, which "
+                  "has no batch norm: relu (default), leaky_relu (slope alpha = 0.01) "
+                  "or elu (alpha = 1.0); the ReLU after a residual add and vgg16's "
+                  "classifier ReLUs stay ReLU",
 }
 
 
@@ -927,7 +995,9 @@ def make_parser() -> argparse.ArgumentParser:
     for key, text in _OPTION_HELP.items():
         parser.add_argument("--" + key.replace("_", "-"), dest=key, default=None,
                             type=str if key in _STRING_OPTIONS else _positive_int,
-                            choices=DTYPES if key == "dtype" else None, help=text)
+                            choices=DTYPES if key == "dtype" else
+                            list(ACTIVATIONS) if key == "activation" else None,
+                            help=text)
     return parser
 
 

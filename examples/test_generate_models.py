@@ -11,6 +11,7 @@ If ``mlir-opt`` (LLVM 22) is installed, the generated text is also parsed.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import math
 import os
@@ -81,6 +82,22 @@ def cifar_resnet_params(depth: int, classes: int) -> int:
     return total + linear_params(64, classes)
 
 
+def bottleneck_resnet_params(stage_blocks: tuple[int, ...], classes: int) -> int:
+    """ImageNet bottleneck ResNet: 7x7 stem, stages of 1x1-3x3-1x1 (x4) blocks
+    with a 1x1 conv + BN shortcut on each stage's first block, linear head."""
+    total = conv_params(3, 64, 7) + bn_params(64)
+    cin = 64
+    for width, blocks in zip((64, 128, 256, 512), stage_blocks):
+        out = 4 * width
+        block = (conv_params(out, width, 1) + conv_params(width, width, 3)
+                 + conv_params(width, out, 1) + 2 * bn_params(width) + bn_params(out))
+        first = block - conv_params(out, width, 1) + conv_params(cin, width, 1)
+        first += conv_params(cin, out, 1) + bn_params(out)  # downsample
+        total += first + (blocks - 1) * block
+        cin = out
+    return total + linear_params(cin, classes)
+
+
 def unet_params(classes: int, in_channels: int = 3) -> int:
     """U-Net with bias-free double convs + BN, biased up-convs and head."""
     def double_conv(cin, cout):
@@ -120,6 +137,7 @@ REFERENCE_COUNTS = {
     "vgg16": 138_357_544,
     "resnet18": 11_689_512,
     "resnet50": 25_557_032,
+    "resnet": 25_557_032,  # default depth 50 is resnet50
     "densenet121": 7_978_856,
     "gpt2": 124_439_808,
     "mlp": 535_818,
@@ -192,11 +210,72 @@ class FormulaTest(unittest.TestCase):
                 self.assertEqual(gm.param_count("vgg16", image_size=size), expected)
 
     def test_imagenet_classes(self):
-        for model in ("resnet18", "resnet50", "densenet121"):
-            fc_in = {"resnet18": 512, "resnet50": 2048, "densenet121": 1024}[model]
+        for model in ("resnet18", "resnet50", "resnet", "densenet121"):
+            fc_in = {"resnet18": 512, "resnet50": 2048, "resnet": 2048,
+                     "densenet121": 1024}[model]
             with self.subTest(model=model):
                 self.assertEqual(gm.param_count(model, classes=10),
                                  REFERENCE_COUNTS[model] - (fc_in + 1) * (1000 - 10))
+
+
+class DeepResnetTest(unittest.TestCase):
+    """``resnet --depth D``: resnet50 at D = 50, any depth 3n+2 (n >= 4)."""
+
+    def test_depth_50_is_resnet50(self):
+        self.assertEqual(bottleneck_resnet_params((3, 4, 6, 3), 1000), 25_557_032)
+        self.assertEqual(gm.param_count("resnet", depth=50), gm.param_count("resnet50"))
+        proc = run_cli("resnet", "--depth", "50", "--print-param-count")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout, "25557032\n")
+        # The same graph as resnet50, up to the function name and the header.
+        def body(model, **options):
+            text = gm.generate(model, batch=2, image_size=64, **options)
+            return text.split("func.func @", 1)[1].split("(", 1)[1]
+        self.assertEqual(body("resnet", depth=50), body("resnet50"))
+
+    def test_stage_blocks(self):
+        self.assertEqual(gm.resnet_stage_blocks(50), (3, 4, 6, 3))
+        self.assertEqual(gm.resnet_stage_blocks(14), (1, 1, 1, 1))
+        self.assertEqual(gm.resnet_stage_blocks(1001), (63, 83, 125, 62))
+        for depth in range(14, 1203, 3):
+            blocks = gm.resnet_stage_blocks(depth)
+            with self.subTest(depth=depth):
+                self.assertEqual(3 * sum(blocks) + 2, depth)
+                self.assertGreaterEqual(min(blocks), 1)
+                # Each stage is within one block of its 3:4:6:3 share.
+                for count, share in zip(blocks, (3, 4, 6, 3)):
+                    self.assertLess(abs(count - sum(blocks) * share / 16), 1)
+
+    def test_closed_form(self):
+        for depth in (14, 50, 101, 1001):
+            for classes in (10, 1000):
+                with self.subTest(depth=depth, classes=classes):
+                    self.assertEqual(
+                        gm.param_count("resnet", depth=depth, classes=classes),
+                        bottleneck_resnet_params(gm.resnet_stage_blocks(depth), classes))
+
+    def test_layer_count(self):
+        """D weighted layers: the stem, 3 convs per block and the classifier."""
+        for depth in (14, 50, 203):
+            text = gm.generate("resnet", depth=depth, batch=1, image_size=32)
+            convs = text.count('"memopt.conv2d"')
+            with self.subTest(depth=depth):
+                self.assertEqual(convs - 4, depth - 1)  # 4 downsample shortcuts
+                self.assertEqual(text.count('"memopt.linear"'), 1)
+
+    def test_bad_depth(self):
+        for depth in ("51", "11", "2", "19"):
+            with self.subTest(depth=depth):
+                proc = run_cli("resnet", "--depth", depth)
+                self.assertEqual(proc.returncode, 2)
+                self.assertIn("3n+2", proc.stderr)
+                self.assertNotIn("Traceback", proc.stderr)
+                self.assertEqual(proc.stdout, "")
+        with self.assertRaises(gm.ModelError):
+            gm.build("resnet", depth=49)
+        proc = run_cli("resnet50", "--depth", "50")  # resnet50 has no depth
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("does not apply", proc.stderr)
 
 
 class ShapeArithmeticTest(unittest.TestCase):
@@ -298,6 +377,7 @@ SMALL_OPTIONS = {
     "mlp": {},
     "resnet18": {"image_size": 64, "batch": 2},
     "resnet50": {"image_size": 64, "batch": 2},
+    "resnet": {"image_size": 64, "batch": 2, "depth": 17},
     "cifar-resnet": {"depth": 8},
     "vgg16": {"image_size": 32},
     "densenet121": {"image_size": 32},
@@ -343,6 +423,101 @@ class IrStructureTest(unittest.TestCase):
         text = gm.generate("gpt2", dtype="bf16", **SMALL_OPTIONS["gpt2"])
         self.assertNotIn("f32", text.split("func.func", 1)[1])
         self.assertIn("arith.constant dense<2.500000e-01> : tensor<bf16>", text)
+
+
+CONV_NETS = ("resnet18", "resnet50", "resnet", "cifar-resnet", "vgg16", "densenet121",
+             "unet")
+
+# sha256 of the text written before --activation existed: the default (ReLU)
+# output must not change by a byte.
+DEFAULT_TEXT_SHA256 = {
+    "cifar-resnet": "f9c335216377bfee7448d941528d6681d56e1f94504c363f7da3d4f0e533f704",
+    "vgg16": "499c87a4b5581e66d45b35e24cd0a769e2b838c28cab8440f0374f8a28635911",
+}
+
+_ACT_ALPHA = {"leaky_relu": "1.000000e-02", "elu": "1.000000e+00"}
+_OP_RE = re.compile(r'^  (%\d+)(?::\d+)? = "memopt\.(\w+)"\(([^)]*)\)', re.M)
+
+
+def _producers(text: str) -> dict[str, str]:
+    """SSA result name (without ``#i``) -> the memopt op that defines it."""
+    return {name: op for name, op, _ in _OP_RE.findall(text)}
+
+
+class ActivationTest(unittest.TestCase):
+    """``--activation`` swaps the conv nets' post-batch-norm ReLUs."""
+
+    def test_default_text_unchanged(self):
+        for model, digest in DEFAULT_TEXT_SHA256.items():
+            with self.subTest(model=model):
+                text = gm.generate(model, **SMALL_OPTIONS[model])
+                self.assertEqual(hashlib.sha256(text.encode()).hexdigest(), digest)
+        for model in CONV_NETS:
+            with self.subTest(model=model):
+                text = gm.generate(model, **SMALL_OPTIONS[model])
+                self.assertEqual(gm.generate(model, activation="relu",
+                                             **SMALL_OPTIONS[model]), text)
+                self.assertNotIn("leaky_relu", text)
+                self.assertNotIn('"memopt.elu"', text)
+                self.assertNotIn("--activation", text)
+
+    def test_swaps_every_post_bn_relu(self):
+        for model in CONV_NETS:
+            default = gm.generate(model, **SMALL_OPTIONS[model])
+            for act, alpha in _ACT_ALPHA.items():
+                with self.subTest(model=model, activation=act):
+                    text = gm.generate(model, activation=act, **SMALL_OPTIONS[model])
+                    self.assertRegex(text.split("\n", 2)[1],
+                                     rf"^// generated by: .* --activation {act}( |$)")
+                    swap_re = (rf'"memopt\.{act}"\((\S+?)\) '
+                               rf'<{{alpha = {re.escape(alpha)} : f64}}>')
+                    swapped = re.findall(swap_re, text)
+                    self.assertTrue(swapped)
+                    # Every swapped op reads a batch norm (vgg16: a convolution).
+                    source = "conv2d" if model == "vgg16" else "batch_norm"
+                    producers = _producers(text)
+                    self.assertEqual({producers[v.split("#")[0]] for v in swapped},
+                                     {source})
+                    # No ReLU is left on a batch norm's (vgg16: a conv's) output.
+                    relu_inputs = re.findall(r'"memopt\.relu"\((\S+?)\)', text)
+                    self.assertNotIn(source, {producers.get(v.split("#")[0])
+                                              for v in relu_inputs})
+                    # Nothing else changes: swapping back gives the default text.
+                    back = re.sub(swap_re, r'"memopt.relu"(\1)', text)
+                    self.assertTrue(back.replace(f" --activation {act}", "") == default)
+
+    def test_param_counts_unchanged(self):
+        for model in CONV_NETS:
+            for act in gm.ACTIVATIONS:
+                with self.subTest(model=model, activation=act):
+                    self.assertEqual(gm.param_count(model, activation=act,
+                                                    **SMALL_OPTIONS[model]),
+                                     gm.param_count(model, **SMALL_OPTIONS[model]))
+        proc = run_cli("resnet50", "--activation", "elu", "--print-param-count")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout, f"{REFERENCE_COUNTS['resnet50']}\n")
+
+    def test_structure(self):
+        for model in CONV_NETS:
+            with self.subTest(model=model):
+                IrStructureTest.check_text(
+                    self, model, gm.generate(model, activation="leaky_relu",
+                                             **SMALL_OPTIONS[model]))
+
+    def test_errors(self):
+        for model in ("mlp", "gpt2", "lstm"):
+            with self.subTest(model=model):
+                proc = run_cli(model, "--activation", "elu")
+                self.assertEqual(proc.returncode, 2)
+                self.assertIn("does not apply", proc.stderr)
+                self.assertNotIn("Traceback", proc.stderr)
+                self.assertEqual(proc.stdout, "")
+        proc = run_cli("vgg16", "--activation", "gelu")
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--activation", proc.stderr)
+        self.assertEqual(proc.stdout, "")
+        with self.assertRaises(gm.ModelError):
+            gm.build("unet", activation="tanh")
 
 
 @unittest.skipUnless(_find_mlir_opt(), "mlir-opt (LLVM 22) is not installed")

@@ -181,11 +181,12 @@ void MemoryAnalysis::computeForwardSet() {
   }
 
   firstBackward = getNumOps();
-  // Constants compute nothing and frees only end lifetimes: neither starts
-  // the backward pass.
+  // Constants and views compute nothing and frees only end lifetimes: none
+  // starts the backward pass (a schedule may hoist a view the backward reads
+  // into the forward pass).
   for (auto [index, op] : llvm::enumerate(ops))
     if (!forward[index] && !op->hasTrait<mlir::OpTrait::ConstantLike>() &&
-        !isa<FreeOp>(op)) {
+        !isa<FreeOp, ReshapeOp>(op)) {
       firstBackward = static_cast<int64_t>(index);
       break;
     }

@@ -134,8 +134,8 @@ public:
   /// Whether the loss (result 0) depends on `op`. Every op is forward in a
   /// function without a scalar float first result (an inference graph).
   bool isForward(mlir::Operation *op) const;
-  /// Index of the first backward op, ignoring constants (which compute
-  /// nothing) and frees; `getNumOps()` when there is none.
+  /// Index of the first backward op, ignoring constants and views (which
+  /// compute nothing) and frees; `getNumOps()` when there is none.
   int64_t getFirstBackwardIndex() const { return firstBackward; }
 
   /// Bytes of all buffers live at op `index`: arguments always, every other

@@ -8,7 +8,8 @@
 //    into a chain of stages at its narrowest points: op boundaries that the
 //    fewest forward values cross (one value in a chain or at a ResNet block
 //    output: the articulation points of the graph; two, h and c, in an
-//    unrolled LSTM).
+//    unrolled LSTM, whose only single-value boundary is before its head),
+//    widening the cut until it splits the chain in about sqrt(n) places.
 // 2. A checkpoint schedule (CheckpointSchedule.h: Chen et al.'s square-root
 //    segments, or the binomial Revolve schedule) says which stages to
 //    recompute, from which version of their input cut.
@@ -46,6 +47,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 
 #define DEBUG_TYPE "memopt-checkpoint"
 
@@ -137,15 +139,31 @@ StageChain StageChain::build(func::FuncOp func) {
     return chain;
   int64_t n = static_cast<int64_t>(ops.size());
 
+  // Values computed from the data arguments and constants alone (an LSTM's
+  // per-step input slices) are available anywhere, like the arguments: they
+  // neither cross boundaries nor need recomputing from a cut. Anything a
+  // parameter reaches is a real activation.
+  llvm::DenseSet<Operation *> inputOnly;
+  for (Operation *op : ops)
+    if (llvm::all_of(op->getOperands(), [&](Value v) {
+          if (auto arg = dyn_cast<BlockArgument>(v))
+            return !func.getArgAttr(arg.getArgNumber(),
+                                    MemOptDialect::kParamAttrName);
+          Operation *def = v.getDefiningOp();
+          return isConstant(def) || inputOnly.contains(def);
+        }))
+      inputOnly.insert(op);
+
   // Values crossing each op boundary b (between positions b and b+1).
   SmallVector<int64_t> delta(ops.size() + 1, 0);
   DenseMap<Value, int64_t> lastForwardUse;
   for (Operation *op : ops)
     for (Value r : op->getResults()) {
       int64_t last = position[op];
-      for (Operation *user : r.getUsers())
-        if (auto it = position.find(user); it != position.end())
-          last = std::max(last, it->second);
+      if (!inputOnly.contains(op))
+        for (Operation *user : r.getUsers())
+          if (auto it = position.find(user); it != position.end())
+            last = std::max(last, it->second);
       lastForwardUse[r] = last;
       if (last > position[op]) {
         ++delta[position[op]];
@@ -159,6 +177,24 @@ StageChain StageChain::build(func::FuncOp func) {
     running += delta[b];
     crossing[b] = running;
     narrowest = std::min(narrowest, running);
+  }
+  // The cut width: the narrowest that still splits the chain in enough
+  // places (about sqrt(n) boundaries). A ResNet has width-1 boundaries at
+  // every block output; an unrolled LSTM's one width-1 boundary is before
+  // its head, and its time steps are split where h and c cross (width 2).
+  if (n > 1) {
+    std::map<int64_t, int64_t> histogram;
+    for (int64_t b = 0; b + 1 < n; ++b)
+      ++histogram[crossing[b]];
+    int64_t wanted = std::max<int64_t>(
+        2, static_cast<int64_t>(std::sqrt(static_cast<double>(n))));
+    int64_t count = 0;
+    for (auto [width, boundaries] : histogram) {
+      narrowest = width;
+      count += boundaries;
+      if (count >= wanted)
+        break;
+    }
   }
   chain.width = n > 1 ? narrowest : 0;
 
@@ -186,7 +222,7 @@ StageChain StageChain::build(func::FuncOp func) {
   chain.stages.emplace_back();
   for (int64_t p = 0; p < n; ++p) {
     chain.stages.back().push_back(ops[p]);
-    if (p + 1 < n && crossing[p] == narrowest && backwardReadsCrossing(p))
+    if (p + 1 < n && crossing[p] <= narrowest && backwardReadsCrossing(p))
       chain.stages.emplace_back();
   }
   int64_t numStages = chain.size();

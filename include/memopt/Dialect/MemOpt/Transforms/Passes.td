@@ -95,8 +95,9 @@ def MemOptCheckpoint : Pass<"memopt-checkpoint", "mlir::ModuleOp"> {
 
     The forward pass is cut into a chain of stages at its articulation
     points: op boundaries that a single forward value crosses (every op
-    boundary of a chain, a ResNet's block outputs); where no boundary has
-    one, the narrowest boundaries (an unrolled LSTM's h and c).
+    boundary of a chain, a ResNet's block outputs); where too few exist to
+    split the chain in about sqrt(ops) places, at the narrowest boundaries
+    that do (an unrolled LSTM's h and c).
 
     * `strategy=sqrt` (Chen et al. 2016): checkpoints split the chain into
       `segments` segments of equal saved bytes (default: the square root of
