@@ -13,13 +13,10 @@ Every measurement is one memopt-opt run of
 
 (no memopt-checkpoint for the "none" rows). Report B is the step as it runs:
 peak_bytes, arena_bytes, recompute_flops. Report A, before the schedule,
-gives saved_for_backward_bytes. The report no longer takes the schedule's
-memopt.free ops for backward ops, and report B agrees with report A on every
-model but GPT-2: there the schedule hoists reshapes that only the backward
-pass reads (views of forward values, allocating nothing) into the forward
-pass, and the report takes the first of them as the first backward op, so
-report B's value only holds what is live a few ops into the forward pass.
-Report B's value is kept in the JSON as
+gives saved_for_backward_bytes. The report takes neither the schedule's
+memopt.free ops nor the views it hoists into the forward pass (reshapes that
+only the backward pass reads, as on GPT-2) for backward ops, so report B
+agrees with report A on every model. Report B's value is kept in the JSON as
 saved_for_backward_bytes_report_after_schedule.
 
 Sections: (a) the suite under none, sqrt, optimal (auto), optimal solver=dp
@@ -131,10 +128,8 @@ DEFINITIONS = {
                              "activations, gradients and temporaries at the peak",
     "saved_for_backward_bytes": "report before --memopt-schedule: forward buffers live "
                                 "when the first backward op runs (checkpoints plus "
-                                "what the un-recomputed tail keeps); after the schedule "
-                                "the report gives the same except on GPT-2, whose "
-                                "backward-only reshapes the schedule hoists into the "
-                                "forward pass",
+                                "what the un-recomputed tail keeps); the report after "
+                                "the schedule gives the same value",
     "forward_flops": "total_flops of --memopt-report on the forward graph (no autodiff)",
     "recompute_fraction": "recompute_flops / forward_flops (1.0 = one extra forward pass)",
     "compile_seconds": "wall time of the whole memopt-opt run (parse, autodiff, "
