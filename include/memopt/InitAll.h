@@ -31,6 +31,7 @@ inline void registerAllDialects(mlir::DialectRegistry &registry) {
 /// with the global pass registry.
 inline void registerAllPasses() {
   registerMemOptPasses();
+  registerMemOptPipelines();
   registerMemOptConversionPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();

@@ -21,6 +21,10 @@ namespace memopt {
 #define GEN_PASS_REGISTRATION
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h.inc"
 
+/// Registers `--memopt-pipeline`: microbatch, autodiff, checkpoint, in place,
+/// schedule and plan-memory with one set of options (Pipeline.cpp).
+void registerMemOptPipelines();
+
 } // namespace memopt
 
 #endif // MEMOPT_DIALECT_MEMOPT_TRANSFORMS_PASSES_H

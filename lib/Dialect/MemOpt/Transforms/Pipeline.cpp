@@ -1,0 +1,107 @@
+//===- Pipeline.cpp - the default memory pipeline as one pass ------------===//
+//
+// `--memopt-pipeline`: the passes memopt-run applies, in the order they must
+// run, as one registered pipeline with the options a user picks, so other
+// compilers embed memopt's pipeline with one textual entry:
+//
+//   memopt-microbatch (count > 1), memopt-autodiff, memopt-checkpoint
+//   (checkpoint != none), memopt-inplace (inplace or abn), memopt-schedule,
+//   memopt-plan-memory
+//
+// A graph without a scalar loss passes through autodiff and checkpointing
+// unchanged, so inference graphs get the in-place, schedule and plan stages.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memopt/Dialect/MemOpt/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+namespace memopt {
+namespace {
+
+struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
+  Option<std::string> optimizer{
+      *this, "optimizer",
+      llvm::cl::desc("sgd, momentum, adam or none (--memopt-autodiff)"),
+      llvm::cl::init("sgd")};
+  Option<double> lr{*this, "lr",
+                    llvm::cl::desc("Learning rate (default: the optimizer's)"),
+                    llvm::cl::init(-1.0)};
+  Option<double> momentum{*this, "momentum", llvm::cl::desc("Momentum factor"),
+                          llvm::cl::init(0.9)};
+  Option<double> weightDecay{*this, "weight-decay",
+                             llvm::cl::desc("L2 penalty"), llvm::cl::init(0.0)};
+  Option<int64_t> microbatches{
+      *this, "microbatches",
+      llvm::cl::desc("Micro-batches whose gradients accumulate "
+                     "(--memopt-microbatch)"),
+      llvm::cl::init(1)};
+  Option<std::string> checkpoint{
+      *this, "checkpoint",
+      llvm::cl::desc("none, sqrt, budget or optimal (--memopt-checkpoint); "
+                     "budget when only budget= is given"),
+      llvm::cl::init("")};
+  Option<std::string> budget{
+      *this, "budget",
+      llvm::cl::desc("Byte budget of the whole step, e.g. 512MiB"),
+      llvm::cl::init("")};
+  Option<bool> inplace{*this, "inplace",
+                       llvm::cl::desc("Run ops in place (--memopt-inplace)"),
+                       llvm::cl::init(false)};
+  Option<bool> abn{*this, "abn",
+                   llvm::cl::desc("InPlace-ABN (--memopt-inplace=abn=true)"),
+                   llvm::cl::init(false)};
+  Option<int64_t> alignment{*this, "alignment",
+                            llvm::cl::desc("Arena alignment in bytes"),
+                            llvm::cl::init(64)};
+};
+
+void buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
+  if (options.microbatches > 1) {
+    MemOptMicrobatchOptions microbatch;
+    microbatch.count = options.microbatches;
+    pm.addPass(createMemOptMicrobatch(microbatch));
+  }
+  MemOptAutodiffOptions autodiff;
+  autodiff.optimizer = options.optimizer;
+  autodiff.lr = options.lr;
+  autodiff.momentum = options.momentum;
+  autodiff.weightDecay = options.weightDecay;
+  pm.addPass(createMemOptAutodiff(autodiff));
+  std::string strategy = options.checkpoint;
+  if (strategy.empty())
+    strategy = options.budget.empty() ? "none" : "budget";
+  if (strategy != "none") {
+    MemOptCheckpointOptions checkpoint;
+    checkpoint.strategy = strategy;
+    checkpoint.budget = options.budget;
+    checkpoint.alignment = options.alignment;
+    pm.addPass(createMemOptCheckpoint(checkpoint));
+  }
+  if (options.inplace || options.abn) {
+    MemOptInPlaceOptions inplace;
+    inplace.abn = options.abn;
+    pm.addPass(createMemOptInPlace(inplace));
+  }
+  pm.addPass(createMemOptSchedule());
+  MemOptPlanMemoryOptions plan;
+  plan.alignment = options.alignment;
+  pm.addPass(createMemOptPlanMemory(plan));
+}
+
+} // namespace
+
+void registerMemOptPipelines() {
+  PassPipelineRegistration<PipelineOptions>(
+      "memopt-pipeline",
+      "The default memory pipeline: micro-batching, autodiff, checkpointing, "
+      "in place, schedule and arena plan, with their options",
+      buildPipeline);
+}
+
+} // namespace memopt
