@@ -1,6 +1,6 @@
-// RUN: memopt-opt %s --memopt-autodiff --memopt-inplace | FileCheck %s
-// RUN: memopt-opt %s --memopt-autodiff --memopt-inplace --memopt-report=file=- -o /dev/null | FileCheck %s --check-prefix=REPORT
-// RUN: memopt-opt %s --memopt-autodiff --memopt-inplace --memopt-schedule --memopt-plan-memory -o /dev/null
+// RUN: memopt-opt %s -split-input-file --memopt-autodiff --memopt-inplace | FileCheck %s
+// RUN: memopt-opt %s -split-input-file --memopt-autodiff --memopt-inplace --memopt-report=file=- -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: memopt-opt %s -split-input-file --memopt-autodiff --memopt-inplace --memopt-schedule --memopt-plan-memory -o /dev/null
 
 // In a training step the backward pass reads forward values too:
 // * the ReLU after batch norm writes over the BN output (BN's backward reads
@@ -38,4 +38,27 @@ func.func @block(%w1: tensor<8x8xf32> {memopt.param}, %w2: tensor<8x8xf32> {memo
   %s = memopt.add %a, %r : tensor<4x8xf32>, tensor<4x8xf32>
   %loss = memopt.cross_entropy %s, %t : tensor<4x8xf32>, tensor<4xi64>
   return %loss, %m, %v : tensor<f32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Leaky ReLU with a positive slope keeps its output's sign, so its backward
+// reads the output (from_output) and the op runs in place over its input.
+// With slope 0 the sign is lost: the backward reads the input, which then
+// cannot be overwritten.
+// CHECK-LABEL: func.func @leaky
+// CHECK:      %[[H:.*]] = memopt.linear
+// CHECK-NEXT: %[[A:.*]] = memopt.leaky_relu %[[H]] {alpha = 1.000000e-01 : f64, memopt.inplace = 0 : i64}
+// CHECK-NEXT: %[[H2:.*]] = memopt.linear %[[A]]
+// CHECK-NEXT: %[[Z:.*]] = memopt.leaky_relu %[[H2]] {alpha = 0.000000e+00 : f64} :
+// CHECK:      memopt.leaky_relu_backward %{{.*}}, %[[H2]] {alpha = 0.000000e+00 : f64,
+// CHECK:      memopt.leaky_relu_backward %{{.*}}, %[[A]] {alpha = 1.000000e-01 : f64, from_output = true
+func.func @leaky(%w1: tensor<8x8xf32> {memopt.param}, %w2: tensor<8x8xf32> {memopt.param},
+                 %x: tensor<4x8xf32>, %t: tensor<4xi64>) -> tensor<f32> {
+  %h = memopt.linear %x, %w1 : tensor<4x8xf32>, tensor<8x8xf32>
+  %a = memopt.leaky_relu %h {alpha = 0.1 : f64} : tensor<4x8xf32>
+  %h2 = memopt.linear %a, %w2 : tensor<4x8xf32>, tensor<8x8xf32>
+  %z = memopt.leaky_relu %h2 {alpha = 0.0 : f64} : tensor<4x8xf32>
+  %loss = memopt.cross_entropy %z, %t : tensor<4x8xf32>, tensor<4xi64>
+  return %loss : tensor<f32>
 }

@@ -154,11 +154,28 @@ MEMOPT_ACTIVATION_RULE(ReluOp, ReluBackwardOp, getResult())
 MEMOPT_ACTIVATION_RULE(GeluOp, GeluBackwardOp, getX())
 MEMOPT_ACTIVATION_RULE(SigmoidOp, SigmoidBackwardOp, getResult())
 MEMOPT_ACTIVATION_RULE(TanhOp, TanhBackwardOp, getResult())
-MEMOPT_ACTIVATION_RULE(LeakyReluOp, LeakyReluBackwardOp, getX(), ,
-                       getAlphaAttr(), b.getBoolAttr(false))
 MEMOPT_ACTIVATION_RULE(EluOp, EluBackwardOp, getX(), , getAlphaAttr(),
                        b.getBoolAttr(false))
 #undef MEMOPT_ACTIVATION_RULE
+
+// With a positive slope the output has the input's sign, so the backward
+// reads the output (bit-identical: the derivative is 1 or alpha either way)
+// and the op may overwrite its input in place. A slope of 0 or less loses
+// the sign: the input is kept.
+SmallVector<Value> LeakyReluOp::getSavedForBackward() {
+  return {getAlpha().convertToDouble() > 0 ? getResult() : getX()};
+}
+LogicalResult LeakyReluOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                          ArrayRef<bool> needed,
+                                          Grads &grads) {
+  resizeGrads(*this, grads);
+  bool fromOutput = getAlpha().convertToDouble() > 0;
+  if (needed[0])
+    grads[0] = LeakyReluBackwardOp::create(
+        b, getLoc(), getType(), dys[0], fromOutput ? getResult() : getX(),
+        getAlphaAttr(), b.getBoolAttr(fromOutput));
+  return success();
+}
 
 //===----------------------------------------------------------------------===//
 // Broadcasting arithmetic
