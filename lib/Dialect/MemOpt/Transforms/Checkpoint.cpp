@@ -39,6 +39,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Threading.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
@@ -611,6 +612,26 @@ FailureOr<Measurement> measure(func::FuncOp func, const CheckpointPlan &plan,
   return m;
 }
 
+/// Measures `plans[begin, end)`, on the context's threads when it has them:
+/// each works on its own scratch copy of `func`, which only reads it.
+FailureOr<SmallVector<Measurement>> measureRange(func::FuncOp func,
+                                                 ArrayRef<CheckpointPlan> plans,
+                                                 size_t begin, size_t end,
+                                                 int64_t alignment) {
+  SmallVector<Measurement> results(end - begin);
+  LogicalResult status = failableParallelForEachN(
+      func.getContext(), begin, end, [&](size_t i) -> LogicalResult {
+        FailureOr<Measurement> m = measure(func, plans[i], alignment);
+        if (failed(m))
+          return failure();
+        results[i - begin] = *m;
+        return success();
+      });
+  if (failed(status))
+    return failure();
+  return results;
+}
+
 //===----------------------------------------------------------------------===//
 // Options
 //===----------------------------------------------------------------------===//
@@ -949,22 +970,20 @@ MemOptCheckpointPass::chooseOptimal(func::FuncOp func,
     }
   }
 
-  // Least measured memory; equal memory, least recompute.
-  std::optional<size_t> best;
-  Measurement bestMeasure;
-  for (auto [i, candidate] : llvm::enumerate(candidates)) {
-    FailureOr<Measurement> m = measure(func, candidate, alignment);
-    if (failed(m))
-      return failure();
-    ++numCandidates;
-    if (!best || m->totalBytes < bestMeasure.totalBytes ||
-        (m->totalBytes == bestMeasure.totalBytes &&
-         m->recomputeFlops < bestMeasure.recomputeFlops)) {
+  // Least measured memory; equal memory, least recompute; then the earlier.
+  FailureOr<SmallVector<Measurement>> measured =
+      measureRange(func, candidates, 0, candidates.size(), alignment);
+  if (failed(measured))
+    return failure();
+  numCandidates += candidates.size();
+  size_t best = 0;
+  for (auto [i, m] : llvm::enumerate(*measured)) {
+    const Measurement &b = (*measured)[best];
+    if (m.totalBytes < b.totalBytes ||
+        (m.totalBytes == b.totalBytes && m.recomputeFlops < b.recomputeFlops))
       best = i;
-      bestMeasure = *m;
-    }
   }
-  return std::move(candidates[*best]);
+  return std::move(candidates[best]);
 }
 
 FailureOr<CheckpointSchedule>
@@ -1031,16 +1050,28 @@ MemOptCheckpointPass::chooseBudget(func::FuncOp func, const StageChain &chain) {
         return a.schedule.actions.size() < b.schedule.actions.size();
       });
 
+  // In order, a batch at a time (one candidate per thread): the first that
+  // fits wins, so the answer is the sequential one.
+  SmallVector<CheckpointPlan> plans;
+  for (Candidate &candidate : family)
+    plans.push_back({candidate.schedule, std::nullopt});
+  size_t batch =
+      std::max<size_t>(1, func.getContext()->isMultithreadingEnabled()
+                              ? func.getContext()->getNumThreads()
+                              : 1);
   int64_t least = std::numeric_limits<int64_t>::max();
-  for (Candidate &candidate : family) {
-    FailureOr<Measurement> m = measure(
-        func, CheckpointPlan{candidate.schedule, std::nullopt}, alignment);
-    if (failed(m))
+  for (size_t begin = 0; begin < plans.size(); begin += batch) {
+    size_t end = std::min(plans.size(), begin + batch);
+    FailureOr<SmallVector<Measurement>> measured =
+        measureRange(func, plans, begin, end, alignment);
+    if (failed(measured))
       return failure();
-    ++numCandidates;
-    if (m->totalBytes <= *budgetBytes)
-      return std::move(candidate.schedule);
-    least = std::min(least, m->totalBytes);
+    numCandidates += end - begin;
+    for (auto [i, m] : llvm::enumerate(*measured)) {
+      if (m.totalBytes <= *budgetBytes)
+        return std::move(family[begin + i].schedule);
+      least = std::min(least, m.totalBytes);
+    }
   }
   func.emitOpError("cannot fit the training step in a budget of ")
       << formatBytes(*budgetBytes)
