@@ -13,6 +13,8 @@
 // SOLVER: error: memopt-checkpoint: unknown solver 'cplex' (expected auto, dp or ilp)
 // RUN: not memopt-opt %s --memopt-autodiff "--memopt-checkpoint=strategy=sqrt slots=2" 2>&1 | FileCheck %s --check-prefix=SLOTS
 // SLOTS: error: memopt-checkpoint: slots= applies to strategy=optimal solver=dp only
+// RUN: not memopt-opt %s --memopt-autodiff "--memopt-checkpoint=strategy=optimal segments=4" 2>&1 | FileCheck %s --check-prefix=SEGMENTS
+// SEGMENTS: error: memopt-checkpoint: segments= applies to strategy=sqrt only
 // RUN: not memopt-opt %s --memopt-autodiff "--memopt-checkpoint=strategy=optimal time-limit=0" 2>&1 | FileCheck %s --check-prefix=TIME
 // TIME: error: memopt-checkpoint: time-limit must be positive seconds
 // RUN: not memopt-opt %s --memopt-autodiff --memopt-checkpoint --memopt-checkpoint 2>&1 | FileCheck %s --check-prefix=TWICE

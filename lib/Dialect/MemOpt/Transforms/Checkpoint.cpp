@@ -745,6 +745,11 @@ struct MemOptCheckpointPass
              "square root of the stage count)";
       return signalPassFailure();
     }
+    if (segments > 0 && strategy != "sqrt") {
+      getOperation().emitError()
+          << "memopt-checkpoint: segments= applies to strategy=sqrt only";
+      return signalPassFailure();
+    }
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (!func.isExternal() && failed(checkpoint(func)))
         return signalPassFailure();
