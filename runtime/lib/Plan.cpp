@@ -554,6 +554,12 @@ private:
         fail(r.name(), "field 'loc' must be a string, got " + kindOf(*loc));
       step.loc = loc->get<std::string>();
     }
+    if (const json *recompute = r.find("recompute")) {
+      if (!recompute->is_boolean())
+        fail(r.name(),
+             "field 'recompute' must be a boolean, got " + kindOf(*recompute));
+      step.recompute = recompute->get<bool>();
+    }
     std::string where = concat(r.name(), " (", kernel);
     if (!step.loc.empty())
       where += " at " + step.loc;

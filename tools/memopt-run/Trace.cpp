@@ -49,6 +49,12 @@ bool reusesSlices(const runtime::Plan &plan) {
   return false;
 }
 
+/// The kernel's name, marked when it recomputes a checkpointed value.
+std::string kernelLabel(const runtime::Step &step) {
+  std::string name(runtime::kernelName(step.kernel));
+  return step.recompute ? name + " (recompute)" : name;
+}
+
 } // namespace
 
 std::vector<uint64_t> StepTrace::heldArenaBytes() const {
@@ -77,8 +83,8 @@ bool StepTrace::writeChromeTrace(const std::string &path,
     const runtime::Step &step = plan.steps[i];
     double us = 1e6 * t, dur = 1e6 * seconds[i];
     events.push_back(
-        {{"name", std::string(runtime::kernelName(step.kernel))},
-         {"cat", "kernel"},
+        {{"name", kernelLabel(step)},
+         {"cat", step.recompute ? "recompute" : "kernel"},
          {"ph", "X"},
          {"ts", us},
          {"dur", dur},
@@ -129,7 +135,7 @@ void StepTrace::printTable(llvm::raw_ostream &os) const {
   for (size_t i = 0; i < plan.steps.size(); ++i)
     os << llvm::format(
         "%5zu  %-28s %12llu %12llu %14llu %9.3f  %s\n", i,
-        std::string(runtime::kernelName(plan.steps[i].kernel)).c_str(),
+        kernelLabel(plan.steps[i]).c_str(),
         (unsigned long long)allocated[i], (unsigned long long)freed[i],
         (unsigned long long)live[i], 1000 * seconds[i],
         plan.steps[i].loc.c_str());

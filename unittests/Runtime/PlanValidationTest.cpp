@@ -417,6 +417,10 @@ TEST(PlanValidationTest, KernelsAndArity) {
   expectRefused(p, "plan: steps[0] (linear at mlp.mlir:3:8): unknown attribute "
                    "'bias' for kernel 'linear'");
   p = mlpPlan();
+  p["steps"][1]["recompute"] = "yes";
+  expectRefused(p, "plan: steps[1]: field 'recompute' must be a boolean, got "
+                   "string");
+  p = mlpPlan();
   p["steps"][1].erase("loc");
   p["steps"][1]["kernel"] = "tanh";
   p["tensors"][5]["shape"] = {4, 6};

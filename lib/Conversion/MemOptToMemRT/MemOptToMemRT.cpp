@@ -117,9 +117,12 @@ struct KernelLowering : public ConversionPattern {
       outs.push_back(memrt::ArenaSliceOp::create(
           rewriter, op->getLoc(), memref, rewriter.getI64IntegerAttr(offset)));
     }
-    memrt::KernelOp::create(rewriter, op->getLoc(),
-                            op->getName().stripDialect(), operands, outs,
-                            kernelAttributes(op));
+    auto kernel = memrt::KernelOp::create(rewriter, op->getLoc(),
+                                          op->getName().stripDialect(),
+                                          operands, outs, kernelAttributes(op));
+    // Checkpointing's recomputation stays visible in the plan and traces.
+    if (op->hasAttr("memopt.recompute"))
+      kernel->setAttr("memrt.recompute", rewriter.getUnitAttr());
     ++numKernels;
     rewriter.replaceOp(op, outs);
     return success();

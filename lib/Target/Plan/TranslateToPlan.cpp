@@ -256,11 +256,14 @@ private:
       outs.push_back(ids.lookup(v));
       touch(ids.lookup(v), stepIndex);
     }
-    return Json{{"kernel", kernel.getKernel().str()},
-                {"inputs", std::move(ins)},
-                {"outputs", std::move(outs)},
-                {"attrs", std::move(attrs)},
-                {"loc", formatLocation(kernel.getLoc())}};
+    Json step{{"kernel", kernel.getKernel().str()},
+              {"inputs", std::move(ins)},
+              {"outputs", std::move(outs)},
+              {"attrs", std::move(attrs)},
+              {"loc", formatLocation(kernel.getLoc())}};
+    if (kernel->hasAttr("memrt.recompute"))
+      step["recompute"] = true;
+    return step;
   }
 
   Json tensors = Json::array();

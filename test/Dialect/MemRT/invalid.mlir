@@ -87,6 +87,13 @@ func.func @unknown_attr() attributes {memrt.arena = 64 : i64} {
 
 // -----
 
+// expected-error @+1 {{'memrt.recompute' must be a unit attribute on a memrt.kernel}}
+func.func @recompute_on_function() attributes {memrt.recompute} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{result #0 cannot update argument #0 of another type}}
 func.func @bad_update(%x: memref<4xf32> {memrt.role = "param"}, %y: memref<2xf32> {memrt.role = "data"}) -> (memref<2xf32> {memrt.updates = 0 : i64}) {
   return %y : memref<2xf32>

@@ -26,6 +26,12 @@ void MemRTDialect::initialize() {
 LogicalResult MemRTDialect::verifyOperationAttribute(Operation *op,
                                                      NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
+  if (name == "memrt.recompute") {
+    if (!isa<KernelOp>(op) || !isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'memrt.recompute' must be a unit attribute "
+                                "on a memrt.kernel";
+    return success();
+  }
   if (name != kArenaBytesAttrName && name != kAlignmentAttrName)
     return op->emitError() << "unknown memrt attribute '" << name << "'";
   if (!isa<FunctionOpInterface>(op))

@@ -87,6 +87,8 @@ struct Step {
   KernelAttrs attrs;
   /// Source location for messages; empty when the plan gave none.
   std::string loc;
+  /// Recomputes a forward value for the backward pass (checkpointing).
+  bool recompute = false;
 
   template <typename AttrsT> const AttrsT &get() const {
     return std::get<AttrsT>(attrs);
