@@ -200,46 +200,8 @@ class GradCheck : public ::testing::TestWithParam<GradCase> {};
 
 TEST_P(GradCheck, MatchesCentralFiniteDifferences) {
   const GradCase &c = GetParam();
-  auto forward = CompiledStep::compile(c.source, "");
-  auto gradient =
-      CompiledStep::compile(c.source, "memopt-autodiff{optimizer=none}");
-  ASSERT_TRUE(forward && gradient);
-  const uint64_t seed = 1234;
-  forward->randomize(seed);
-  gradient->randomize(seed);
-  gradient->run();
-
-  std::vector<size_t> params;
-  for (size_t i = 0; i < forward->numArguments(); ++i)
-    if (forward->plan().arguments[i].role == runtime::ArgumentRole::Param)
-      params.push_back(i);
-  size_t firstGrad = gradient->plan().results.size() - params.size();
-  ASSERT_EQ(gradient->result(0), (forward->run(), forward->result(0)))
-      << "the training graph's loss differs from the forward graph's";
-
-  const double h = 1e-6;
-  for (size_t k = 0; k < params.size(); ++k) {
-    size_t arg = params[k];
-    std::vector<double> grad = gradient->result(firstGrad + k);
-    std::vector<double> base = forward->argument(arg);
-    ASSERT_EQ(grad.size(), base.size());
-    for (size_t e = 0; e < base.size(); ++e) {
-      std::vector<double> v = base;
-      v[e] = base[e] + h;
-      forward->setArgument(arg, v);
-      forward->run();
-      double plus = forward->result(0)[0];
-      v[e] = base[e] - h;
-      forward->setArgument(arg, v);
-      forward->run();
-      double minus = forward->result(0)[0];
-      double fd = (plus - minus) / (2 * h);
-      EXPECT_NEAR(grad[e], fd, 1e-6 + 1e-5 * std::fabs(fd))
-          << c.name << ": d loss / d " << forward->plan().arguments[arg].name
-          << "[" << e << "]";
-    }
-    forward->setArgument(arg, base);
-  }
+  expectGradientsMatchFiniteDifferences(
+      c.source, "memopt-autodiff{optimizer=none}", /*seed=*/1234, c.name);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllForwardOps, GradCheck, ::testing::ValuesIn(cases()),

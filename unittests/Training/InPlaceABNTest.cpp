@@ -59,43 +59,8 @@ size_t countKernels(const CompiledStep &step, runtime::KernelKind kind) {
 /// of `source` run as it is (f64).
 void checkGradients(const std::string &source,
                     const std::string &gradientPipeline) {
-  auto forward = CompiledStep::compile(source, "");
-  auto gradient = CompiledStep::compile(source, gradientPipeline);
-  ASSERT_TRUE(forward && gradient);
-  forward->randomize(77);
-  gradient->randomize(77);
-  gradient->run();
-  forward->run();
-  ASSERT_EQ(gradient->result(0), forward->result(0));
-
-  std::vector<size_t> params;
-  for (size_t i = 0; i < forward->numArguments(); ++i)
-    if (forward->plan().arguments[i].role == runtime::ArgumentRole::Param)
-      params.push_back(i);
-  size_t firstGrad = gradient->plan().results.size() - params.size();
-  const double h = 1e-6;
-  for (size_t k = 0; k < params.size(); ++k) {
-    size_t arg = params[k];
-    std::vector<double> grad = gradient->result(firstGrad + k);
-    std::vector<double> base = forward->argument(arg);
-    ASSERT_EQ(grad.size(), base.size());
-    for (size_t e = 0; e < base.size(); ++e) {
-      std::vector<double> v = base;
-      v[e] = base[e] + h;
-      forward->setArgument(arg, v);
-      forward->run();
-      double plus = forward->result(0)[0];
-      v[e] = base[e] - h;
-      forward->setArgument(arg, v);
-      forward->run();
-      double minus = forward->result(0)[0];
-      double fd = (plus - minus) / (2 * h);
-      EXPECT_NEAR(grad[e], fd, 1e-6 + 1e-5 * std::fabs(fd))
-          << "d loss / d " << forward->plan().arguments[arg].name << "[" << e
-          << "]";
-    }
-    forward->setArgument(arg, base);
-  }
+  expectGradientsMatchFiniteDifferences(source, gradientPipeline,
+                                        /*seed=*/77, gradientPipeline);
 }
 
 /// A batch_norm_act written in the graph, differentiated by its own rule;

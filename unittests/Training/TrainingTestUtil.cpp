@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -161,4 +162,48 @@ size_t memopt::testing::countOpsAfter(
   size_t count = 0;
   module->walk([&](mlir::Operation *op) { count += pred(op); });
   return count;
+}
+
+void memopt::testing::expectGradientsMatchFiniteDifferences(
+    const std::string &source, const std::string &gradientPipeline,
+    uint64_t seed, const std::string &label) {
+  auto forward = CompiledStep::compile(source, "");
+  auto gradient = CompiledStep::compile(source, gradientPipeline);
+  ASSERT_TRUE(forward && gradient);
+  forward->randomize(seed);
+  gradient->randomize(seed);
+  gradient->run();
+  forward->run();
+  ASSERT_EQ(gradient->result(0), forward->result(0))
+      << label << ": the training graph's loss differs from the forward "
+      << "graph's";
+
+  std::vector<size_t> params;
+  for (size_t i = 0; i < forward->numArguments(); ++i)
+    if (forward->plan().arguments[i].role == runtime::ArgumentRole::Param)
+      params.push_back(i);
+  size_t firstGrad = gradient->plan().results.size() - params.size();
+  const double h = 1e-6;
+  for (size_t k = 0; k < params.size(); ++k) {
+    size_t arg = params[k];
+    std::vector<double> grad = gradient->result(firstGrad + k);
+    std::vector<double> base = forward->argument(arg);
+    ASSERT_EQ(grad.size(), base.size());
+    for (size_t e = 0; e < base.size(); ++e) {
+      std::vector<double> v = base;
+      v[e] = base[e] + h;
+      forward->setArgument(arg, v);
+      forward->run();
+      double plus = forward->result(0)[0];
+      v[e] = base[e] - h;
+      forward->setArgument(arg, v);
+      forward->run();
+      double minus = forward->result(0)[0];
+      double fd = (plus - minus) / (2 * h);
+      EXPECT_NEAR(grad[e], fd, 1e-6 + 1e-5 * std::fabs(fd))
+          << label << ": d loss / d " << forward->plan().arguments[arg].name
+          << "[" << e << "]";
+    }
+    forward->setArgument(arg, base);
+  }
 }

@@ -51,6 +51,17 @@ private:
   std::unique_ptr<runtime::Executor> executor;
 };
 
+/// Compiles `source` as it is (the forward graph, returning the loss) and
+/// with `gradientPipeline` (which must return the loss and then every
+/// parameter's gradient, as `memopt-autodiff{optimizer=none}` does), both
+/// with arguments drawn from `seed`, and checks that the losses are equal
+/// and every gradient element is within 1e-6 + 1e-5·|fd| of the central
+/// difference (h = 1e-6). Failures name `label` and the element.
+void expectGradientsMatchFiniteDifferences(const std::string &source,
+                                           const std::string &gradientPipeline,
+                                           uint64_t seed,
+                                           const std::string &label);
+
 /// The text of examples/<name> in the source tree.
 std::string exampleSource(const std::string &name);
 /// The text of a suite model generated for the tests at build time
