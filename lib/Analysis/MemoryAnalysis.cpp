@@ -46,6 +46,12 @@ llvm::StringRef memopt::stringifyValueRole(ValueRole role) {
 // Static helpers
 //===----------------------------------------------------------------------===//
 
+Value MemoryAnalysis::bufferRoot(Value value) {
+  while (Value owner = aliasOf(value))
+    value = owner;
+  return value;
+}
+
 Value MemoryAnalysis::aliasOf(Value value) {
   auto result = dyn_cast<OpResult>(value);
   if (!result)

@@ -107,6 +107,10 @@ public:
   /// This is the single place that says what aliases, so that in-place
   /// rewrites extend it here and every consumer follows.
   static mlir::Value aliasOf(mlir::Value value);
+  /// The value owning `value`'s buffer: `aliasOf` followed to the end (the
+  /// value itself when it owns one). Needs no analysis, so passes that
+  /// change aliasing as they go can ask it.
+  static mlir::Value bufferRoot(mlir::Value value);
   /// Bytes of a statically shaped tensor value (numel × element bytes);
   /// 0 for anything else.
   static int64_t getValueBytes(mlir::Value value);

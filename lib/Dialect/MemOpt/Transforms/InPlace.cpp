@@ -32,7 +32,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/DenseMap.h"
 
 #define DEBUG_TYPE "memopt-inplace"
 
@@ -46,13 +45,6 @@ using namespace memopt;
 
 namespace {
 
-/// The value owning `v`'s buffer, following views and in-place results.
-Value bufferRoot(Value v) {
-  while (Value owner = MemoryAnalysis::aliasOf(v))
-    v = owner;
-  return v;
-}
-
 /// How an op is named in a reason: `'memopt.relu_backward' at file:line:col`.
 std::string describe(Operation *op) {
   std::string text;
@@ -64,83 +56,53 @@ std::string describe(Operation *op) {
   return text;
 }
 
-class InPlaceConverter {
-public:
-  InPlaceConverter(func::FuncOp func, bool remarks)
-      : func(func), remarks(remarks) {}
+} // namespace
 
-  /// Marks every op that can safely run in place; returns how many.
-  int64_t run();
-
-private:
-  /// Why operand `index` of `op` cannot be overwritten; empty when it can.
-  std::string refusal(Operation *op, unsigned index);
-
-  func::FuncOp func;
-  bool remarks;
-  DenseMap<Operation *, int64_t> position;
-  /// Root buffer -> the values living in it (the root first).
-  DenseMap<Value, SmallVector<Value>> members;
-};
-
-std::string InPlaceConverter::refusal(Operation *op, unsigned index) {
+std::string memopt::inPlaceRefusal(Operation *op, unsigned index) {
   Value operand = op->getOperand(index);
   if (operand.getType() != op->getResult(0).getType())
     return "its type differs from the result's";
-  Value root = bufferRoot(operand);
+  Value root = MemoryAnalysis::bufferRoot(operand);
   if (isa<BlockArgument>(root))
     return "it is a function argument (parameters, state and inputs are "
            "never overwritten)";
-  Operation *def = root.getDefiningOp();
-  if (def->hasTrait<mlir::OpTrait::ConstantLike>())
+  if (root.getDefiningOp()->hasTrait<mlir::OpTrait::ConstantLike>())
     return "it is a constant";
-  int64_t here = position.lookup(op);
-  auto it = members.find(root);
-  ArrayRef<Value> sharing =
-      it == members.end() ? ArrayRef<Value>(root) : ArrayRef(it->second);
-  for (Value value : sharing)
+  // Every value living in the buffer (the root, views of it, earlier
+  // in-place results over it) and every reader of one of them.
+  SmallVector<Value> worklist = {root};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
     for (Operation *user : value.getUsers()) {
       if (user == op || isa<FreeOp>(user))
         continue;
-      if (position.lookup(user) > here) {
-        std::string reason = "its buffer is read later by " + describe(user);
+      if (user->getBlock() != op->getBlock() || !user->isBeforeInBlock(op)) {
         if (user->hasTrait<mlir::OpTrait::IsTerminator>())
-          reason = "its buffer is returned by the function";
-        return reason;
+          return "its buffer is returned by the function";
+        return "its buffer is read later by " + describe(user);
       }
+      for (Value result : user->getResults())
+        if (MemoryAnalysis::aliasOf(result) == value)
+          worklist.push_back(result);
     }
+  }
   return {};
 }
 
-int64_t InPlaceConverter::run() {
-  Block &block = func.getBody().front();
-  // Frees from an earlier schedule go; --memopt-schedule recomputes them.
-  for (Operation &op : llvm::make_early_inc_range(block.without_terminator()))
-    if (isa<FreeOp>(op))
-      op.erase();
-  for (auto [i, op] : llvm::enumerate(block.getOperations()))
-    position[&op] = static_cast<int64_t>(i);
-  // The buffers that existing in-place results and views already share.
-  for (Operation &op : block)
-    for (Value result : op.getResults()) {
-      Value root = bufferRoot(result);
-      if (root != result) {
-        SmallVector<Value> &list = members[root];
-        if (list.empty())
-          list.push_back(root);
-        list.push_back(result);
-      }
-    }
+namespace {
 
+/// Marks every op of `func` that can safely run in place, in block order
+/// (each decision sees the earlier ones); returns how many.
+int64_t convertInPlace(func::FuncOp func, bool remarks) {
   int64_t converted = 0;
-  for (Operation &op : block.without_terminator()) {
+  for (Operation &op : func.getBody().front().without_terminator()) {
     auto inplace = dyn_cast<InPlaceOpInterface>(&op);
     if (!inplace || op.hasAttr(kInPlaceAttrName) || op.getNumResults() == 0)
       continue;
     std::string reasons;
     std::optional<unsigned> chosen;
     for (unsigned index : inplace.getInPlaceOperands()) {
-      std::string why = refusal(&op, index);
+      std::string why = inPlaceRefusal(&op, index);
       if (why.empty()) {
         chosen = index;
         break;
@@ -157,11 +119,6 @@ int64_t InPlaceConverter::run() {
     op.setAttr(
         kInPlaceAttrName,
         IntegerAttr::get(IntegerType::get(op.getContext(), 64), *chosen));
-    Value root = bufferRoot(op.getOperand(*chosen));
-    SmallVector<Value> &list = members[root];
-    if (list.empty())
-      list.push_back(root);
-    list.push_back(op.getResult(0));
     ++converted;
     if (remarks)
       op.emitRemark() << "in place over operand " << *chosen
@@ -182,13 +139,19 @@ struct MemOptInPlacePass
         func.emitOpError("memopt-inplace expects a single-block function");
         return signalPassFailure();
       }
+      // Frees from an earlier schedule go; --memopt-schedule recomputes
+      // them.
+      for (Operation &op :
+           llvm::make_early_inc_range(func.front().without_terminator()))
+        if (isa<FreeOp>(op))
+          op.erase();
       if (abn) {
         FailureOr<int64_t> fused = fuseInPlaceABN(func);
         if (failed(fused))
           return signalPassFailure();
         numFused += *fused;
       }
-      numInPlace += InPlaceConverter(func, remarks).run();
+      numInPlace += convertInPlace(func, remarks);
     }
   }
 };

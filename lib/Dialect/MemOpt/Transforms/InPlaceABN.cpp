@@ -149,39 +149,6 @@ std::string nonInvertible(Operation *act) {
   return why;
 }
 
-/// The value owning `v`'s buffer, following views and in-place results.
-Value bufferRoot(Value v) {
-  while (Value owner = MemoryAnalysis::aliasOf(v))
-    v = owner;
-  return v;
-}
-
-/// Whether `op` may write its result over operand `index`: the operand's
-/// buffer is no argument or constant, and every other reader of it (of the
-/// buffer's root or any value aliasing it) precedes `op` in the block.
-bool bufferDeadAfter(Operation *op, unsigned index) {
-  Value root = bufferRoot(op->getOperand(index));
-  if (isa<BlockArgument>(root))
-    return false;
-  if (Operation *def = root.getDefiningOp();
-      !def || def->hasTrait<mlir::OpTrait::ConstantLike>())
-    return false;
-  SmallVector<Value> worklist = {root};
-  while (!worklist.empty()) {
-    Value v = worklist.pop_back_val();
-    for (Operation *user : v.getUsers()) {
-      if (user == op)
-        continue;
-      if (user->getBlock() != op->getBlock() || !user->isBeforeInBlock(op))
-        return false;
-      for (Value r : user->getResults())
-        if (MemoryAnalysis::aliasOf(r) == v)
-          worklist.push_back(r);
-    }
-  }
-  return true;
-}
-
 Location fusedLoc(ArrayRef<Operation *> ops) {
   SmallVector<Location> locs;
   for (Operation *op : ops)
@@ -218,7 +185,7 @@ void fuse(const Candidate &c) {
   c.act->erase();
   bn->erase();
 
-  if (bufferDeadAfter(fused, 0))
+  if (inPlaceRefusal(fused, 0).empty())
     fused->setAttr(kInPlaceAttrName, b.getI64IntegerAttr(0));
 }
 

@@ -43,14 +43,6 @@ bool isOptimizerUpdate(Operation *op) {
   return isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp>(op);
 }
 
-/// The value whose buffer `v` lives in, following the memory analysis's
-/// alias rule (views, in-place results) to the owner.
-Value bufferRoot(Value v) {
-  while (Value owner = MemoryAnalysis::aliasOf(v))
-    v = owner;
-  return v;
-}
-
 class Scheduler {
 public:
   explicit Scheduler(func::FuncOp func) : func(func) {}
@@ -83,11 +75,11 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
   for (BlockArgument arg : func.getArguments())
     persistent.insert(arg);
   for (Value v : terminator->getOperands())
-    persistent.insert(bufferRoot(v));
+    persistent.insert(MemoryAnalysis::bufferRoot(v));
   DenseMap<Value, int64_t> pendingUses;
   for (Operation *op : ops)
     for (Value operand : op->getOperands())
-      ++pendingUses[bufferRoot(operand)];
+      ++pendingUses[MemoryAnalysis::bufferRoot(operand)];
 
   // The values holding the contents an in-place op overwrites: its operand,
   // the values that buffer held before (an earlier in-place result's
@@ -136,7 +128,7 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
   auto allocated = [&](Operation *op) {
     int64_t bytes = 0;
     for (Value r : op->getResults())
-      if (bufferRoot(r) == r)
+      if (MemoryAnalysis::bufferRoot(r) == r)
         bytes += bytesOf(r);
     return bytes;
   };
@@ -144,7 +136,7 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
     // Count each buffer once, however many operands read it.
     llvm::SmallDenseMap<Value, int64_t> reads;
     for (Value operand : op->getOperands())
-      ++reads[bufferRoot(operand)];
+      ++reads[MemoryAnalysis::bufferRoot(operand)];
     int64_t bytes = 0;
     for (auto [root, n] : reads)
       if (!persistent.contains(root) && pendingUses.lookup(root) == n)
@@ -194,7 +186,7 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
     ready.erase(ready.begin() + best);
     order.push_back(op);
     for (Value operand : op->getOperands())
-      --pendingUses[bufferRoot(operand)];
+      --pendingUses[MemoryAnalysis::bufferRoot(operand)];
     for (Operation *user : users[op])
       if (--missing[user] == 0)
         makeReady(user);
@@ -226,10 +218,11 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
   DenseMap<Value, Operation *> lastUse;
   for (Operation *op : order) {
     for (Value r : op->getResults())
-      if (bufferRoot(r) == r && isa<RankedTensorType>(r.getType()))
+      if (MemoryAnalysis::bufferRoot(r) == r &&
+          isa<RankedTensorType>(r.getType()))
         lastUse[r] = op;
     for (Value operand : op->getOperands())
-      lastUse[bufferRoot(operand)] = op;
+      lastUse[MemoryAnalysis::bufferRoot(operand)] = op;
   }
   int64_t frees = 0;
   for (Operation *op : llvm::reverse(order)) {
@@ -238,7 +231,7 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
       if (lastUse.lookup(r) == op && !persistent.contains(r))
         dying.push_back(r);
     for (Value operand : op->getOperands()) {
-      Value root = bufferRoot(operand);
+      Value root = MemoryAnalysis::bufferRoot(operand);
       if (lastUse.lookup(root) == op && !persistent.contains(root) &&
           !llvm::is_contained(dying, root))
         dying.push_back(root);

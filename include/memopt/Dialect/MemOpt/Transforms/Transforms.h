@@ -14,6 +14,7 @@
 #include "mlir/Support/LLVM.h"
 
 #include <cstdint>
+#include <string>
 #include <utility>
 
 namespace memopt {
@@ -41,6 +42,12 @@ mlir::FailureOr<int64_t> planFunctionMemory(mlir::func::FuncOp func,
 /// without the backward ops (inference) are left unchanged. Returns the
 /// number of fusions.
 mlir::FailureOr<int64_t> fuseInPlaceABN(mlir::func::FuncOp func);
+
+/// `--memopt-inplace`'s rule: why `op` may not write its result 0 over
+/// operand `index` (the types differ, the buffer is an argument or a
+/// constant, or an op after `op` reads the buffer through any value living
+/// in it); empty when it may. Frees are not readers.
+std::string inPlaceRefusal(mlir::Operation *op, unsigned index);
 
 } // namespace memopt
 
