@@ -191,6 +191,20 @@ std::string pipelineFor(ModuleOp module, bool optimize) {
   }
   std::string pipeline;
   llvm::raw_string_ostream os(pipeline);
+  if (training && !evalMode && optimize) {
+    // The whole default pipeline, as compilers embedding memopt get it.
+    os << "memopt-pipeline{optimizer=" << optimizerName
+       << " lr=" << learningRate << " momentum=" << momentumFactor
+       << " weight-decay=" << weightDecay << " microbatches=" << microbatches
+       << " inplace=" << (inplace ? "true" : "false")
+       << " abn=" << (abn ? "true" : "false");
+    if (!checkpointStrategy.empty())
+      os << " checkpoint=" << checkpointStrategy;
+    if (!budget.empty())
+      os << " budget=" << budget;
+    os << "}";
+    return pipeline;
+  }
   if (training && evalMode) {
     os << "memopt-eval-mode,";
   } else if (training) {
@@ -199,15 +213,6 @@ std::string pipelineFor(ModuleOp module, bool optimize) {
     os << "memopt-autodiff{optimizer=" << optimizerName
        << " lr=" << learningRate << " momentum=" << momentumFactor
        << " weight-decay=" << weightDecay << "},";
-  }
-  std::string strategy = checkpointStrategy;
-  if (strategy.empty())
-    strategy = budget.empty() ? "none" : "budget";
-  if (optimize && training && !evalMode && strategy != "none") {
-    os << "memopt-checkpoint{strategy=" << strategy;
-    if (!budget.empty())
-      os << " budget=" << budget;
-    os << "},";
   }
   if (optimize && (inplace || abn))
     os << (abn ? "memopt-inplace{abn=true}," : "memopt-inplace,");
