@@ -3,6 +3,7 @@
 #include "memopt/Driver/Compile.h"
 
 #include "memopt/Conversion/Passes.h"
+#include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
 #include "memopt/Target/Plan/PlanEmitter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -84,15 +85,21 @@ FailureOr<CompiledGraph> memopt::compileToPlan(ModuleOp module,
   if (failed(pm.run(module)))
     return failure();
   // Arguments the pipeline added (optimizer state) start at zero, as
-  // PyTorch's optimizers initialise their buffers and step counts.
+  // PyTorch's optimizers initialise their buffers and step counts, or at
+  // the value the compiler gives (the loss scale).
   auto lowered = module.lookupSymbol<func::FuncOp>(graph.functionName);
   for (size_t i = sourceArguments; lowered && i < lowered.getNumArguments();
        ++i) {
-    ArgumentInit zeros;
-    zeros.kind = ArgumentInit::Kind::Constant;
-    zeros.value = 0;
-    zeros.reason = "optimizer state, zeros";
-    graph.argumentInit.push_back(zeros);
+    ArgumentInit init;
+    init.kind = ArgumentInit::Kind::Constant;
+    init.value = 0;
+    init.reason = "optimizer state, zeros";
+    if (auto value = lowered.getArgAttrOfType<FloatAttr>(
+            i, MemOptDialect::kInitialValueAttrName)) {
+      init.value = value.getValueAsDouble();
+      init.reason = "optimizer state, " + std::to_string(init.value);
+    }
+    graph.argumentInit.push_back(init);
     graph.argumentNames.push_back("optimizer_state." +
                                   std::to_string(i - sourceArguments));
   }

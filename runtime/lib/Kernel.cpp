@@ -68,6 +68,11 @@ constexpr KernelEntry kKernels[] = {
     {KernelKind::SgdUpdate, "sgd_update"},
     {KernelKind::SgdMomentumUpdate, "sgd_momentum_update"},
     {KernelKind::AdamUpdate, "adam_update"},
+    {KernelKind::Cast, "cast"},
+    {KernelKind::FoundInf, "found_inf"},
+    {KernelKind::Unscale, "unscale"},
+    {KernelKind::UpdateLossScale, "update_loss_scale"},
+    {KernelKind::Select, "select"},
 };
 } // namespace
 
@@ -135,6 +140,10 @@ bool kernelAllowsInPlace(KernelKind kind, size_t outputIndex,
     return outputIndex <= 1 && inputIndex <= 2;
   case KernelKind::AdamUpdate:
     return outputIndex <= 2 && inputIndex <= 3;
+  case KernelKind::Unscale:
+    return outputIndex == 0 && inputIndex == 0;
+  case KernelKind::UpdateLossScale:
+    return outputIndex <= 1 && inputIndex == outputIndex;
   default:
     return false;
   }

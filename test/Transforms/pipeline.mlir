@@ -13,6 +13,16 @@
 // RUN: memopt-opt %examples/mlp.mlir --memopt-microbatch=count=2 --memopt-autodiff "--memopt-checkpoint=strategy=budget budget=8MiB" --memopt-schedule --memopt-plan-memory -o %t.mb.passes.mlir
 // RUN: diff %t.mb.mlir %t.mb.passes.mlir
 //
-// An unknown option is an error.
-// RUN: not memopt-opt %examples/mlp.mlir --memopt-pipeline=precision=fp8 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: no such option precision
+// precision=fp16 adds mixed precision before autodiff, with its loss-scale
+// options.
+// RUN: memopt-opt %examples/cnn.mlir "--memopt-pipeline=precision=fp16 growth-interval=100 checkpoint=sqrt inplace=true" -o %t.mp.mlir
+// RUN: memopt-opt %examples/cnn.mlir --memopt-mixed-precision=growth-interval=100 --memopt-autodiff "--memopt-checkpoint=strategy=sqrt" --memopt-inplace --memopt-schedule --memopt-plan-memory -o %t.mp.passes.mlir
+// RUN: diff %t.mp.mlir %t.mp.passes.mlir
+// RUN: FileCheck %s --check-prefix=MP --input-file=%t.mp.mlir
+// MP: memopt.update_loss_scale {{.*}}growth_interval = 100
+//
+// An unknown option, or a bad value, is an error.
+// RUN: not memopt-opt %examples/mlp.mlir --memopt-pipeline=fast=true -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: no such option fast
+// RUN: not memopt-opt %examples/mlp.mlir --memopt-pipeline=precision=fp8 -o /dev/null 2>&1 | FileCheck %s --check-prefix=FP8
+// FP8: unknown precision 'fp8' (expected fp16 or bf16)

@@ -133,6 +133,17 @@ cl::opt<bool>
                  "backward needs only the output (--memopt-inplace=abn=true; "
                  "implies --inplace)"),
         cl::init(false), cl::cat(category));
+cl::opt<std::string> precision(
+    "precision",
+    cl::desc("fp32, fp16 or bf16: compute convolutions and matrix products "
+             "in half precision with f32 master weights "
+             "(--memopt-mixed-precision)"),
+    cl::init("fp32"), cl::cat(category));
+cl::opt<std::string> lossScale(
+    "loss-scale",
+    cl::desc("dynamic (GradScaler), none or a constant; default dynamic for "
+             "fp16, none for bf16"),
+    cl::init(""), cl::cat(category));
 cl::opt<bool> noOptimize(
     "no-optimize",
     cl::desc("Baseline: no memory-aware schedule and no arena planning (every "
@@ -197,7 +208,9 @@ std::string pipelineFor(ModuleOp module, bool optimize) {
        << " lr=" << learningRate << " momentum=" << momentumFactor
        << " weight-decay=" << weightDecay << " microbatches=" << microbatches
        << " inplace=" << (inplace ? "true" : "false")
-       << " abn=" << (abn ? "true" : "false");
+       << " abn=" << (abn ? "true" : "false") << " precision=" << precision;
+    if (!lossScale.empty())
+      os << " loss-scale=" << lossScale;
     if (!checkpointStrategy.empty())
       os << " checkpoint=" << checkpointStrategy;
     if (!budget.empty())
@@ -210,6 +223,12 @@ std::string pipelineFor(ModuleOp module, bool optimize) {
   } else if (training) {
     if (microbatches > 1)
       os << "memopt-microbatch{count=" << microbatches << "},";
+    if (precision != "fp32") {
+      os << "memopt-mixed-precision{precision=" << precision;
+      if (!lossScale.empty())
+        os << " loss-scale=" << lossScale;
+      os << "},";
+    }
     os << "memopt-autodiff{optimizer=" << optimizerName
        << " lr=" << learningRate << " momentum=" << momentumFactor
        << " weight-decay=" << weightDecay << "},";

@@ -205,6 +205,57 @@ TEST(PlanFuzzTest, HostileValuesAreRefusedOrRunSafely) {
       {"kernel": "embedding_backward", "inputs": [16, 14], "outputs": [15]}
     ]
   })"));
+  // A fourth with mixed precision and dynamic loss scaling: casts,
+  // found_inf, unscale in place, update_loss_scale, select and optimizer
+  // updates with a skip flag, the scale and tracker as optimizer state.
+  bases.push_back(json::parse(R"({
+    "format": "memopt-plan", "version": 1, "function": "amp",
+    "arena_bytes": 656, "alignment": 64,
+    "tensors": [
+      {"id": 0, "dtype": "f32", "shape": [4], "storage": "argument", "argument": 0},
+      {"id": 1, "dtype": "f16", "shape": [4], "storage": "argument", "argument": 1},
+      {"id": 2, "dtype": "f32", "shape": [], "storage": "argument", "argument": 2},
+      {"id": 3, "dtype": "i32", "shape": [], "storage": "argument", "argument": 3},
+      {"id": 4, "dtype": "f32", "shape": [], "storage": "argument", "argument": 4},
+      {"id": 5, "dtype": "f32", "shape": [], "storage": "arena", "offset": 0},
+      {"id": 6, "dtype": "f32", "shape": [4], "storage": "arena", "offset": 64},
+      {"id": 7, "dtype": "f32", "shape": [4], "storage": "view", "of": 6},
+      {"id": 8, "dtype": "f32", "shape": [4], "storage": "arena", "offset": 128},
+      {"id": 9, "dtype": "f32", "shape": [], "storage": "arena", "offset": 192},
+      {"id": 10, "dtype": "i32", "shape": [], "storage": "arena", "offset": 256},
+      {"id": 11, "dtype": "f32", "shape": [], "storage": "arena", "offset": 320},
+      {"id": 12, "dtype": "f32", "shape": [], "storage": "constant", "values": [2]},
+      {"id": 13, "dtype": "f32", "shape": [], "storage": "arena", "offset": 384},
+      {"id": 14, "dtype": "f16", "shape": [4], "storage": "arena", "offset": 448},
+      {"id": 15, "dtype": "f32", "shape": [4], "storage": "arena", "offset": 512},
+      {"id": 16, "dtype": "f32", "shape": [4], "storage": "arena", "offset": 576},
+      {"id": 17, "dtype": "f32", "shape": [4], "storage": "arena", "offset": 640}
+    ],
+    "arguments": [
+      {"name": "w", "role": "param", "tensor": 0},
+      {"name": "g16", "role": "data", "tensor": 1},
+      {"name": "scale", "role": "optimizer_state", "tensor": 2},
+      {"name": "tracker", "role": "optimizer_state", "tensor": 3},
+      {"name": "t", "role": "optimizer_state", "tensor": 4}
+    ],
+    "results": [14, 9, 10, 13, 17],
+    "updates": [{"result": 1, "argument": 2}, {"result": 2, "argument": 3},
+                {"result": 3, "argument": 4}],
+    "steps": [
+      {"kernel": "found_inf", "inputs": [1, 0], "outputs": [5]},
+      {"kernel": "cast", "inputs": [1], "outputs": [6]},
+      {"kernel": "unscale", "inputs": [6, 2], "outputs": [7]},
+      {"kernel": "sgd_update", "inputs": [0, 7, 5], "outputs": [8],
+       "attrs": {"lr": 0.1, "weight_decay": 0.0}},
+      {"kernel": "update_loss_scale", "inputs": [2, 3, 5], "outputs": [9, 10],
+       "attrs": {"growth_factor": 2.0, "backoff_factor": 0.5, "growth_interval": 3}},
+      {"kernel": "add", "inputs": [4, 12], "outputs": [11]},
+      {"kernel": "select", "inputs": [5, 4, 11], "outputs": [13]},
+      {"kernel": "cast", "inputs": [8], "outputs": [14]},
+      {"kernel": "adam_update", "inputs": [8, 7, 7, 7, 11, 5], "outputs": [15, 16, 17],
+       "attrs": {"lr": 0.1, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.0}}
+    ]
+  })"));
   // The second base is itself valid and runs.
   EXPECT_EQ(errorOf([&] {
               Plan::parse(bases[1].dump());
@@ -213,6 +264,7 @@ TEST(PlanFuzzTest, HostileValuesAreRefusedOrRunSafely) {
             "accepted");
   ASSERT_TRUE(loadAndRun(bases[1].dump()));
   ASSERT_TRUE(loadAndRun(bases[2].dump()));
+  ASSERT_TRUE(loadAndRun(bases[3].dump()));
   int accepted = 0, refused = 0;
   std::mt19937 rng(2024);
   for (const json &base : bases) {

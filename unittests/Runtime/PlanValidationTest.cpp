@@ -703,6 +703,212 @@ TEST(PlanValidationTest, OptimizerKernelRules) {
                     "expected exp_avg_sq of type 3 f32 (as param), got 3 f64");
 }
 
+TEST(PlanValidationTest, OptimizerSkipOperand) {
+  const DType f32 = DType::F32;
+  auto t = [](Shape shape, DType dtype = DType::F32) {
+    return HostTensor{dtype, shape, {}};
+  };
+  // Accepted: a trailing 0-d f32 skip flag on each optimizer.
+  EXPECT_NO_THROW(
+      Plan::parse(singleStepPlan("sgd_update", {{"lr", 0.1}},
+                                 {t({3}), t({3}), t({})}, {{f32, {3}}})
+                      .dump()));
+  EXPECT_NO_THROW(Plan::parse(
+      singleStepPlan(
+          "sgd_momentum_update", {{"lr", 0.1}, {"momentum", 0.9}},
+          {t({3}, DType::F16), t({3}, DType::F16), t({3}, DType::F16), t({})},
+          {{DType::F16, {3}}, {DType::F16, {3}}})
+          .dump()));
+  std::vector<HostTensor> adam = {t({3}), t({3}), t({3}), t({3}), t({}), t({})};
+  std::vector<OutputSpec> adamOut = {{f32, {3}}, {f32, {3}}, {f32, {3}}};
+  EXPECT_NO_THROW(Plan::parse(
+      singleStepPlan("adam_update", {{"lr", 0.1}}, adam, adamOut).dump()));
+  // Refused: a skip of another dtype or rank, one operand too many.
+  expectStepRefused("sgd_update", {{"lr", 0.1}},
+                    {t({3}), t({3}), t({}, DType::F16)}, {{f32, {3}}},
+                    "expected skip of dtype f32, got f16");
+  expectStepRefused("sgd_update", {{"lr", 0.1}}, {t({3}), t({3}), t({1})},
+                    {{f32, {3}}}, "expected a 0-d skip, got shape 1");
+  expectStepRefused("sgd_update", {{"lr", 0.1}}, {t({3}), t({3}), t({}), t({})},
+                    {{f32, {3}}}, "expected 2 to 3 inputs, got 4");
+  expectStepRefused("sgd_momentum_update", {{"lr", 0.1}, {"momentum", 0.9}},
+                    {t({3}), t({3}), t({3}), t({}, DType::I32)},
+                    {{f32, {3}}, {f32, {3}}},
+                    "expected skip of dtype f32, got i32");
+  adam[5] = t({}, DType::F64);
+  expectStepRefused("adam_update", {{"lr", 0.1}}, adam, adamOut,
+                    "expected skip of dtype f32, got f64");
+  adam[5] = t({});
+  adam.push_back(t({}));
+  expectStepRefused("adam_update", {{"lr", 0.1}}, adam, adamOut,
+                    "expected 5 to 6 inputs, got 7");
+  // The flag is never overwritten by a new value.
+  expectRefused(inPlacePlan("sgd_update", {{"lr", 0.1}}, {t({}), t({}), t({})},
+                            {{f32, {}}}, {{0, 2}}),
+                "but 'sgd_update' cannot run in place on input 2 producing "
+                "output 0");
+  std::vector<HostTensor> scalars(6, t({}));
+  expectRefused(
+      inPlacePlan("adam_update", {{"lr", 0.1}}, scalars,
+                  {{f32, {}}, {f32, {}}, {f32, {}}}, {{1, 5}}),
+      "but 'adam_update' cannot run in place on input 5 producing output 1");
+}
+
+TEST(PlanValidationTest, MixedPrecisionKernelRules) {
+  const DType f32 = DType::F32, f16 = DType::F16, i32 = DType::I32;
+  auto t = [](Shape shape, DType dtype = DType::F32) {
+    return HostTensor{dtype, shape, {}};
+  };
+  // cast
+  EXPECT_NO_THROW(Plan::parse(
+      singleStepPlan("cast", json::object(), {t({2, 3})}, {{f16, {2, 3}}})
+          .dump()));
+  expectStepRefused("cast", json::object(), {t({2, 3}, i32)}, {{f16, {2, 3}}},
+                    "expected input of a float dtype (f32, f64, f16, bf16), "
+                    "got i32");
+  expectStepRefused("cast", json::object(), {t({2, 3})}, {{DType::I64, {2, 3}}},
+                    "expected output 0 of a float dtype (f32, f64, f16, "
+                    "bf16), got i64");
+  expectStepRefused("cast", json::object(), {t({2, 3})}, {{f16, {3, 2}}},
+                    "expected output 0 shape 2x3, got 3x2");
+  expectStepRefused("cast", {{"dtype", "f16"}}, {t({2, 3})}, {{f16, {2, 3}}},
+                    "unknown attribute 'dtype' for kernel 'cast'");
+  // found_inf
+  EXPECT_NO_THROW(
+      Plan::parse(singleStepPlan("found_inf", json::object(),
+                                 {t({2, 3}), t({4}, f16), t({}, DType::BF16),
+                                  t({1}, DType::F64)},
+                                 {{f32, {}}})
+                      .dump()));
+  expectStepRefused("found_inf", json::object(), {}, {{f32, {}}},
+                    "expected at least 1 input(s), got 0");
+  expectStepRefused("found_inf", json::object(), {t({3}), t({3}, i32)},
+                    {{f32, {}}}, "expected input 1 of a float dtype");
+  expectStepRefused("found_inf", json::object(), {t({3})}, {{f16, {}}},
+                    "expected output 0 dtype f32, got f16");
+  expectStepRefused("found_inf", json::object(), {t({3})}, {{f32, {1}}},
+                    "expected output 0 shape scalar, got 1");
+  // unscale
+  expectStepRefused("unscale", json::object(), {t({3}, f16), t({1})},
+                    {{f16, {3}}}, "expected a 0-d scale, got shape 1");
+  expectStepRefused("unscale", json::object(), {t({3}, f16), t({}, f16)},
+                    {{f16, {3}}}, "expected scale of dtype f32, got f16");
+  expectStepRefused("unscale", json::object(), {t({3}, i32), t({})},
+                    {{i32, {3}}}, "expected grad of a float dtype");
+  expectStepRefused("unscale", json::object(), {t({3}, f16), t({})},
+                    {{f32, {3}}}, "expected output 0 dtype f16, got f32");
+  expectStepRefused("unscale", json::object(), {t({3}), t({}), t({})},
+                    {{f32, {3}}}, "expected 2 input(s), got 3");
+  // update_loss_scale
+  json attrs = {{"growth_factor", 2.0},
+                {"backoff_factor", 0.5},
+                {"growth_interval", 2000}};
+  std::vector<HostTensor> in = {t({}), t({}, i32), t({})};
+  std::vector<OutputSpec> out = {{f32, {}}, {i32, {}}};
+  EXPECT_NO_THROW(
+      Plan::parse(singleStepPlan("update_loss_scale", attrs, in, out).dump()));
+  for (const char *name :
+       {"growth_factor", "backoff_factor", "growth_interval"}) {
+    json missing = attrs;
+    missing.erase(name);
+    expectStepRefused("update_loss_scale", missing, in, out,
+                      concat("missing attribute '", name, "'"));
+  }
+  auto refusedWith = [&](const char *name, const json &value,
+                         const std::string &expected) {
+    json a = attrs;
+    a[name] = value;
+    expectStepRefused("update_loss_scale", a, in, out, expected);
+  };
+  refusedWith("growth_interval", 0,
+              "expected 'growth_interval' in [1, 2147483647] (the growth "
+              "tracker is i32), got 0");
+  refusedWith("growth_interval", -5, "expected 'growth_interval' in [1, ");
+  refusedWith("growth_interval", 1ll << 31,
+              "expected 'growth_interval' in [1, 2147483647] (the growth "
+              "tracker is i32), got 2147483648");
+  refusedWith("growth_interval", 1.5,
+              "attribute 'growth_interval' must be an integer, got 1.5");
+  refusedWith("growth_factor", -2.0, "expected 'growth_factor' > 0, got -2");
+  refusedWith("growth_factor", "2",
+              "attribute 'growth_factor' must be a "
+              "number, got \"2\"");
+  refusedWith("backoff_factor", 0, "expected 'backoff_factor' > 0, got 0");
+  json extra = attrs;
+  extra["enabled"] = true;
+  expectStepRefused("update_loss_scale", extra, in, out,
+                    "unknown attribute 'enabled' for kernel "
+                    "'update_loss_scale'");
+  expectStepRefused("update_loss_scale", attrs, {t({}), t({}), t({})}, out,
+                    "expected growth_tracker of dtype i32, got f32");
+  expectStepRefused("update_loss_scale", attrs,
+                    {t({}, DType::F64), t({}, i32), t({})}, out,
+                    "expected scale of dtype f32, got f64");
+  expectStepRefused("update_loss_scale", attrs, {t({}), t({}, i32), t({1})},
+                    out, "expected a 0-d found_inf, got shape 1");
+  expectStepRefused("update_loss_scale", attrs, in,
+                    {{f32, {}}, {DType::I64, {}}},
+                    "expected output 1 dtype i32, got i64");
+  expectStepRefused("update_loss_scale", attrs, in, {{f32, {}}},
+                    "expected 2 output(s), got 1");
+  // select
+  EXPECT_NO_THROW(Plan::parse(
+      singleStepPlan("select", json::object(),
+                     {t({}), t({3}, DType::I64), t({3}, DType::I64)},
+                     {{DType::I64, {3}}})
+          .dump()));
+  expectStepRefused("select", json::object(), {t({}, i32), t({3}), t({3})},
+                    {{f32, {3}}}, "expected condition of dtype f32, got i32");
+  expectStepRefused("select", json::object(), {t({2}), t({3}), t({3})},
+                    {{f32, {3}}}, "expected a 0-d condition, got shape 2");
+  expectStepRefused("select", json::object(),
+                    {t({}), t({3}, DType::I64), t({3}, i32)},
+                    {{DType::I64, {3}}},
+                    "expected false_value of type 3 i64 (as true_value), "
+                    "got 3 i32");
+  expectStepRefused("select", json::object(), {t({}), t({3}), t({3})},
+                    {{f32, {4}}}, "expected output 0 shape 3, got 4");
+}
+
+TEST(PlanValidationTest, InPlaceMixedPrecisionSteps) {
+  const DType f32 = DType::F32, i32 = DType::I32;
+  auto t = [](Shape shape, DType dtype = DType::F32) {
+    return HostTensor{dtype, shape, {}};
+  };
+  // Accepted: unscale over its gradient, the new scale and tracker over
+  // the old ones.
+  EXPECT_NO_THROW(Plan::parse(inPlacePlan("unscale", json::object(),
+                                          {t({3}, DType::F16), t({})},
+                                          {{DType::F16, {3}}}, {{0, 0}})
+                                  .dump()));
+  json attrs = {{"growth_factor", 2.0},
+                {"backoff_factor", 0.5},
+                {"growth_interval", 2000}};
+  std::vector<HostTensor> in = {t({}), t({}, i32), t({})};
+  std::vector<OutputSpec> out = {{f32, {}}, {i32, {}}};
+  EXPECT_NO_THROW(Plan::parse(
+      inPlacePlan("update_loss_scale", attrs, in, out, {{0, 0}, {1, 1}})
+          .dump()));
+  // Refused: anything else.
+  expectRefused(inPlacePlan("unscale", json::object(), {t({}), t({})},
+                            {{f32, {}}}, {{0, 1}}),
+                "but 'unscale' cannot run in place on input 1 producing "
+                "output 0");
+  expectRefused(
+      inPlacePlan("update_loss_scale", attrs, in, out, {{0, 2}}),
+      "but 'update_loss_scale' cannot run in place on input 2 producing "
+      "output 0");
+  expectRefused(
+      inPlacePlan("cast", json::object(), {t({3})}, {{f32, {3}}}, {{0, 0}}),
+      "but 'cast' cannot run in place on input 0");
+  expectRefused(
+      inPlacePlan("found_inf", json::object(), {t({})}, {{f32, {}}}, {{0, 0}}),
+      "but 'found_inf' cannot run in place on input 0");
+  expectRefused(inPlacePlan("select", json::object(), {t({}), t({}), t({})},
+                            {{f32, {}}}, {{0, 1}}),
+                "but 'select' cannot run in place on input 1");
+}
+
 TEST(PlanValidationTest, InPlaceBackwardAndOptimizerSteps) {
   auto t = [](Shape shape, DType dtype = DType::F32) {
     return HostTensor{dtype, shape, {}};

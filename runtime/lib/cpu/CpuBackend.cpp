@@ -31,6 +31,9 @@ struct KernelEntry {
   void (*fn)(const KernelCall &);
   /// Whether float operands are brought to one compute type first.
   bool computesInFloat;
+  /// Runs first, on the step's own tensors; true when it did the whole step
+  /// (an optimizer step skipped by its `skip` operand).
+  bool (*prologue)(const KernelCall &) = nullptr;
 };
 
 KernelEntry lookup(KernelKind kind) {
@@ -123,11 +126,23 @@ KernelEntry lookup(KernelKind kind) {
   case KernelKind::MseLossBackward:
     return {cpu::mseLossBackward, true};
   case KernelKind::SgdUpdate:
-    return {cpu::sgdUpdate, true};
+    return {cpu::sgdUpdate, true, cpu::skipOptimizerStep};
   case KernelKind::SgdMomentumUpdate:
-    return {cpu::sgdMomentumUpdate, true};
+    return {cpu::sgdMomentumUpdate, true, cpu::skipOptimizerStep};
   case KernelKind::AdamUpdate:
-    return {cpu::adamUpdate, true};
+    return {cpu::adamUpdate, true, cpu::skipOptimizerStep};
+  // Each operand in its own dtype: a cast converts directly (rounding
+  // once), found_inf tests f16/bf16 bit patterns.
+  case KernelKind::Cast:
+    return {cpu::cast, false};
+  case KernelKind::FoundInf:
+    return {cpu::foundInf, false};
+  case KernelKind::Unscale:
+    return {cpu::unscale, false};
+  case KernelKind::UpdateLossScale:
+    return {cpu::updateLossScale, false};
+  case KernelKind::Select:
+    return {cpu::select, false};
   }
   throw Error(ErrorCode::Internal,
               concat("CPU backend has no kernel '", kernelName(kind), "'"));
@@ -181,6 +196,9 @@ public:
                const std::vector<TensorRef> &outputs,
                const StepContext &context) override {
     KernelEntry entry = lookup(step.kernel);
+    if (entry.prologue &&
+        entry.prologue(KernelCall{step, inputs, outputs, context}))
+      return;
     if (!entry.computesInFloat)
       return entry.fn(KernelCall{step, inputs, outputs, context});
 

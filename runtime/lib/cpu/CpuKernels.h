@@ -9,7 +9,9 @@
 // them with every float tensor in one compute type: f64 when any float
 // operand is f64, else f32; f16/bf16 tensors are widened to f32 before and
 // narrowed after (CpuBackend.cpp). Data-movement kernels work on raw
-// elements of any dtype.
+// elements of any dtype, and so do the mixed-precision kernels (cast,
+// found_inf, unscale, update_loss_scale, select) and the optimizers' skip
+// check, which see every operand in its own dtype.
 //
 //===----------------------------------------------------------------------===//
 
@@ -116,6 +118,17 @@ void embeddingBackward(const KernelCall &call);
 void sgdUpdate(const KernelCall &call);
 void sgdMomentumUpdate(const KernelCall &call);
 void adamUpdate(const KernelCall &call);
+/// When the step has a nonzero `skip` operand: copies every old value
+/// (param, buffers) to its output and returns true. Called by the backend
+/// before converting operands, with the step's own tensors.
+bool skipOptimizerStep(const KernelCall &call);
+
+// MixedPrecision.cpp (run on operands in their own dtypes)
+void cast(const KernelCall &call);
+void foundInf(const KernelCall &call);
+void unscale(const KernelCall &call);
+void updateLossScale(const KernelCall &call);
+void select(const KernelCall &call);
 
 } // namespace memopt::runtime::cpu
 

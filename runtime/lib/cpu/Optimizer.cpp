@@ -7,11 +7,19 @@
 // step). Each loop reads every operand's element i before writing any
 // output's element i, so new values may overwrite the old ones (Kernel.h).
 //
+// An optional trailing `skip` operand (0-d f32) skips the step when
+// nonzero, as GradScaler skips optimizer.step() after non-finite gradients:
+// skipOptimizerStep runs before the backend converts any operand, reads the
+// flag in its own dtype and copies every old value to its output byte for
+// byte (nothing to do for an output over its input), so a skipped step is
+// bit-identical whatever the storage dtype.
+//
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
 
 #include "memopt/runtime/ElementwiseMath.h"
+#include "memopt/runtime/LossScale.h"
 
 #include <cmath>
 
@@ -83,7 +91,46 @@ template <typename T> void adamImpl(const KernelCall &call) {
   }
 }
 
+/// The index of the skip operand and the inputs holding the old values of
+/// outputs 0, 1, ... of an optimizer kernel.
+struct OptimizerOperands {
+  size_t skipIndex;
+  std::vector<size_t> stateInputs;
+};
+
+OptimizerOperands optimizerOperands(KernelKind kind) {
+  switch (kind) {
+  case KernelKind::SgdUpdate:
+    return {2, {0}};
+  case KernelKind::SgdMomentumUpdate:
+    return {3, {0, 2}};
+  case KernelKind::AdamUpdate:
+    return {5, {0, 2, 3}};
+  default:
+    throw Error(
+        ErrorCode::Internal,
+        runtime::concat("'", kernelName(kind), "' is not an optimizer update"));
+  }
+}
+
 } // namespace
+
+bool skipOptimizerStep(const KernelCall &call) {
+  OptimizerOperands ops = optimizerOperands(call.step.kernel);
+  if (call.inputs.size() <= ops.skipIndex)
+    return false;
+  const TensorRef &skip = call.in(ops.skipIndex);
+  if (skip.dtype != DType::F32)
+    throw Error(ErrorCode::Internal, "optimizer skip flag is not f32");
+  if (!math::flagSet(*skip.as<const float>()))
+    return false;
+  for (size_t o = 0; o < ops.stateInputs.size(); ++o) {
+    const TensorRef &from = call.in(ops.stateInputs[o]), &to = call.out(o);
+    if (from.data != to.data)
+      std::memmove(to.data, from.data, to.bytes());
+  }
+  return true;
+}
 
 void sgdUpdate(const KernelCall &call) {
   dispatchFloat(call.out(0).dtype,

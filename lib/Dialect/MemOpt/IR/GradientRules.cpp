@@ -166,8 +166,7 @@ SmallVector<Value> LeakyReluOp::getSavedForBackward() {
   return {getAlpha().convertToDouble() > 0 ? getResult() : getX()};
 }
 LogicalResult LeakyReluOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
-                                          ArrayRef<bool> needed,
-                                          Grads &grads) {
+                                          ArrayRef<bool> needed, Grads &grads) {
   resizeGrads(*this, grads);
   bool fromOutput = getAlpha().convertToDouble() > 0;
   if (needed[0])
@@ -363,6 +362,18 @@ LogicalResult ReshapeOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
   resizeGrads(*this, grads);
   if (needed[0])
     grads[0] = reshape(b, getLoc(), dys[0], getX().getType());
+  return success();
+}
+
+// The adjoint of a cast is the cast back: autocast's rule, so a layer that
+// computes in f16 hands an f32 gradient to its f32 master weight.
+SmallVector<Value> CastOp::getSavedForBackward() { return {}; }
+
+LogicalResult CastOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                     ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(*this, grads);
+  if (needed[0])
+    grads[0] = CastOp::create(b, getLoc(), getX().getType(), dys[0]);
   return success();
 }
 

@@ -8,6 +8,7 @@
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -31,6 +32,15 @@ LogicalResult MemOptDialect::verifyRegionArgAttribute(Operation *op,
                                                       unsigned argIndex,
                                                       NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
+  if (name == kInitialValueAttrName) {
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    if (!isa<FloatAttr>(attr.getValue()) || !func || regionIndex != 0)
+      return op->emitError() << "'" << name << "' on argument #" << argIndex
+                             << " must be a float attribute on a function "
+                                "argument, got "
+                             << attr.getValue();
+    return success();
+  }
   if (name != kParamAttrName && name != kStateAttrName &&
       name != kOptimizerStateAttrName)
     return op->emitError() << "unknown memopt argument attribute '" << name
@@ -47,11 +57,15 @@ LogicalResult MemOptDialect::verifyRegionArgAttribute(Operation *op,
                            << "' is only valid on function arguments";
   Type type = func.getArgumentTypes()[argIndex];
   auto tensor = dyn_cast<RankedTensorType>(type);
+  // Optimizer state may also count (loss scaling's growth tracker is i32).
+  bool integerAllowed = name == kOptimizerStateAttrName;
   if (!tensor || !tensor.hasStaticShape() ||
-      !isa<FloatType>(tensor.getElementType()))
+      !(isa<FloatType>(tensor.getElementType()) ||
+        (integerAllowed && tensor.getElementType().isInteger())))
     return op->emitError() << "argument #" << argIndex << " marked '" << name
-                           << "' must be a statically shaped float tensor, got "
-                           << type;
+                           << "' must be a statically shaped "
+                           << (integerAllowed ? "float or integer" : "float")
+                           << " tensor, got " << type;
   SmallVector<StringRef> roles;
   for (StringRef role :
        {kParamAttrName, kStateAttrName, kOptimizerStateAttrName})
@@ -137,6 +151,23 @@ LogicalResult MemOptDialect::verifyOperationAttribute(Operation *op,
         op->getOperand(index.getInt()).getType() != op->getResult(0).getType())
       return op->emitError() << "'memopt.inplace' must name an operand of "
                                 "result 0's type, got "
+                             << value;
+    return success();
+  }
+  if (name == kLossScaleAttrName) {
+    auto dict = dyn_cast<DictionaryAttr>(value);
+    if (!isFunc || !dict)
+      return op->emitError()
+             << "'" << name << "' must be a dictionary on a function";
+    for (StringRef key : {"init_scale", "growth_factor", "backoff_factor"})
+      if (!dict.getAs<FloatAttr>(key))
+        return op->emitError() << "'" << name << "' needs a float '" << key
+                               << "', got " << value;
+    if (!dict.getAs<IntegerAttr>("growth_interval") ||
+        !dict.getAs<BoolAttr>("dynamic"))
+      return op->emitError() << "'" << name
+                             << "' needs an integer 'growth_interval' and a "
+                                "bool 'dynamic', got "
                              << value;
     return success();
   }

@@ -51,6 +51,37 @@ Value scalarConstant(OpBuilder &b, Location loc, Type elementType, double v) {
       DenseElementsAttr::get(type, b.getFloatAttr(elementType, v)));
 }
 
+/// The loss scaling a forward graph asks for (`memopt.loss_scale`, set by
+/// --memopt-mixed-precision), and the values that carry it in the step.
+struct LossScaling {
+  bool enabled = false;
+  bool dynamic = false;
+  double initScale = 1.0, growthFactor = 2.0, backoffFactor = 0.5;
+  int64_t growthInterval = 2000;
+  /// The scale the backward pass starts from: a state argument (dynamic) or
+  /// a constant (static).
+  Value scale;
+  /// Consecutive finite steps (dynamic only).
+  Value growthTracker;
+};
+
+LossScaling readLossScaling(func::FuncOp func) {
+  LossScaling scaling;
+  auto dict =
+      func->getAttrOfType<DictionaryAttr>(MemOptDialect::kLossScaleAttrName);
+  if (!dict)
+    return scaling;
+  scaling.enabled = true;
+  scaling.dynamic = dict.getAs<BoolAttr>("dynamic").getValue();
+  scaling.initScale = dict.getAs<FloatAttr>("init_scale").getValueAsDouble();
+  scaling.growthFactor =
+      dict.getAs<FloatAttr>("growth_factor").getValueAsDouble();
+  scaling.backoffFactor =
+      dict.getAs<FloatAttr>("backoff_factor").getValueAsDouble();
+  scaling.growthInterval = dict.getAs<IntegerAttr>("growth_interval").getInt();
+  return scaling;
+}
+
 struct MemOptAutodiffPass
     : public memopt::impl::MemOptAutodiffBase<MemOptAutodiffPass> {
   using MemOptAutodiffBase::MemOptAutodiffBase;
@@ -79,7 +110,8 @@ struct MemOptAutodiffPass
                                  ArrayRef<Operation *> built,
                                  const llvm::DenseSet<Operation *> &forward);
   LogicalResult appendOptimizer(func::FuncOp func, func::ReturnOp ret,
-                                const llvm::DenseMap<Value, Value> &grads);
+                                llvm::DenseMap<Value, Value> grads,
+                                const LossScaling &scaling);
 };
 
 LogicalResult MemOptAutodiffPass::differentiate(func::FuncOp func) {
@@ -120,8 +152,41 @@ LogicalResult MemOptAutodiffPass::differentiate(func::FuncOp func) {
 
   OpBuilder b(ret);
   llvm::DenseMap<Value, Value> grads;
-  grads[loss] = scalarConstant(
-      b, ret.getLoc(), cast<ShapedType>(loss.getType()).getElementType(), 1.0);
+  Type lossElement = cast<ShapedType>(loss.getType()).getElementType();
+  LossScaling scaling = readLossScaling(func);
+  if (!scaling.enabled) {
+    grads[loss] = scalarConstant(b, ret.getLoc(), lossElement, 1.0);
+  } else {
+    // GradScaler: backward starts from d(scale·loss)/d(loss) = scale, so
+    // every gradient is scaled and small ones survive f16.
+    if (!lossElement.isF32())
+      return func.emitOpError("loss scaling needs an f32 loss, got ")
+             << loss.getType();
+    MLIRContext *ctx = func.getContext();
+    auto f32 = RankedTensorType::get({}, b.getF32Type());
+    if (scaling.dynamic) {
+      NamedAttrList scaleAttrs, trackerAttrs;
+      scaleAttrs.set(MemOptDialect::kOptimizerStateAttrName,
+                     UnitAttr::get(ctx));
+      trackerAttrs = scaleAttrs;
+      scaleAttrs.set(MemOptDialect::kInitialValueAttrName,
+                     b.getF64FloatAttr(scaling.initScale));
+      unsigned index = func.getNumArguments();
+      auto i32 = RankedTensorType::get({}, b.getI32Type());
+      if (failed(func.insertArgument(index, f32, scaleAttrs.getDictionary(ctx),
+                                     func.getLoc())) ||
+          failed(func.insertArgument(
+              index + 1, i32, trackerAttrs.getDictionary(ctx), func.getLoc())))
+        return func.emitOpError("cannot add the loss-scale arguments");
+      scaling.scale = func.getArgument(index);
+      scaling.growthTracker = func.getArgument(index + 1);
+    } else {
+      scaling.scale =
+          scalarConstant(b, ret.getLoc(), b.getF32Type(), scaling.initScale);
+    }
+    grads[loss] = scaling.scale;
+    func->removeAttr(MemOptDialect::kLossScaleAttrName);
+  }
 
   for (Operation *op : llvm::reverse(forward)) {
     auto diff = dyn_cast<DifferentiableOpInterface>(op);
@@ -158,7 +223,7 @@ LogicalResult MemOptAutodiffPass::differentiate(func::FuncOp func) {
       slot = slot ? Value(AddOp::create(b, op->getLoc(), slot, grad)) : grad;
     }
   }
-  return appendOptimizer(func, ret, grads);
+  return appendOptimizer(func, ret, std::move(grads), scaling);
 }
 
 LogicalResult MemOptAutodiffPass::checkSavedValues(
@@ -180,7 +245,8 @@ LogicalResult MemOptAutodiffPass::checkSavedValues(
 
 LogicalResult
 MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
-                                    const llvm::DenseMap<Value, Value> &grads) {
+                                    llvm::DenseMap<Value, Value> grads,
+                                    const LossScaling &scaling) {
   MLIRContext *ctx = func.getContext();
   OpBuilder b(ret);
   Location loc = func.getLoc();
@@ -219,6 +285,23 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
     return func.getArgument(index);
   };
 
+  // Loss scaling, GradScaler's order: check the scaled gradients for
+  // infinities and NaNs, unscale them, and skip every update (Adam's step
+  // count included) when one was found.
+  Value skip, found;
+  if (scaling.enabled) {
+    SmallVector<Value> scaled;
+    for (BlockArgument p : params)
+      if (Value g = grads.lookup(p))
+        scaled.push_back(g);
+    found = FoundInfOp::create(
+        b, loc, RankedTensorType::get({}, b.getF32Type()), scaled);
+    skip = found;
+    for (BlockArgument p : params)
+      if (Value g = grads.lookup(p))
+        grads[p] = UnscaleOp::create(b, loc, g.getType(), g, scaling.scale);
+  }
+
   double rate = learningRate();
   SmallVector<Value> newParams, newState;
   SmallVector<int64_t> paramIndex, stateIndex;
@@ -228,7 +311,11 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
     step = addStateArg(stepType);
     newStep = AddOp::create(b, loc, step,
                             scalarConstant(b, loc, b.getF32Type(), 1.0));
+    if (skip)
+      newStep = SelectOp::create(b, loc, stepType, skip, step, newStep);
   }
+  if (optimizer == "none")
+    skip = Value(); // Gradients are the outputs; there is no update to skip.
   for (BlockArgument p : params) {
     Value g = grads.lookup(p);
     if (!g && optimizer != "none")
@@ -247,10 +334,10 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
       continue;
     }
     if (optimizer == "sgd") {
-      newParams.push_back(
-          g ? Value(SgdUpdateOp::create(b, loc, p, g, b.getF64FloatAttr(rate),
-                                        b.getF64FloatAttr(weightDecay)))
-            : Value(p));
+      newParams.push_back(g ? Value(SgdUpdateOp::create(
+                                  b, loc, p, g, skip, b.getF64FloatAttr(rate),
+                                  b.getF64FloatAttr(weightDecay)))
+                            : Value(p));
       continue;
     }
     if (optimizer == "momentum") {
@@ -264,7 +351,7 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
         continue;
       }
       auto update = SgdMomentumUpdateOp::create(
-          b, loc, p, g, buf, b.getF64FloatAttr(rate),
+          b, loc, p, g, buf, skip, b.getF64FloatAttr(rate),
           b.getF64FloatAttr(momentum), b.getF64FloatAttr(dampening),
           b.getF64FloatAttr(weightDecay), b.getBoolAttr(nesterov));
       newParams.push_back(update.getNewParam());
@@ -282,7 +369,7 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
       continue;
     }
     auto update = AdamUpdateOp::create(
-        b, loc, p, g, m, v, newStep, b.getF64FloatAttr(rate),
+        b, loc, p, g, m, v, newStep, skip, b.getF64FloatAttr(rate),
         b.getF64FloatAttr(beta1), b.getF64FloatAttr(beta2),
         b.getF64FloatAttr(eps), b.getF64FloatAttr(weightDecay));
     newParams.push_back(update.getNewParam());
@@ -291,6 +378,18 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
   if (step) {
     newState.push_back(newStep);
     stateIndex.push_back(cast<BlockArgument>(step).getArgNumber());
+  }
+  if (scaling.dynamic) {
+    auto update = UpdateLossScaleOp::create(
+        b, loc, scaling.scale.getType(), scaling.growthTracker.getType(),
+        scaling.scale, scaling.growthTracker, found,
+        b.getF64FloatAttr(scaling.growthFactor),
+        b.getF64FloatAttr(scaling.backoffFactor),
+        b.getI64IntegerAttr(scaling.growthInterval));
+    newState.append({update.getNewScale(), update.getNewGrowthTracker()});
+    stateIndex.append(
+        {cast<BlockArgument>(scaling.scale).getArgNumber(),
+         cast<BlockArgument>(scaling.growthTracker).getArgNumber()});
   }
 
   for (auto [v, index] : llvm::zip(newParams, paramIndex)) {

@@ -4,7 +4,8 @@
 // run, as one registered pipeline with the options a user picks, so other
 // compilers embed memopt's pipeline with one textual entry:
 //
-//   memopt-microbatch (count > 1), memopt-autodiff, memopt-checkpoint
+//   memopt-microbatch (count > 1), memopt-mixed-precision (precision fp16
+//   or bf16), memopt-autodiff, memopt-checkpoint
 //   (checkpoint != none), memopt-inplace (inplace or abn), memopt-schedule,
 //   memopt-plan-memory
 //
@@ -56,6 +57,31 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
   Option<bool> abn{*this, "abn",
                    llvm::cl::desc("InPlace-ABN (--memopt-inplace=abn=true)"),
                    llvm::cl::init(false)};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("fp32, fp16 or bf16 (--memopt-mixed-precision)"),
+      llvm::cl::init("fp32")};
+  Option<std::string> lossScale{
+      *this, "loss-scale",
+      llvm::cl::desc("dynamic, none or a constant (default: dynamic for fp16, "
+                     "none for bf16)"),
+      llvm::cl::init("")};
+  Option<double> initScale{*this, "init-scale",
+                           llvm::cl::desc("Initial dynamic loss scale"),
+                           llvm::cl::init(65536.0)};
+  Option<double> growthFactor{
+      *this, "growth-factor",
+      llvm::cl::desc("Loss-scale multiplier after growth-interval finite "
+                     "steps"),
+      llvm::cl::init(2.0)};
+  Option<double> backoffFactor{
+      *this, "backoff-factor",
+      llvm::cl::desc("Loss-scale multiplier after an overflow"),
+      llvm::cl::init(0.5)};
+  Option<int64_t> growthInterval{
+      *this, "growth-interval",
+      llvm::cl::desc("Finite steps before the loss scale grows"),
+      llvm::cl::init(2000)};
   Option<int64_t> alignment{*this, "alignment",
                             llvm::cl::desc("Arena alignment in bytes"),
                             llvm::cl::init(64)};
@@ -66,6 +92,17 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
     MemOptMicrobatchOptions microbatch;
     microbatch.count = options.microbatches;
     pm.addPass(createMemOptMicrobatch(microbatch));
+  }
+  if (options.precision != "fp32") {
+    // An unknown precision is the pass's own error.
+    MemOptMixedPrecisionOptions mixed;
+    mixed.precision = options.precision;
+    mixed.lossScale = options.lossScale;
+    mixed.initScale = options.initScale;
+    mixed.growthFactor = options.growthFactor;
+    mixed.backoffFactor = options.backoffFactor;
+    mixed.growthInterval = options.growthInterval;
+    pm.addPass(createMemOptMixedPrecision(mixed));
   }
   MemOptAutodiffOptions autodiff;
   autodiff.optimizer = options.optimizer;
@@ -99,8 +136,9 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
 void registerMemOptPipelines() {
   PassPipelineRegistration<PipelineOptions>(
       "memopt-pipeline",
-      "The default memory pipeline: micro-batching, autodiff, checkpointing, "
-      "in place, schedule and arena plan, with their options",
+      "The default memory pipeline: micro-batching, mixed precision, "
+      "autodiff, checkpointing, in place, schedule and arena plan, with their "
+      "options",
       buildPipeline);
 }
 

@@ -78,6 +78,12 @@ enum class KernelKind {
   SgdUpdate,
   SgdMomentumUpdate,
   AdamUpdate,
+  // Mixed precision: casts and dynamic loss scaling.
+  Cast,
+  FoundInf,
+  Unscale,
+  UpdateLossScale,
+  Select,
 };
 
 /// The plan-file name (`conv2d`, `batch_norm`, ...).
@@ -218,6 +224,14 @@ struct AdamAttrs {
   double weightDecay = 0;
 };
 
+/// update_loss_scale (torch.amp.GradScaler's update): every attribute is
+/// required; both factors > 0, growth_interval in [1, 2^31 - 1].
+struct LossScaleAttrs {
+  double growthFactor = 2.0;
+  double backoffFactor = 0.5;
+  int64_t growthInterval = 2000;
+};
+
 /// The attributes of one step; std::monostate for kernels without any.
 using KernelAttrs =
     std::variant<std::monostate, Conv2DAttrs, MatMulAttrs, AlphaAttrs,
@@ -225,7 +239,7 @@ using KernelAttrs =
                  DropoutAttrs, TransposeAttrs, SliceAttrs, ConcatAttrs,
                  UpsampleAttrs, ActivationBackwardAttrs, NormBackwardAttrs,
                  BatchNormActAttrs, BatchNormActBackwardAttrs, SgdAttrs,
-                 SgdMomentumAttrs, AdamAttrs>;
+                 SgdMomentumAttrs, AdamAttrs, LossScaleAttrs>;
 
 /// Whether output `outputIndex` of a kernel may occupy exactly the storage
 /// of input `inputIndex` (the output is then a view of that input's tensor,
@@ -242,7 +256,12 @@ using KernelAttrs =
 ///  * output 0 over the logits (cross_entropy_backward) or over prediction
 ///    or target (mse_loss_backward);
 ///  * the optimizer updates: every output over any tensor operand
-///    (param, grad and the optimizer buffers; not Adam's step count).
+///    (param, grad and the optimizer buffers; not Adam's step count nor the
+///    optional skip flag);
+///  * unscale: output 0 over the gradient (input 0); update_loss_scale:
+///    the new scale over the scale, the new growth tracker over the
+///    tracker (output i over input i, i < 2).
+/// cast, found_inf and select never run in place.
 /// Any other overlap of a step's inputs and outputs is refused when the plan
 /// is loaded.
 bool kernelAllowsInPlace(KernelKind kind, size_t outputIndex,

@@ -28,7 +28,9 @@ def MemOpt_Dialect : Dialect {
     * `{memopt.state}`: non-trainable state, e.g. batch-norm running
       statistics (float tensor);
     * `{memopt.optimizer_state}`: optimizer state (momentum buffers, Adam's
-      moments and step count), added by `--memopt-autodiff`;
+      moments and step count, the loss scale and its growth counter), added
+      by `--memopt-autodiff`; `{memopt.initial_value = 6.5536e4 : f64}` gives
+      the value a training run starts it at (zero otherwise);
     * no attribute: data (inputs, labels).
 
     A result may carry `{memopt.updates = N : i64}`: it is the new value of
@@ -46,6 +48,8 @@ def MemOpt_Dialect : Dialect {
     `InferTypeOpInterface`, so the custom form omits result types; the
     generic form always lists them and is verified against the inferred type.
   }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let hasConstantMaterializer = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
   let hasOperationAttrVerify = 1;
@@ -56,6 +60,14 @@ def MemOpt_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kOptimizerStateAttrName =
         "memopt.optimizer_state";
     static constexpr ::llvm::StringLiteral kUpdatesAttrName = "memopt.updates";
+    /// The value a training run starts an argument the compiler added at
+    /// (the loss scale); other added state starts at zero.
+    static constexpr ::llvm::StringLiteral kInitialValueAttrName =
+        "memopt.initial_value";
+    /// On a forward graph: the loss scaling `--memopt-autodiff` builds
+    /// (`--memopt-mixed-precision` sets it).
+    static constexpr ::llvm::StringLiteral kLossScaleAttrName =
+        "memopt.loss_scale";
   }];
 }
 
@@ -74,6 +86,10 @@ def MemOpt_FloatTensor
 def MemOpt_IndexTensor
     : RankedTensorOf<[I32, I64], [HasStaticShapePred],
                      "statically shaped tensor of i32 or i64">;
+def MemOpt_ScalarF32Tensor
+    : RankedTensorOf<[F32], [HasAnyRankOfPred<[0]>], "0-d tensor of f32">;
+def MemOpt_ScalarI32Tensor
+    : RankedTensorOf<[I32], [HasAnyRankOfPred<[0]>], "0-d tensor of i32">;
 def MemOpt_ScalarFloatTensor
     : RankedTensorOf<[F16, BF16, F32, F64], [HasAnyRankOfPred<[0]>],
                      "0-d tensor of f16, bf16, f32 or f64">;
@@ -157,11 +173,26 @@ class MemOpt_CostTraits<list<Trait> traits> {
           [MemOpt_CostOpInterface], []);
 }
 
+// Listed in an op's traits when its autocast class is not
+// PrecisionOpInterface's default (Follow over every float operand); the op
+// then implements both methods (PrecisionModel.cpp).
+def MemOpt_PrecisionModel
+    : DeclareOpInterfaceMethods<MemOpt_PrecisionOpInterface,
+                                ["getPrecisionClass", "getPrecisionOperands"]>;
+
+// The precision trait a forward op's base class adds, like MemOpt_CostTraits.
+class MemOpt_PrecisionTraits<list<Trait> traits> {
+  list<Trait> ret =
+      !if(!empty(!filter(t, traits, !eq(t, MemOpt_PrecisionModel))),
+          [MemOpt_PrecisionOpInterface], []);
+}
+
 // An op of the forward vocabulary: pure, with inferred result types, a
-// gradient rule and a FLOP count.
+// gradient rule, a FLOP count and an autocast class.
 class MemOpt_ForwardOp<string mnemonic, list<Trait> traits = []>
     : MemOpt_Op<mnemonic, !listconcat([Pure, MemOpt_InferResultTypes,
         DeclareOpInterfaceMethods<MemOpt_DifferentiableOpInterface>],
-        MemOpt_CostTraits<traits>.ret, traits)>;
+        MemOpt_CostTraits<traits>.ret, MemOpt_PrecisionTraits<traits>.ret,
+        traits)>;
 
 #endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTBASE_TD

@@ -16,7 +16,7 @@
 #define MEMOPT_DIALECT_MEMOPT_IR_MEMOPTFUSEDOPS_TD
 
 def MemOpt_BatchNormActOp : MemOpt_ForwardOp<"batch_norm_act",
-    [MemOpt_FlopModel, MemOpt_InPlaceOpInterface,
+    [MemOpt_FlopModel, MemOpt_PrecisionModel, MemOpt_InPlaceOpInterface,
      AllTypesMatch<["gamma", "beta", "running_mean", "running_var"]>]> {
   let summary = "training-mode batch norm fused with an invertible activation "
                 "(InPlace-ABN)";

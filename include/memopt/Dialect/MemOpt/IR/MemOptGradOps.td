@@ -319,13 +319,19 @@ def MemOpt_SgdUpdateOp : MemOpt_GradOp<"sgd_update",
   let description = [{
     `p ← p − lr · (g + weight_decay · p)`.
 
+    Every optimizer op takes an optional trailing `skip` flag (a 0-d f32
+    tensor, `memopt.found_inf`'s result under dynamic loss scaling): when it
+    is nonzero the step is skipped and every result equals its operand, as
+    `GradScaler.step` skips `optimizer.step()` after an overflow.
+
     ```mlir
     %p1 = memopt.sgd_update %p, %g {lr = 1.000000e-01 : f64}
         : (tensor<10x128xf32>, tensor<10x128xf32>) -> tensor<10x128xf32>
     ```
   }];
   let arguments = (ins MemOpt_FloatTensor:$param, MemOpt_FloatTensor:$grad,
-                   F64Attr:$lr, DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
+                   Optional<MemOpt_ScalarF32Tensor>:$skip, F64Attr:$lr,
+                   DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
   let results = (outs MemOpt_FloatTensor:$result);
 }
 
@@ -345,7 +351,8 @@ def MemOpt_SgdMomentumUpdateOp : MemOpt_GradOp<"sgd_momentum_update",
     ```
   }];
   let arguments = (ins MemOpt_FloatTensor:$param, MemOpt_FloatTensor:$grad,
-                   MemOpt_FloatTensor:$momentum_buffer, F64Attr:$lr,
+                   MemOpt_FloatTensor:$momentum_buffer,
+                   Optional<MemOpt_ScalarF32Tensor>:$skip, F64Attr:$lr,
                    F64Attr:$momentum,
                    DefaultValuedAttr<F64Attr, "0.0">:$dampening,
                    DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
@@ -372,7 +379,8 @@ def MemOpt_AdamUpdateOp : MemOpt_GradOp<"adam_update",
   }];
   let arguments = (ins MemOpt_FloatTensor:$param, MemOpt_FloatTensor:$grad,
                    MemOpt_FloatTensor:$exp_avg, MemOpt_FloatTensor:$exp_avg_sq,
-                   MemOpt_ScalarFloatTensor:$step, F64Attr:$lr,
+                   MemOpt_ScalarFloatTensor:$step,
+                   Optional<MemOpt_ScalarF32Tensor>:$skip, F64Attr:$lr,
                    DefaultValuedAttr<F64Attr, "0.9">:$beta1,
                    DefaultValuedAttr<F64Attr, "0.999">:$beta2,
                    DefaultValuedAttr<F64Attr, "1e-08">:$eps,

@@ -108,4 +108,40 @@ def MemOpt_InPlaceOpInterface : OpInterface<"InPlaceOpInterface"> {
   ];
 }
 
+def MemOpt_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
+  let cppNamespace = "::memopt";
+  let description = [{
+    How `--memopt-mixed-precision` types an op, in the terms of PyTorch's
+    autocast lists. `Allow` ops (convolution, linear, matmul) compute in the
+    low precision: every precision operand is cast to f16 (or bf16). `Deny`
+    ops (softmax, layer norm, losses, reductions) compute in f32: low
+    precision operands are cast up. `Follow` ops (element-wise, data
+    movement, pooling, batch norm's activation) run in the widest type of
+    their precision operands, like PyTorch's type promotion.
+
+    The precision operands are the float operands the class applies to. By
+    default every float operand; batch norm names only `x`, so its scale,
+    shift and running statistics stay f32 while `x` and `y` follow the
+    activations (cuDNN's mixed batch norm).
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        The op's autocast class.
+      }],
+      "::memopt::PrecisionClass", "getPrecisionClass", (ins),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/[{
+        return ::memopt::PrecisionClass::Follow;
+      }]>,
+    InterfaceMethod<[{
+        Indices of the operands whose element type the class decides.
+      }],
+      "::llvm::SmallVector<unsigned>", "getPrecisionOperands", (ins),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/[{
+        return ::memopt::floatOperandIndices($_op);
+      }]>,
+  ];
+}
+
 #endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTINTERFACES_TD

@@ -61,6 +61,14 @@ public:
 /// `scalar` for rank 0.
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 
+/// The autocast class of an op (PrecisionOpInterface): compute in the low
+/// precision, in f32, or in the widest type of the inputs.
+enum class PrecisionClass { Allow, Deny, Follow };
+
+/// Indices of `op`'s operands of float tensor type: the default precision
+/// operands.
+llvm::SmallVector<unsigned> floatOperandIndices(mlir::Operation *op);
+
 /// Broadcasts two shapes with NumPy's rules; std::nullopt when they do not
 /// broadcast.
 std::optional<llvm::SmallVector<int64_t>>

@@ -22,7 +22,8 @@ defvar Pair00 = "{0, 0}";
 // Convolution, linear, matmul
 //===----------------------------------------------------------------------===//
 
-def MemOpt_Conv2DOp : MemOpt_ForwardOp<"conv2d", [MemOpt_FlopModel]> {
+def MemOpt_Conv2DOp : MemOpt_ForwardOp<"conv2d",
+    [MemOpt_FlopModel, MemOpt_PrecisionModel]> {
   let summary = "2-D convolution (cross-correlation), NCHW";
   let description = [{
     Cross-correlates an `N×C×H×W` input with a `K×(C/groups)×R×S` weight and
@@ -50,7 +51,8 @@ def MemOpt_Conv2DOp : MemOpt_ForwardOp<"conv2d", [MemOpt_FlopModel]> {
   }];
 }
 
-def MemOpt_LinearOp : MemOpt_ForwardOp<"linear", [MemOpt_FlopModel]> {
+def MemOpt_LinearOp : MemOpt_ForwardOp<"linear",
+    [MemOpt_FlopModel, MemOpt_PrecisionModel]> {
   let summary = "fully connected layer: x·Wᵀ + b";
   let description = [{
     Multiplies the trailing dimension of `input` (`…×I`) by the transpose of
@@ -71,7 +73,8 @@ def MemOpt_LinearOp : MemOpt_ForwardOp<"linear", [MemOpt_FlopModel]> {
   }];
 }
 
-def MemOpt_MatMulOp : MemOpt_ForwardOp<"matmul", [MemOpt_FlopModel]> {
+def MemOpt_MatMulOp : MemOpt_ForwardOp<"matmul",
+    [MemOpt_FlopModel, MemOpt_PrecisionModel]> {
   let summary = "batched matrix product with broadcasting batch dimensions";
   let description = [{
     Computes `a·b` over the two trailing dimensions (`…×M×K` times `…×K×N`,
@@ -161,7 +164,7 @@ def MemOpt_MulOp : MemOpt_BinaryOp<"mul", "product">;
 //===----------------------------------------------------------------------===//
 
 def MemOpt_BatchNormOp : MemOpt_ForwardOp<"batch_norm",
-    [MemOpt_FlopModel,
+    [MemOpt_FlopModel, MemOpt_PrecisionModel,
      AllTypesMatch<["gamma", "beta", "running_mean", "running_var"]>]> {
   let summary = "batch normalisation in training mode";
   let description = [{
@@ -205,7 +208,8 @@ def MemOpt_BatchNormOp : MemOpt_ForwardOp<"batch_norm",
 }
 
 def MemOpt_BatchNormInferenceOp : MemOpt_Op<"batch_norm_inference", [Pure,
-    MemOpt_FlopModel, MemOpt_InPlaceOpInterface, AllTypesMatch<["x", "result"]>,
+    MemOpt_FlopModel, MemOpt_PrecisionModel, MemOpt_InPlaceOpInterface,
+    AllTypesMatch<["x", "result"]>,
     AllTypesMatch<["gamma", "beta", "running_mean", "running_var"]>]> {
   let summary = "batch normalisation in evaluation mode";
   let description = [{
@@ -232,7 +236,7 @@ def MemOpt_BatchNormInferenceOp : MemOpt_Op<"batch_norm_inference", [Pure,
 }
 
 def MemOpt_LayerNormOp : MemOpt_ForwardOp<"layer_norm",
-    [MemOpt_FlopModel, AllTypesMatch<["gamma", "beta"]>]> {
+    [MemOpt_FlopModel, MemOpt_PrecisionModel, AllTypesMatch<["gamma", "beta"]>]> {
   let summary = "layer normalisation over the trailing dimensions";
   let description = [{
     Normalises `x` over its trailing dimensions given by the shape of `gamma`
@@ -288,7 +292,8 @@ def MemOpt_AvgPool2DOp : MemOpt_Pool2DOp<"avg_pool2d", "average"> {
   // PyTorch's default count_include_pad=True: padded zeros count in the mean.
 }
 
-def MemOpt_GlobalAvgPool2DOp : MemOpt_ForwardOp<"global_avg_pool2d"> {
+def MemOpt_GlobalAvgPool2DOp : MemOpt_ForwardOp<"global_avg_pool2d",
+    [MemOpt_PrecisionModel]> {
   let summary = "mean over the spatial dimensions";
   let description = [{
     Averages `x` (`N×C×H×W`) over `H` and `W`, giving `N×C`, as
@@ -308,7 +313,7 @@ def MemOpt_GlobalAvgPool2DOp : MemOpt_ForwardOp<"global_avg_pool2d"> {
 // Softmax and dropout
 //===----------------------------------------------------------------------===//
 
-def MemOpt_SoftmaxOp : MemOpt_ForwardOp<"softmax"> {
+def MemOpt_SoftmaxOp : MemOpt_ForwardOp<"softmax", [MemOpt_PrecisionModel]> {
   let summary = "softmax along an axis, optionally causally masked";
   let description = [{
     Computes `exp(x − max) / Σ exp(x − max)` along `axis` (negative values
@@ -352,7 +357,7 @@ def MemOpt_DropoutOp
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def MemOpt_ReshapeOp : MemOpt_Op<"reshape", [Pure,
+def MemOpt_ReshapeOp : MemOpt_Op<"reshape", [Pure, MemOpt_PrecisionOpInterface,
     DeclareOpInterfaceMethods<MemOpt_DifferentiableOpInterface>]> {
   let summary = "reinterpret a tensor with a new shape";
   let description = [{
@@ -466,7 +471,8 @@ def MemOpt_EmbeddingOp : MemOpt_ForwardOp<"embedding"> {
 // Losses
 //===----------------------------------------------------------------------===//
 
-def MemOpt_CrossEntropyOp : MemOpt_ForwardOp<"cross_entropy"> {
+def MemOpt_CrossEntropyOp : MemOpt_ForwardOp<"cross_entropy",
+    [MemOpt_PrecisionModel]> {
   let summary = "softmax cross-entropy with class labels, mean reduction";
   let description = [{
     Computes `mean_n(−log softmax(logits[n])[labels[n]])` for `N×C` logits
@@ -486,7 +492,8 @@ def MemOpt_CrossEntropyOp : MemOpt_ForwardOp<"cross_entropy"> {
 }
 
 def MemOpt_MseLossOp
-    : MemOpt_ForwardOp<"mse_loss", [AllTypesMatch<["prediction", "target"]>]> {
+    : MemOpt_ForwardOp<"mse_loss",
+      [MemOpt_PrecisionModel, AllTypesMatch<["prediction", "target"]>]> {
   let summary = "mean squared error, mean reduction";
   let description = [{
     Computes `mean((prediction − target)²)` over all elements, as
@@ -524,5 +531,6 @@ def MemOpt_FreeOp : MemOpt_Op<"free", [MemoryEffects<[MemFree]>]> {
 
 include "memopt/Dialect/MemOpt/IR/MemOptGradOps.td"
 include "memopt/Dialect/MemOpt/IR/MemOptFusedOps.td"
+include "memopt/Dialect/MemOpt/IR/MemOptPrecisionOps.td"
 
 #endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTOPS_TD

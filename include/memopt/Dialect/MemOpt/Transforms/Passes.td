@@ -315,6 +315,64 @@ def MemOptMicrobatch : Pass<"memopt-microbatch", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def MemOptMixedPrecision : Pass<"memopt-mixed-precision", "mlir::ModuleOp"> {
+  let summary = "FP16 (or BF16) compute with FP32 master weights and loss "
+                "scaling";
+  let description = [{
+    Autocast as a graph rewrite. Runs on the forward graph, before
+    `--memopt-autodiff`, which then derives a backward pass in the same
+    precisions (the gradient of a cast is the cast back). Each op's class
+    comes from `PrecisionOpInterface`, after PyTorch's autocast lists:
+
+    * **allow** (convolution, linear, matmul): every float operand, weights
+      included, is cast to `precision`; the kernels accumulate in f32.
+    * **deny** (softmax, layer norm, losses, global average pooling): low
+      precision operands are cast to f32, so the loss is f32.
+    * **follow** (everything else): the widest type of the inputs. Batch
+      norm follows with `x` only: its scale, shift and running statistics
+      stay f32.
+
+    Activations between allow ops therefore live, and are saved for
+    backward, in the low precision, while parameters (the master weights),
+    the gradients handed to the optimizer and the optimizer state stay f32.
+    One cast is made per value and type, casts of constants fold to
+    constants, and the function's signature is unchanged.
+
+    Training graphs get loss scaling (`memopt.loss_scale` on the function,
+    consumed by `--memopt-autodiff`): `loss-scale=dynamic` (the default for
+    fp16) follows `torch.cuda.amp.GradScaler`: the backward pass starts from
+    the scale, `memopt.found_inf` checks the scaled gradients, they are
+    unscaled, an inf or NaN skips every optimizer update and multiplies the
+    scale by `backoff-factor`, and `growth-interval` finite steps in a row
+    multiply it by `growth-factor`. The scale and the counter are optimizer
+    state of the step. `loss-scale=<number>` scales by a constant (updates
+    are still skipped on overflow); `loss-scale=none` (the default for bf16)
+    does not scale.
+
+    Errors: a graph that already has backward ops (run this pass before
+    autodiff), an op without an autocast class, f64 tensors, bad options.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"fp16\"",
+           "Low precision: fp16 or bf16">,
+    Option<"lossScale", "loss-scale", "std::string", /*default=*/"\"\"",
+           "dynamic, none or a constant scale (default: dynamic for fp16, "
+           "none for bf16)">,
+    Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
+           "Initial dynamic loss scale">,
+    Option<"growthFactor", "growth-factor", "double", /*default=*/"2.0",
+           "Scale multiplier after growth-interval finite steps">,
+    Option<"backoffFactor", "backoff-factor", "double", /*default=*/"0.5",
+           "Scale multiplier after an overflow">,
+    Option<"growthInterval", "growth-interval", "int64_t", /*default=*/"2000",
+           "Consecutive finite steps before the scale grows">
+  ];
+  let statistics = [
+    Statistic<"numCasts", "casts", "Casts inserted">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def MemOptReport : Pass<"memopt-report", "mlir::ModuleOp"> {
   let summary = "Write the memory report (JSON) of every function";
   let description = [{
