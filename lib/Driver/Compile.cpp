@@ -10,6 +10,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <nlohmann/json.hpp>
 
@@ -78,9 +79,6 @@ FailureOr<CompiledGraph> memopt::compileToPlan(ModuleOp module,
       return module.emitError()
              << "invalid pass pipeline '" << options.pipeline << "': " << error;
   }
-  ConvertMemOptToMemRTOptions lowering;
-  lowering.alignment = options.alignment;
-  pm.addPass(createConvertMemOptToMemRT(lowering));
   size_t sourceArguments = graph.argumentNames.size();
   if (failed(pm.run(module)))
     return failure();
@@ -97,12 +95,23 @@ FailureOr<CompiledGraph> memopt::compileToPlan(ModuleOp module,
     if (auto value = lowered.getArgAttrOfType<FloatAttr>(
             i, MemOptDialect::kInitialValueAttrName)) {
       init.value = value.getValueAsDouble();
-      init.reason = "optimizer state, " + std::to_string(init.value);
+      init.reason = llvm::formatv("optimizer state, {0}", init.value).str();
     }
     graph.argumentInit.push_back(init);
-    graph.argumentNames.push_back("optimizer_state." +
-                                  std::to_string(i - sourceArguments));
+    // Arguments the compiler named (the loss scale) keep their name.
+    if (auto name = dyn_cast<NameLoc>(lowered.getArgument(i).getLoc()))
+      graph.argumentNames.push_back(name.getName().str());
+    else
+      graph.argumentNames.push_back("optimizer_state." +
+                                    std::to_string(i - sourceArguments));
   }
+
+  PassManager lower(module.getContext());
+  ConvertMemOptToMemRTOptions lowering;
+  lowering.alignment = options.alignment;
+  lower.addPass(createConvertMemOptToMemRT(lowering));
+  if (failed(lower.run(module)))
+    return failure();
 
   std::string json;
   llvm::raw_string_ostream os(json);

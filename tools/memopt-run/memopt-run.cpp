@@ -218,17 +218,20 @@ std::string pipelineFor(ModuleOp module, bool optimize) {
     os << "}";
     return pipeline;
   }
-  if (training && evalMode) {
+  if (training && evalMode)
     os << "memopt-eval-mode,";
-  } else if (training) {
-    if (microbatches > 1)
-      os << "memopt-microbatch{count=" << microbatches << "},";
-    if (precision != "fp32") {
-      os << "memopt-mixed-precision{precision=" << precision;
-      if (!lossScale.empty())
-        os << " loss-scale=" << lossScale;
-      os << "},";
-    }
+  else if (training && microbatches > 1)
+    os << "memopt-microbatch{count=" << microbatches << "},";
+  if (precision != "fp32") {
+    // Evaluation and inference have no backward pass to scale.
+    os << "memopt-mixed-precision{precision=" << precision;
+    if (training && !evalMode && !lossScale.empty())
+      os << " loss-scale=" << lossScale;
+    else if (!training || evalMode)
+      os << " loss-scale=none";
+    os << "},";
+  }
+  if (training && !evalMode) {
     os << "memopt-autodiff{optimizer=" << optimizerName
        << " lr=" << learningRate << " momentum=" << momentumFactor
        << " weight-decay=" << weightDecay << "},";
@@ -321,6 +324,16 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
   RunSummary summary;
   summary.kernels = plan->steps.size();
   std::vector<double> stepSeconds(plan->steps.size(), 0.0);
+  // Dynamic loss scaling: the scale is state of the step; a step whose
+  // gradients overflowed was skipped and lowered it.
+  int64_t scaleArg = training ? plan->findArgument("loss_scale") : -1;
+  auto readScale = [&]() {
+    run::HostTensor scale(plan->argumentTensor(scaleArg).dtype, {});
+    executor.getArgument(scaleArg, scale.bytes.data(), scale.bytes.size());
+    return scale.get(0);
+  };
+  double initialScale = scaleArg >= 0 ? readScale() : 0, scale = initialScale;
+  unsigned skippedSteps = 0;
   auto start = std::chrono::steady_clock::now();
   for (unsigned step = 0; step < numSteps; ++step) {
     data.next(executor);
@@ -339,6 +352,11 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
     }
     if (training)
       executor.applyUpdates();
+    if (scaleArg >= 0) {
+      double next = readScale();
+      skippedSteps += next < scale;
+      scale = next;
+    }
   }
   summary.msPerStep =
       1000 *
@@ -346,6 +364,10 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
           .count() /
       numSteps;
   progress.finish();
+  if (scaleArg >= 0)
+    out << "loss scale: " << llvm::format("%g", initialScale) << " -> "
+        << llvm::format("%g", scale) << ", " << skippedSteps << " of "
+        << numSteps << " steps skipped (inf/NaN gradients)\n";
   summary.arenaBytes = executor.arenaBytes();
   summary.persistentBytes = executor.persistentBytes();
   summary.highWaterBytes = executor.backend().memoryStats().peakBytes;
@@ -437,6 +459,12 @@ int main(int argc, char **argv) {
   // would bury them.
   context.printOpOnDiagnostic(false);
   context.loadAllAvailableDialects();
+
+  if (!lossScale.empty() && precision == "fp32") {
+    llvm::errs() << "memopt-run: --loss-scale needs --precision=fp16 or bf16 "
+                    "(f32 gradients do not underflow)\n";
+    return 1;
+  }
 
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(inputFile, &error);

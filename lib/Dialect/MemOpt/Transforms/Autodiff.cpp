@@ -173,10 +173,15 @@ LogicalResult MemOptAutodiffPass::differentiate(func::FuncOp func) {
                      b.getF64FloatAttr(scaling.initScale));
       unsigned index = func.getNumArguments();
       auto i32 = RankedTensorType::get({}, b.getI32Type());
+      // Named locations name the arguments in plans and weight files.
+      auto named = [&](StringRef name) {
+        return NameLoc::get(b.getStringAttr(name), func.getLoc());
+      };
       if (failed(func.insertArgument(index, f32, scaleAttrs.getDictionary(ctx),
-                                     func.getLoc())) ||
-          failed(func.insertArgument(
-              index + 1, i32, trackerAttrs.getDictionary(ctx), func.getLoc())))
+                                     named("loss_scale"))) ||
+          failed(func.insertArgument(index + 1, i32,
+                                     trackerAttrs.getDictionary(ctx),
+                                     named("loss_scale_growth_tracker"))))
         return func.emitOpError("cannot add the loss-scale arguments");
       scaling.scale = func.getArgument(index);
       scaling.growthTracker = func.getArgument(index + 1);
