@@ -43,6 +43,17 @@ echo "\$ memopt-run resnet56.mlir --budget=20MiB   (the least recomputation that
 echo "\$ memopt-run resnet56.mlir --budget=12MiB"
 if "$run" "$tmp/resnet56.mlir" --steps=1 --budget=12MiB 2>&1 | sed "s|$tmp/||" | grep error; then :; fi
 echo
+echo "== Mixed precision: f16 activations, f32 master weights, GradScaler loss scaling"
+for p in fp32 fp16 bf16; do
+  "$run" "$root/examples/cnn.mlir" --steps=10 --lr=0.05 --precision=$p |
+    awk -v p="$p" '/^step 10/ { loss = $4 } /^arena/ { arena = $2 }
+      /^loss scale/ { scale = ", " $0 }
+      END { printf "--precision=%s  step 10 loss %s, arena %.1f MiB%s\n", p, loss, arena / 1048576, scale }'
+done
+"$run" "$tmp/resnet56.mlir" --steps=2 --lr=0.05 --precision=fp16 --checkpoint=optimal --inplace |
+  awk '/^step 2/ { loss = $4 } /^memory/ { hw = $4 }
+    END { printf "ResNet-56 --precision=fp16 --checkpoint=optimal --inplace: step 2 loss %s, measured high-water %.1f MiB\n", loss, hw / 1048576 }'
+echo
 echo "== Every model of the suite, e.g. ResNet-50 at batch 8, 224x224"
 python3 "$root/examples/generate_models.py" resnet50 --batch 8 -o "$tmp/resnet50.mlir"
 "$opt" "$tmp/resnet50.mlir" --memopt-summary -o /dev/null | head -3
