@@ -8,10 +8,10 @@ Usage: bench/mixed_precision.py [--quick] [--build build | --memopt-opt PATH]
 
 Every measurement is one memopt-opt run of
 
-    builtin.module([memopt-mixed-precision{precision=P}], memopt-autodiff,
-                   [memopt-checkpoint{strategy=S}], [memopt-inplace],
-                   memopt-report{file=A}, memopt-schedule, memopt-plan-memory,
-                   memopt-report{file=B})
+    builtin.module([memopt-mixed-precision{precision=P}], memopt-report{file=F},
+                   memopt-autodiff, [memopt-checkpoint{strategy=S}],
+                   [memopt-inplace], memopt-report{file=A}, memopt-schedule,
+                   memopt-plan-memory, memopt-report{file=B})
 
 in the order of --memopt-pipeline (mixed precision before autodiff,
 checkpointing and in-place after it). Report B is the step as it runs:
@@ -19,16 +19,16 @@ parameters, gradient_bytes, optimizer_state_bytes, forward_allocated_bytes,
 peak_bytes, arena_bytes. saved_for_backward_bytes comes from report A,
 before the schedule, as in bench/checkpoint.py and bench/inplace.py (report
 B's value is kept as saved_for_backward_bytes_report_after_schedule).
-cast_ops counts the memopt.cast ops of the final IR (forward, backward and
-recomputed); forward_cast_ops those of the forward graph after the
-mixed-precision pass.
+Report F, on the forward graph, gives forward_flops (for recompute_fraction)
+and forward_cast_ops. cast_ops counts the memopt.cast ops of the final IR
+(forward, backward and recomputed).
 
 Variants: f32 (plain autodiff), fp16 (loss-scale=dynamic, the default),
 bf16 (no loss scaling), f32 + checkpoint sqrt + inplace, fp16 + checkpoint
-sqrt + inplace, and fp16 + checkpoint optimal + inplace (full runs only;
-skipped on a model when it takes longer than optimal_timeout seconds).
-Ratios are over the f32 row (and the combined fp16 rows also over the f32 +
-sqrt + inplace row).
+sqrt + inplace, and, in full runs only, fp16 and f32 + checkpoint optimal +
+inplace (a run longer than optimal_timeout seconds is recorded as skipped).
+Ratios are over the f32 row; the combined fp16 rows also over the f32 row
+with the same checkpointing and in-place.
 
 For f32, fp16 and bf16 the script also rebuilds saved_for_backward_bytes
 from the generic IR after autodiff (forward buffers live when the first
@@ -82,13 +82,15 @@ VARIANTS = [
     ("f32-sqrt-inplace", None, "strategy=sqrt", True),
     ("fp16-sqrt-inplace", "fp16", "strategy=sqrt", True),
     ("fp16-optimal-inplace", "fp16", "strategy=optimal", True),
+    ("f32-optimal-inplace", None, "strategy=optimal", True),
 ]
-OPTIMAL = "fp16-optimal-inplace"
+OPTIMAL = ("fp16-optimal-inplace", "f32-optimal-inplace")
 # Ratios: variant -> the rows it is divided by.
 RATIO_BASES = {
     "fp16": ["f32"], "bf16": ["f32"], "f32-sqrt-inplace": ["f32"],
     "fp16-sqrt-inplace": ["f32", "f32-sqrt-inplace"],
-    "fp16-optimal-inplace": ["f32", "f32-sqrt-inplace"],
+    "fp16-optimal-inplace": ["f32", "f32-optimal-inplace"],
+    "f32-optimal-inplace": ["f32"],
 }
 RATIO_KEYS = ("saved_for_backward_bytes", "forward_allocated_bytes", "peak_bytes",
               "arena_bytes")
@@ -111,6 +113,10 @@ DEFINITIONS = {
                    "it)",
     "arguments_bytes": "the step's arguments after autodiff (parameters, state, data, "
                        "loss-scale state): live outside the arena, part of peak_bytes",
+    "forward_flops": "total_flops of report F, the forward graph (after "
+                     "--memopt-mixed-precision, before autodiff)",
+    "recompute_fraction": "recompute_flops / forward_flops (1.0 = the whole forward "
+                          "pass again)",
     "cast_ops": "memopt.cast ops in the final IR (forward, backward, recomputed)",
     "forward_cast_ops": "memopt.cast ops of the forward graph after "
                         "--memopt-mixed-precision",
@@ -128,10 +134,12 @@ def log(*args):
     print(*args, file=sys.stderr, flush=True)
 
 
-def pipeline(precision, ckpt, inplace, before, after):
+def pipeline(precision, ckpt, inplace, before, after, fwd=None):
     passes = []
     if precision:
         passes.append(f"memopt-mixed-precision{{precision={precision}}}")
+    if fwd:
+        passes.append(f"memopt-report{{file={fwd}}}")
     passes.append("memopt-autodiff")
     if ckpt:
         passes.append(f"memopt-checkpoint{{{ckpt}}}")
@@ -164,11 +172,12 @@ def run_opt(cmd, timeout):
 def measure(opt, path, precision, ckpt, inplace, tmp, timeout):
     before = os.path.join(tmp, "before.json")
     after = os.path.join(tmp, "after.json")
+    fwd = os.path.join(tmp, "forward.json")
     out = os.path.join(tmp, "out.mlir")
-    for f in (before, after, out):
+    for f in (before, after, fwd, out):
         if os.path.exists(f):
             os.unlink(f)
-    passes = pipeline(precision, ckpt, inplace, before, after)
+    passes = pipeline(precision, ckpt, inplace, before, after, fwd)
     cmd = [opt, path, "--pass-pipeline=" + passes, "-o", out,
            "-mlir-print-op-on-diagnostic=false"]
     row = {"precision": precision or "f32", "checkpoint": ckpt, "inplace": inplace,
@@ -182,10 +191,14 @@ def measure(opt, path, precision, ckpt, inplace, tmp, timeout):
         return row
     row["compile_seconds"] = round(time.perf_counter() - start, 3)
     if proc.returncode != 0:
-        row.update(ok=False, error=proc.stderr[-2000:])
+        # The head holds the diagnostic or, for a crash, the stack dump's
+        # innermost frames.
+        row.update(ok=False, returncode=proc.returncode, error=proc.stderr[:4000])
         return row
     with open(out) as f:
         ir = f.read()
+    with open(fwd) as f:
+        forward = json.load(f)
     with open(after) as f:
         rep = json.load(f)
     with open(before) as f:
@@ -208,7 +221,11 @@ def measure(opt, path, precision, ckpt, inplace, tmp, timeout):
         "arguments_bytes": args,
         "recompute_flops": rep["recompute_flops"],
         "total_flops": rep["total_flops"],
+        "forward_flops": forward["total_flops"],
+        "recompute_fraction": round(rep["recompute_flops"] / forward["total_flops"], 4)
+        if forward["total_flops"] else None,
         "cast_ops": len(_CAST_RE.findall(ir)),
+        "forward_cast_ops": sum(o["op"] == "memopt.cast" for o in forward["ops"]),
         "recomputed_ops": ir.count("memopt.recompute"),
         "inplace_ops": sum("inplace_operand" in o and not o["op"].endswith("_update")
                            for o in rep["ops"]),
@@ -255,7 +272,7 @@ def saved_breakdown(opt, path, precision, tmp, timeout):
     values = {}   # value -> dict(def, bytes, dtype, op, alias_of, cast_of)
     ret = None
     for line in lines[body + 1:]:
-        if line.strip() in ("}) : () -> ()", "}) : () -> ()"):
+        if line.strip() == "}) : () -> ()":  # the end of the function
             break
         m = _OP_RE.match(line)
         if not m:
@@ -360,14 +377,14 @@ def ratios(rows):
 def model_rows(opt, path, cfg, tmp):
     rows = {}
     for label, precision, ckpt, inplace in VARIANTS:
-        if label == OPTIMAL and not cfg["optimal"]:
+        if label in OPTIMAL and not cfg["optimal"]:
             continue
-        timeout = cfg["optimal_timeout"] if label == OPTIMAL else cfg["timeout"]
+        timeout = cfg["optimal_timeout"] if label in OPTIMAL else cfg["timeout"]
         row = measure(opt, path, precision, ckpt, inplace, tmp, timeout)
         if row.get("ok") and label in BREAKDOWN_VARIANTS:
             split = saved_breakdown(opt, path, precision, tmp, cfg["timeout"])
             if split and "error" not in split:
-                row["forward_cast_ops"] = split.pop("forward_cast_ops")
+                split.pop("forward_cast_ops")
                 split["matches_report"] = (split["saved_for_backward_bytes"]
                                            == row["saved_for_backward_bytes"])
                 if not split["matches_report"]:
@@ -380,8 +397,10 @@ def model_rows(opt, path, cfg, tmp):
             f"saved {row['saved_for_backward_bytes'] / MIB:.1f} MiB, fwd "
             f"{row['forward_allocated_bytes'] / MIB:.1f} MiB, peak "
             f"{row['peak_bytes'] / MIB:.1f} MiB, arena {row['arena_bytes'] / MIB:.1f} "
-            f"MiB, {row['cast_ops']} casts, {row['compile_seconds']} s"
-            if row["ok"] else (row.get("skipped") or row["error"][-500:])))
+            f"MiB, recompute {row['recompute_fraction']}, {row['cast_ops']} casts, "
+            f"{row['compile_seconds']} s"
+            if row["ok"] else (row.get("skipped") or
+                               f"exit {row['returncode']}: {row['error'][:800]}")))
     ratios(rows)
     return rows
 
@@ -417,11 +436,13 @@ def print_tables(data):
                          ("saved_for_backward_bytes", "peak_bytes", "arena_bytes"))
               if c.get("ok") else "failed")
         print(f"| {e['model']} | `{e['options']}` | " + " | ".join(cells)
-              + f" | {bf} | {b.get('forward_cast_ops', '?')} / {b['cast_ops']} |")
+              + f" | {bf} | {b['forward_cast_ops']} / {b['cast_ops']} |")
     print()
-    print("Combined with checkpoint + in-place: peak and arena, MiB (ratio to f32)")
+    print("Combined with checkpoint + in-place: peak / arena, MiB (ratios to f32); "
+          "recompute / forward")
     print()
-    labels = ["f32", "f32-sqrt-inplace", "fp16-sqrt-inplace", OPTIMAL]
+    labels = ["f32", "f32-sqrt-inplace", "fp16-sqrt-inplace", "f32-optimal-inplace",
+              "fp16-optimal-inplace"]
     print("| model | " + " | ".join(f"{l} peak / arena" for l in labels) + " |")
     print("|---|" + "---|" * len(labels))
     for e in data["suite"]:
@@ -432,13 +453,14 @@ def print_tables(data):
             if r is None:
                 cells.append("—")
             elif not r.get("ok"):
-                cells.append(r.get("skipped") or "failed")
+                cells.append(r.get("skipped") or f"failed (exit {r['returncode']})")
             elif l == "f32":
                 cells.append(f"{fmt(r['peak_bytes'])} / {fmt(r['arena_bytes'])}")
             else:
                 cells.append(f"{fmt(r['peak_bytes'])} / {fmt(r['arena_bytes'])} "
                              f"({r['vs_f32']['peak_bytes']:.2f} / "
-                             f"{r['vs_f32']['arena_bytes']:.2f})")
+                             f"{r['vs_f32']['arena_bytes']:.2f}); "
+                             f"{r['recompute_fraction']:.2f}")
         print(f"| {e['model']} | " + " | ".join(cells) + " |")
     print()
     print("fp16 saved for backward, split (MiB): weight copies, data copies, "
@@ -488,10 +510,11 @@ def main():
         "git": checkpoint.git_info(),
         "memopt_opt": checkpoint.binary_info(opt),
         "pipeline": pipeline("<fp16 | bf16>", "<strategy=sqrt | strategy=optimal>",
-                             True, "<saved-for-backward report>", "<report>"),
+                             True, "<saved-for-backward report>", "<report>",
+                             "<forward report>"),
         "variants": {label: {"precision": p or "f32", "checkpoint": c, "inplace": i}
                      for label, p, c, i in VARIANTS
-                     if cfg["optimal"] or label != OPTIMAL},
+                     if cfg["optimal"] or label not in OPTIMAL},
         "optimal_timeout_seconds": cfg["optimal_timeout"] if cfg["optimal"] else None,
         "definitions": DEFINITIONS,
     }

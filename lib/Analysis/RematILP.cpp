@@ -530,7 +530,15 @@ llvm::Expected<IlpOutcome> runCbcUnguarded(const Ilp &ilp,
   // Elapsed rather than CPU time, one thread, fixed seeds: the same input
   // gives the same answer (unless the time limit cuts the search short).
   std::string secondsArg = llvm::formatv("{0:f3}", seconds);
+  // CGL's preprocessing and Clp's presolve are off: on some of these
+  // problems they crash (a null model dereferenced in
+  // ClpPresolve::gutsOfPresolvedModel; Cbc 2.10.8, Clp 1.17.6), seen on
+  // mixed-precision CIFAR ResNets and on DenseNet-121
+  // (test/Transforms/checkpoint-solver-crash.test). Both problems are
+  // sparse and already tight, so the cost is small (bench/checkpoint.py).
   const char *argv[] = {"memopt-remat",              // program name
+                        "-preprocess",    "off",     // see above
+                        "-presolve",      "off",     // see above
                         "-log",           "0",       // quiet
                         "-slog",          "0",       // quiet LP solver
                         "-threads",       "0",       // single-threaded

@@ -2,16 +2,17 @@
 // RUN: memopt-opt %s -split-input-file --memopt-mixed-precision=precision=bf16 | FileCheck %s --check-prefix=BF16
 
 // An MLP: the linear layers compute in f16 on f16 copies of the f32 master
-// weights and of the input; ReLU follows; the loss is f32. One cast per value.
+// weights and of the input, each made just before its first user; ReLU
+// follows; the loss is f32. One cast per value.
 // CHECK-LABEL: func.func @mlp
 // CHECK-SAME: memopt.loss_scale = {backoff_factor = 5.000000e-01 : f64, dynamic = true, growth_factor = 2.000000e+00 : f64, growth_interval = 2000 : i64, init_scale = 6.553600e+04 : f64}
-// CHECK-DAG: %[[W1:.*]] = memopt.cast %arg0 : tensor<16x8xf32> to tensor<16x8xf16>
-// CHECK-DAG: %[[B1:.*]] = memopt.cast %arg1 : tensor<16xf32> to tensor<16xf16>
-// CHECK-DAG: %[[W2:.*]] = memopt.cast %arg2 : tensor<4x16xf32> to tensor<4x16xf16>
-// CHECK-DAG: %[[X:.*]] = memopt.cast %arg3 : tensor<2x8xf32> to tensor<2x8xf16>
-// CHECK: %[[H:.*]] = memopt.linear %[[X]], %[[W1]], %[[B1]] : tensor<2x8xf16>, tensor<16x8xf16>, tensor<16xf16>
-// CHECK: %[[R:.*]] = memopt.relu %[[H]] : tensor<2x16xf16>
-// CHECK: %[[O:.*]] = memopt.linear %[[R]], %[[W2]] : tensor<2x16xf16>, tensor<4x16xf16>
+// CHECK-NEXT: %[[X:.*]] = memopt.cast %arg3 : tensor<2x8xf32> to tensor<2x8xf16>
+// CHECK-NEXT: %[[W1:.*]] = memopt.cast %arg0 : tensor<16x8xf32> to tensor<16x8xf16>
+// CHECK-NEXT: %[[B1:.*]] = memopt.cast %arg1 : tensor<16xf32> to tensor<16xf16>
+// CHECK-NEXT: %[[H:.*]] = memopt.linear %[[X]], %[[W1]], %[[B1]] : tensor<2x8xf16>, tensor<16x8xf16>, tensor<16xf16>
+// CHECK-NEXT: %[[R:.*]] = memopt.relu %[[H]] : tensor<2x16xf16>
+// CHECK-NEXT: %[[W2:.*]] = memopt.cast %arg2 : tensor<4x16xf32> to tensor<4x16xf16>
+// CHECK-NEXT: %[[O:.*]] = memopt.linear %[[R]], %[[W2]] : tensor<2x16xf16>, tensor<4x16xf16>
 // CHECK: %[[O32:.*]] = memopt.cast %[[O]] : tensor<2x4xf16> to tensor<2x4xf32>
 // CHECK: %[[L:.*]] = memopt.cross_entropy %[[O32]], %arg4 : tensor<2x4xf32>
 // CHECK: return %[[L]] : tensor<f32>

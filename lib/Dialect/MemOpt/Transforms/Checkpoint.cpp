@@ -88,7 +88,12 @@ struct StageChain {
   int64_t width = 0;
   int64_t forwardFlops = 0;
   int64_t forwardOps = 0;
+  /// The forward ops, `fixed` included.
   llvm::DenseSet<Operation *> forward;
+  /// Forward ops computed from parameters, state and constants alone (the
+  /// f16 copies of weights under mixed precision): like the arguments they
+  /// are computed once and read anywhere, so they are in no stage.
+  llvm::DenseSet<Operation *> fixed;
 
   int64_t size() const { return static_cast<int64_t>(stages.size()); }
   /// Whether every stage is one op: a plain chain of ops.
@@ -128,13 +133,28 @@ StageChain StageChain::build(func::FuncOp func) {
   MemoryAnalysis analysis(func);
   SmallVector<Operation *> &ops = chain.ops;
   DenseMap<Operation *, int64_t> position;
-  for (Operation *op : analysis.getOps())
-    if (analysis.isForward(op) && !isConstant(op)) {
-      position[op] = static_cast<int64_t>(ops.size());
-      ops.push_back(op);
+  for (Operation *op : analysis.getOps()) {
+    if (!analysis.isForward(op) || isConstant(op))
+      continue;
+    bool fromArgumentsOnly = llvm::all_of(op->getOperands(), [&](Value v) {
+      if (auto arg = dyn_cast<BlockArgument>(v))
+        return func.getArgAttr(arg.getArgNumber(),
+                               MemOptDialect::kParamAttrName) ||
+               func.getArgAttr(arg.getArgNumber(),
+                               MemOptDialect::kStateAttrName);
+      Operation *def = v.getDefiningOp();
+      return isConstant(def) || chain.fixed.contains(def);
+    });
+    if (fromArgumentsOnly && op->getNumOperands() > 0) {
+      chain.fixed.insert(op);
       chain.forward.insert(op);
-      chain.forwardFlops += MemoryAnalysis::getFlops(op);
+      continue;
     }
+    position[op] = static_cast<int64_t>(ops.size());
+    ops.push_back(op);
+    chain.forward.insert(op);
+    chain.forwardFlops += MemoryAnalysis::getFlops(op);
+  }
   chain.forwardOps = static_cast<int64_t>(ops.size());
   if (ops.empty())
     return chain;
@@ -450,7 +470,9 @@ RematProblem buildRematProblem(func::FuncOp func, const StageChain &chain) {
     if (info.isArgument() || info.isAlias())
       continue;
     Operation *def = info.value.getDefiningOp();
-    if (!chain.forward.contains(def))
+    // Fixed values (weight copies) are not in the model: they stay in the
+    // base, like the parameters they copy.
+    if (!chain.forward.contains(def) || chain.fixed.contains(def))
       continue;
     delta[info.def] += info.bytes;
     delta[std::min(info.end, numOps - 1) + 1] -= info.bytes;

@@ -66,9 +66,10 @@ public:
   int64_t numCasts = 0;
 
 private:
-  /// `value` converted to element type `element`: one cast per value and
-  /// type, placed right after the value is defined.
-  Value castTo(Value value, Type element);
+  /// `value` converted to element type `element` for `user`: one cast per
+  /// value and type, placed before its first user (so a weight's f16 copy
+  /// is made where the layer runs, not at the top of the function).
+  Value castTo(Value value, Type element, Operation *user);
   LogicalResult retype(Operation *op);
 
   func::FuncOp func;
@@ -77,18 +78,14 @@ private:
   SmallVector<Operation *> inserted;
 };
 
-Value Autocast::castTo(Value value, Type element) {
+Value Autocast::castTo(Value value, Type element, Operation *user) {
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getElementType() == element)
     return value;
   Value &slot = casts[{value, element}];
   if (slot)
     return slot;
-  OpBuilder b(func.getContext());
-  if (Operation *def = value.getDefiningOp())
-    b.setInsertionPointAfter(def);
-  else
-    b.setInsertionPointToStart(cast<BlockArgument>(value).getOwner());
+  OpBuilder b(user);
   auto op = CastOp::create(b, value.getLoc(), type.clone(element), value);
   inserted.push_back(op);
   ++numCasts;
@@ -133,7 +130,7 @@ LogicalResult Autocast::retype(Operation *op) {
   for (unsigned i : indices) {
     Value operand = op->getOperand(i);
     if (elementTypeOf(operand.getType()) != target)
-      op->setOperand(i, castTo(operand, target));
+      op->setOperand(i, castTo(operand, target, op));
   }
 
   SmallVector<Type> resultTypes;
