@@ -28,8 +28,24 @@ config.substitutions.append(
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
+# `cuda-build`: the CUDA backend was compiled. `cuda`: it also works here, a
+# GPU and driver are present (probed by training one step on it); tests
+# that need a GPU say `REQUIRES: cuda` and are reported unsupported
+# elsewhere.
 if config.memopt_cuda_enabled:
-    config.available_features.add("cuda")
+    config.available_features.add("cuda-build")
+    import subprocess
+    probe = subprocess.run(
+        [os.path.join(config.memopt_tools_dir, "memopt-run"),
+         os.path.join(config.memopt_src_root, "examples", "mlp.mlir"),
+         "--device=cuda", "--steps=1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if probe.returncode == 0:
+        config.available_features.add("cuda")
+    else:
+        lit_config.note("no usable CUDA device, GPU tests are unsupported: " +
+                        probe.stderr.strip().splitlines()[-1:][0]
+                        if probe.stderr.strip() else "no usable CUDA device")
 
 tool_dirs = [config.memopt_tools_dir, config.llvm_tools_dir]
 tools = ["memopt-opt", "memopt-translate", "memopt-run"]

@@ -59,21 +59,42 @@ Executor::DeviceBuffer Executor::allocateBuffer(size_t bytes) {
 
 void Executor::allocate() {
   const Plan &plan = *planPtr;
-  // The one arena: exactly the planned size.
-  arena = allocateBuffer(static_cast<size_t>(plan.arenaBytes));
+  // One device allocation holds the arena (exactly the planned size), every
+  // argument and every constant, each at an aligned offset: the step's
+  // memory is one block the size of the plan, allocated once.
+  auto alignUp = [&](size_t n) {
+    return (n + bufferAlignment - 1) / bufferAlignment * bufferAlignment;
+  };
+  // The block ends where its last buffer ends (no trailing padding).
+  size_t total = static_cast<size_t>(plan.arenaBytes);
+  std::vector<size_t> argumentOffsets, constantOffsets;
+  auto place = [&](size_t bytes) {
+    size_t offset = alignUp(total);
+    total = offset + bytes;
+    return offset;
+  };
+  for (size_t i = 0; i < plan.arguments.size(); ++i)
+    argumentOffsets.push_back(
+        place(static_cast<size_t>(plan.argumentTensor(i).bytes)));
+  for (const TensorInfo &t : plan.tensors)
+    if (t.storage == StorageKind::Constant)
+      constantOffsets.push_back(place(t.constantData.size()));
+  block = allocateBuffer(total);
+  auto at = [&](size_t offset) -> void * {
+    return block.data ? static_cast<char *>(block.data) + offset : nullptr;
+  };
+  arena = {at(0), static_cast<size_t>(plan.arenaBytes)};
 
   argumentBuffers.reserve(plan.arguments.size());
   for (size_t i = 0; i < plan.arguments.size(); ++i) {
-    argumentBuffers.push_back(
-        allocateBuffer(static_cast<size_t>(plan.argumentTensor(i).bytes)));
-    persistent += argumentBuffers.back().bytes;
+    size_t bytes = static_cast<size_t>(plan.argumentTensor(i).bytes);
+    argumentBuffers.push_back({at(argumentOffsets[i]), bytes});
+    persistent += bytes;
   }
   argumentSet.assign(plan.arguments.size(), false);
 
   tensorPointers.assign(plan.tensors.size(), nullptr);
-  // Reserved up front so that recording a buffer never fails after it was
-  // allocated (release() frees exactly what was recorded).
-  constantBuffers.reserve(plan.tensors.size());
+  constantBuffers.reserve(constantOffsets.size());
   for (const TensorInfo &t : plan.tensors) {
     switch (t.storage) {
     case StorageKind::Arena:
@@ -83,7 +104,8 @@ void Executor::allocate() {
       tensorPointers[t.id] = argumentBuffers[t.argument].data;
       break;
     case StorageKind::Constant: {
-      DeviceBuffer buffer = allocateBuffer(t.constantData.size());
+      DeviceBuffer buffer{at(constantOffsets[constantBuffers.size()]),
+                          t.constantData.size()};
       constantBuffers.push_back(buffer);
       persistent += buffer.bytes;
       backendPtr->copyToDevice(buffer.data, t.constantData.data(),
@@ -107,21 +129,18 @@ void Executor::allocate() {
     for (int64_t id : plan.steps[s].outputs)
       stepOutputs[s].push_back(ref(id));
   }
-  backendPtr->prepare(plan);
+  backendPtr->prepare(plan, stepInputs, stepOutputs);
 }
 
 void Executor::release() noexcept {
   if (!backendPtr)
     return;
-  for (DeviceBuffer &b : constantBuffers)
-    backendPtr->deallocate(b.data, b.bytes);
   constantBuffers.clear();
-  for (DeviceBuffer &b : argumentBuffers)
-    backendPtr->deallocate(b.data, b.bytes);
   argumentBuffers.clear();
-  if (arena.data)
-    backendPtr->deallocate(arena.data, arena.bytes);
   arena = {};
+  if (block.data)
+    backendPtr->deallocate(block.data, block.bytes);
+  block = {};
 }
 
 TensorRef Executor::ref(int64_t id) const {

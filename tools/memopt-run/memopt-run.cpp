@@ -373,7 +373,11 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
   summary.highWaterBytes = executor.backend().memoryStats().peakBytes;
   out << "memory: measured high-water " << summary.highWaterBytes
       << " bytes = arena " << summary.arenaBytes
-      << " + arguments and constants " << summary.persistentBytes << "\n";
+      << " + arguments and constants " << summary.persistentBytes
+      << " + alignment "
+      << executor.allocatedBytes() - summary.arenaBytes -
+             summary.persistentBytes
+      << "\n";
   if (!traceFile.empty()) {
     run::StepTrace trace{*plan, stepSeconds, executor.persistentBytes()};
     std::string error;

@@ -34,8 +34,9 @@ std::vector<double> decode(const std::vector<uint8_t> &bytes, DType dtype) {
 
 } // namespace
 
-std::unique_ptr<CompiledStep>
-CompiledStep::compile(const std::string &source, const std::string &pipeline) {
+std::unique_ptr<CompiledStep> CompiledStep::compile(const std::string &source,
+                                                    const std::string &pipeline,
+                                                    const std::string &device) {
   static bool registered = [] {
     registerAllPasses();
     return true;
@@ -68,7 +69,16 @@ CompiledStep::compile(const std::string &source, const std::string &pipeline) {
   auto step = std::make_unique<CompiledStep>();
   step->compiled = std::move(*graph);
   step->planPtr = runtime::Plan::parse(step->compiled.planJson);
-  step->executor = std::make_unique<runtime::Executor>(step->planPtr, "cpu");
+  step->executor = std::make_unique<runtime::Executor>(step->planPtr, device);
+  return step;
+}
+
+std::unique_ptr<CompiledStep>
+CompiledStep::onDevice(const std::string &device) const {
+  auto step = std::make_unique<CompiledStep>();
+  step->compiled = compiled;
+  step->planPtr = planPtr;
+  step->executor = std::make_unique<runtime::Executor>(planPtr, device);
   return step;
 }
 

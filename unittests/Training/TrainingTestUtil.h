@@ -27,8 +27,12 @@ class CompiledStep {
 public:
   /// Compiles `source` with `pipeline` run before lowering; fails the
   /// current test (and returns null) on any diagnostic.
-  static std::unique_ptr<CompiledStep> compile(const std::string &source,
-                                               const std::string &pipeline);
+  static std::unique_ptr<CompiledStep>
+  compile(const std::string &source, const std::string &pipeline,
+          const std::string &device = "cpu");
+  /// The same plan on another device (a fresh executor; arguments unset).
+  /// Throws runtime::Error when the device is not usable.
+  std::unique_ptr<CompiledStep> onDevice(const std::string &device) const;
 
   const runtime::Plan &plan() const { return *planPtr; }
   const CompiledGraph &graph() const { return compiled; }

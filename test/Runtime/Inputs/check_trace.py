@@ -13,10 +13,12 @@ def main():
     monotonic = "--monotonic" in sys.argv[3:]
     text = open(output).read()
     m = re.search(r"measured high-water (\d+) bytes = arena (\d+) \+ arguments "
-                  r"and constants (\d+)", text)
+                  r"and constants (\d+) \+ alignment (\d+)", text)
     assert m, "no high-water line"
-    high, arena, persistent = map(int, m.groups())
-    assert high == arena + persistent, (high, arena, persistent)
+    high, arena, persistent, padding = map(int, m.groups())
+    assert high == arena + persistent + padding, (high, arena, persistent,
+                                                  padding)
+    assert padding < 64 * 1024, padding
 
     trace = json.load(open(path))
     events = trace["traceEvents"]

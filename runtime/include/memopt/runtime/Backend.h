@@ -73,9 +73,13 @@ public:
   virtual void copyToHost(void *dst, const void *src, size_t bytes) = 0;
   virtual void copyOnDevice(void *dst, const void *src, size_t bytes) = 0;
 
-  /// Called once per plan before the first step: a place for per-plan
-  /// set-up such as algorithm selection or graph capture.
-  virtual void prepare(const Plan &plan) {}
+  /// Called once per plan before the first step, with every step's
+  /// tensors at their final addresses: a place for per-plan set-up such as
+  /// algorithm selection and workspace allocation.
+  virtual void
+  prepare(const Plan & /*plan*/,
+          const std::vector<std::vector<TensorRef>> & /*stepInputs*/,
+          const std::vector<std::vector<TensorRef>> & /*stepOutputs*/) {}
 
   /// Runs one validated step. `inputs` and `outputs` follow the step's
   /// order. Throws Error(KernelFailure) for bad data (an id out of range);

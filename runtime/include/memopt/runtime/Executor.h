@@ -52,6 +52,9 @@ public:
   uint64_t arenaBytes() const { return planPtr->arenaBytes; }
   /// Bytes held outside the arena: argument buffers and constants.
   uint64_t persistentBytes() const { return persistent; }
+  /// Bytes of the one device allocation: the arena, arguments and
+  /// constants, each aligned (so at least arenaBytes() + persistentBytes()).
+  uint64_t allocatedBytes() const { return block.bytes; }
 
   /// Copies a host tensor into argument `index`. `dtype` and `shape` must be
   /// the plan's and `bytes` its byte size.
@@ -112,6 +115,9 @@ private:
 
   std::shared_ptr<const Plan> planPtr;
   std::unique_ptr<Backend> backendPtr;
+  /// The one allocation: arena, arguments and constants.
+  DeviceBuffer block;
+  /// Views into `block`.
   DeviceBuffer arena;
   std::vector<DeviceBuffer> argumentBuffers;
   std::vector<DeviceBuffer> constantBuffers;

@@ -1,0 +1,35 @@
+//===- Bias.cu - broadcasting a bias into an output -----------------------===//
+//
+// One thread per output element copies the bias element of its channel, so
+// a following GEMM or convolution with beta = 1 adds the product to it, as
+// cpu/Linear.cpp and cpu/Conv.cpp do.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Bias.h"
+#include "Device.cuh"
+
+namespace memopt::runtime::cuda {
+
+namespace {
+
+__global__ void broadcastBias(void *out, const void *bias, size_t elementBytes,
+                              int64_t n, int64_t channels, int64_t inner) {
+  MEMOPT_GRID_STRIDE(i, n) {
+    copyElement(out, i, bias, (i / inner) % channels, elementBytes);
+  }
+}
+
+} // namespace
+
+void fillWithBias(const KernelCall &call, const TensorRef &out,
+                  const TensorRef &bias, int64_t inner) {
+  if (out.numElements == 0 || bias.numElements == 0)
+    return;
+  broadcastBias<<<blocksFor(out.numElements), kThreads, 0, call.cuda.stream>>>(
+      out.data, bias.data, dtypeSize(out.dtype), out.numElements,
+      bias.numElements, inner < 1 ? 1 : inner);
+  checkLaunch("bias");
+}
+
+} // namespace memopt::runtime::cuda

@@ -1,0 +1,403 @@
+//===- CudaBackend.cpp - the CUDA backend ---------------------------------===//
+//
+// Device memory, one stream with cuBLAS and cuDNN bound to it, and a table
+// from kernel kind to kernel (the kernels are in the .cu files and Dnn.cpp).
+//
+// Memory is what the plan says: the executor makes one allocation for the
+// arena, arguments and constants, and prepare() adds the one workspace
+// every cuDNN/cuBLAS call and multi-block reduction shares, sized at load
+// time after the convolution algorithms are chosen (by timing, among those
+// whose workspace fits the limit, as torch.backends.cudnn.benchmark does but
+// once). Nothing else is allocated while steps run.
+//
+// Kernels never synchronise with the host. Data errors found on the device
+// (an id or label out of range) set a flag that synchronize() checks once,
+// when the step's work is done, and report with the step's position.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaKernels.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+namespace memopt::runtime {
+
+namespace cuda {
+
+void check(cudaError_t status, const char *what) {
+  if (status != cudaSuccess)
+    throw Error(
+        ErrorCode::KernelFailure,
+        runtime::concat("cuda: ", what, ": ", cudaGetErrorString(status)));
+}
+
+void check(cublasStatus_t status, const char *what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw Error(
+        ErrorCode::KernelFailure,
+        runtime::concat("cublas: ", what, ": ", cublasGetStatusString(status)));
+}
+
+void check(cudnnStatus_t status, const char *what) {
+  if (status != CUDNN_STATUS_SUCCESS)
+    throw Error(
+        ErrorCode::KernelFailure,
+        runtime::concat("cudnn: ", what, ": ", cudnnGetErrorString(status)));
+}
+
+void checkLaunch(const char *kernel) { check(cudaGetLastError(), kernel); }
+
+void copyAsync(const KernelCall &call, void *dst, const void *src,
+               size_t bytes) {
+  if (dst == src || bytes == 0)
+    return;
+  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
+                        call.cuda.stream),
+        "device copy");
+}
+
+DeviceTensor deviceTensor(const TensorRef &t) {
+  DeviceTensor d;
+  d.data = t.data;
+  d.dtype = t.dtype;
+  if (t.shape->size() > static_cast<size_t>(kMaxRank))
+    throw Error(ErrorCode::KernelFailure,
+                runtime::concat("cuda: tensors of rank ", t.shape->size(),
+                                " are not supported (at most ", kMaxRank, ")"));
+  d.rank = static_cast<int>(t.shape->size());
+  for (int i = 0; i < d.rank; ++i)
+    d.dims[i] = (*t.shape)[i];
+  d.numElements = t.numElements;
+  return d;
+}
+
+} // namespace cuda
+
+namespace {
+
+using cuda::check;
+using cuda::KernelCall;
+
+using KernelFn = void (*)(const KernelCall &);
+
+KernelFn lookup(KernelKind kind) {
+  switch (kind) {
+  case KernelKind::Conv2D:
+    return cuda::conv2d;
+  case KernelKind::Linear:
+    return cuda::linear;
+  case KernelKind::MatMul:
+    return cuda::matmul;
+  case KernelKind::Relu:
+  case KernelKind::Gelu:
+  case KernelKind::Sigmoid:
+  case KernelKind::Tanh:
+  case KernelKind::LeakyRelu:
+  case KernelKind::Elu:
+    return cuda::unary;
+  case KernelKind::Add:
+  case KernelKind::Mul:
+    return cuda::binary;
+  case KernelKind::BatchNorm:
+    return cuda::batchNorm;
+  case KernelKind::BatchNormInference:
+    return cuda::batchNormInference;
+  case KernelKind::LayerNorm:
+    return cuda::layerNorm;
+  case KernelKind::MaxPool2D:
+    return cuda::maxPool2D;
+  case KernelKind::AvgPool2D:
+    return cuda::avgPool2D;
+  case KernelKind::GlobalAvgPool2D:
+    return cuda::globalAvgPool2D;
+  case KernelKind::Softmax:
+    return cuda::softmax;
+  case KernelKind::Dropout:
+    return cuda::dropout;
+  case KernelKind::Reshape:
+    return cuda::reshape;
+  case KernelKind::Transpose:
+    return cuda::transpose;
+  case KernelKind::Slice:
+    return cuda::slice;
+  case KernelKind::Concat:
+    return cuda::concat;
+  case KernelKind::UpsampleNearest2D:
+    return cuda::upsampleNearest2D;
+  case KernelKind::Embedding:
+    return cuda::embedding;
+  case KernelKind::CrossEntropy:
+    return cuda::crossEntropy;
+  case KernelKind::MseLoss:
+    return cuda::mseLoss;
+  case KernelKind::SumTo:
+    return cuda::sumTo;
+  case KernelKind::Conv2DBackwardInput:
+    return cuda::conv2dBackwardInput;
+  case KernelKind::Conv2DBackwardWeight:
+    return cuda::conv2dBackwardWeight;
+  case KernelKind::ReluBackward:
+  case KernelKind::GeluBackward:
+  case KernelKind::SigmoidBackward:
+  case KernelKind::TanhBackward:
+  case KernelKind::LeakyReluBackward:
+  case KernelKind::EluBackward:
+    return cuda::activationBackward;
+  case KernelKind::BatchNormBackward:
+    return cuda::batchNormBackward;
+  case KernelKind::LayerNormBackward:
+    return cuda::layerNormBackward;
+  case KernelKind::MaxPool2DBackward:
+    return cuda::maxPool2DBackward;
+  case KernelKind::AvgPool2DBackward:
+    return cuda::avgPool2DBackward;
+  case KernelKind::GlobalAvgPool2DBackward:
+    return cuda::globalAvgPool2DBackward;
+  case KernelKind::SoftmaxBackward:
+    return cuda::softmaxBackward;
+  case KernelKind::SliceBackward:
+    return cuda::sliceBackward;
+  case KernelKind::UpsampleNearest2DBackward:
+    return cuda::upsampleNearest2DBackward;
+  case KernelKind::EmbeddingBackward:
+    return cuda::embeddingBackward;
+  case KernelKind::CrossEntropyBackward:
+    return cuda::crossEntropyBackward;
+  case KernelKind::MseLossBackward:
+    return cuda::mseLossBackward;
+  case KernelKind::BatchNormAct:
+    return cuda::batchNormAct;
+  case KernelKind::BatchNormActBackward:
+    return cuda::batchNormActBackward;
+  case KernelKind::SgdUpdate:
+    return cuda::sgdUpdate;
+  case KernelKind::SgdMomentumUpdate:
+    return cuda::sgdMomentumUpdate;
+  case KernelKind::AdamUpdate:
+    return cuda::adamUpdate;
+  case KernelKind::Cast:
+    return cuda::cast;
+  case KernelKind::FoundInf:
+    return cuda::foundInf;
+  case KernelKind::Unscale:
+    return cuda::unscale;
+  case KernelKind::UpdateLossScale:
+    return cuda::updateLossScale;
+  case KernelKind::Select:
+    return cuda::select;
+  }
+  throw Error(ErrorCode::Internal, "cuda: unknown kernel kind");
+}
+
+/// The most workspace convolution algorithms may use, in bytes:
+/// MEMOPT_CUDA_WORKSPACE_LIMIT (e.g. 268435456), default 256 MiB.
+size_t workspaceLimit() {
+  if (const char *env = std::getenv("MEMOPT_CUDA_WORKSPACE_LIMIT")) {
+    char *end = nullptr;
+    unsigned long long v = std::strtoull(env, &end, 10);
+    if (end && *end == '\0')
+      return static_cast<size_t>(v);
+  }
+  return size_t(256) << 20;
+}
+
+class CudaBackend final : public Backend {
+public:
+  CudaBackend() {
+    int count = 0;
+    cudaError_t status = cudaGetDeviceCount(&count);
+    if (status != cudaSuccess || count == 0)
+      throw Error(ErrorCode::BackendUnavailable,
+                  runtime::concat("device 'cuda': no usable GPU (",
+                                  status != cudaSuccess
+                                      ? cudaGetErrorString(status)
+                                      : "no device",
+                                  ")"));
+    check(cudaSetDevice(0), "cudaSetDevice");
+    try {
+      check(cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking),
+            "cudaStreamCreate");
+      check(cublasCreate(&ctx.cublas), "cublasCreate");
+      check(cublasSetStream(ctx.cublas, ctx.stream), "cublasSetStream");
+      check(cudnnCreate(&ctx.cudnn), "cudnnCreate");
+      check(cudnnSetStream(ctx.cudnn, ctx.stream), "cudnnSetStream");
+      check(cudaMalloc(reinterpret_cast<void **>(&ctx.errorFlag), sizeof(int)),
+            "cudaMalloc");
+      check(cudaMemset(ctx.errorFlag, 0, sizeof(int)), "cudaMemset");
+      cudaDeviceProp prop{};
+      check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+      deviceName = prop.name;
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+
+  ~CudaBackend() override { release(); }
+
+  std::string_view name() const override { return "cuda"; }
+
+  void *allocate(size_t bytes, size_t alignment) override {
+    if (bytes == 0)
+      return nullptr;
+    // cudaMalloc returns 256-byte aligned memory.
+    if (alignment > 256)
+      throw Error(ErrorCode::OutOfMemory,
+                  runtime::concat("cuda: alignment ", alignment,
+                                  " is above cudaMalloc's 256 bytes"));
+    void *p = nullptr;
+    cudaError_t status = cudaMalloc(&p, bytes);
+    if (status != cudaSuccess) {
+      cudaGetLastError(); // Clear the sticky error of a failed allocation.
+      throw Error(ErrorCode::OutOfMemory,
+                  runtime::concat("cuda: cannot allocate ", bytes,
+                                  " bytes: ", cudaGetErrorString(status)));
+    }
+    stats.bytesInUse += bytes;
+    stats.peakBytes = std::max(stats.peakBytes, stats.bytesInUse);
+    return p;
+  }
+
+  void deallocate(void *ptr, size_t bytes) noexcept override {
+    if (!ptr)
+      return;
+    cudaFree(ptr);
+    stats.bytesInUse -= bytes;
+  }
+
+  void copyToDevice(void *dst, const void *src, size_t bytes) override {
+    if (bytes)
+      check(
+          cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, ctx.stream),
+          "copy to device");
+    synchronize();
+  }
+  void copyToHost(void *dst, const void *src, size_t bytes) override {
+    if (bytes)
+      check(
+          cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, ctx.stream),
+          "copy to host");
+    synchronize();
+  }
+  void copyOnDevice(void *dst, const void *src, size_t bytes) override {
+    if (bytes && dst != src)
+      check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
+                            ctx.stream),
+            "device copy");
+  }
+
+  void
+  prepare(const Plan &plan,
+          const std::vector<std::vector<TensorRef>> &stepInputs,
+          const std::vector<std::vector<TensorRef>> &stepOutputs) override {
+    size_t limit = workspaceLimit();
+    // Convolution algorithms are timed with a scratch workspace of the
+    // limit's size, then the workspace shrinks to what the chosen ones and
+    // the reductions need.
+    bool hasConv = false;
+    for (const Step &step : plan.steps)
+      hasConv |= step.kernel == KernelKind::Conv2D ||
+                 step.kernel == KernelKind::Conv2DBackwardInput ||
+                 step.kernel == KernelKind::Conv2DBackwardWeight;
+    if (hasConv && limit > 0) {
+      setWorkspace(limit);
+      for (size_t s = 0; s < plan.steps.size(); ++s)
+        cuda::tuneStep(ctx, plan.steps[s], stepInputs[s], stepOutputs[s],
+                       limit);
+    }
+    size_t needed = 0;
+    for (size_t s = 0; s < plan.steps.size(); ++s) {
+      needed =
+          std::max(needed, cuda::workspaceBytes(plan.steps[s], stepInputs[s],
+                                                stepOutputs[s]));
+      needed = std::max(
+          needed,
+          std::min(limit, cuda::reduceWorkspaceBytes(
+                              plan.steps[s], stepInputs[s], stepOutputs[s])));
+      needed = std::max(
+          needed,
+          std::min(limit, cuda::normWorkspaceBytes(plan.steps[s], stepInputs[s],
+                                                   stepOutputs[s])));
+    }
+    setWorkspace(needed);
+    synchronize();
+  }
+
+  void execute(const Step &step, const std::vector<TensorRef> &inputs,
+               const std::vector<TensorRef> &outputs,
+               const StepContext &context) override {
+    lookup(step.kernel)(KernelCall{step, inputs, outputs, context, ctx});
+  }
+
+  void synchronize() override {
+    check(cudaStreamSynchronize(ctx.stream), "step");
+    int flag = 0;
+    check(cudaMemcpy(&flag, ctx.errorFlag, sizeof flag, cudaMemcpyDeviceToHost),
+          "error flag");
+    if (flag != 0) {
+      check(cudaMemset(ctx.errorFlag, 0, sizeof(int)), "cudaMemset");
+      throw Error(
+          ErrorCode::KernelFailure,
+          runtime::concat("cuda: step #", flag - 1,
+                          " read an id or label out of range (or an invalid "
+                          "step count); its outputs are not valid"));
+    }
+  }
+
+  MemoryStats memoryStats() const override { return stats; }
+
+private:
+  void setWorkspace(size_t bytes) {
+    if (bytes == ctx.workspaceBytes)
+      return;
+    if (ctx.workspace) {
+      check(cudaStreamSynchronize(ctx.stream), "workspace");
+      cudaFree(ctx.workspace);
+      stats.bytesInUse -= ctx.workspaceBytes;
+      ctx.workspace = nullptr;
+      ctx.workspaceBytes = 0;
+    }
+    if (bytes == 0)
+      return;
+    ctx.workspace = allocate(bytes, 256);
+    ctx.workspaceBytes = bytes;
+  }
+
+  void release() noexcept {
+    if (ctx.stream)
+      cudaStreamSynchronize(ctx.stream);
+    if (ctx.workspace) {
+      cudaFree(ctx.workspace);
+      stats.bytesInUse -= ctx.workspaceBytes;
+      ctx.workspace = nullptr;
+    }
+    if (ctx.errorFlag)
+      cudaFree(ctx.errorFlag);
+    if (ctx.cudnn)
+      cudnnDestroy(ctx.cudnn);
+    if (ctx.cublas)
+      cublasDestroy(ctx.cublas);
+    if (ctx.stream)
+      cudaStreamDestroy(ctx.stream);
+    ctx = cuda::CudaContext();
+  }
+
+  cuda::CudaContext ctx;
+  MemoryStats stats;
+  std::string deviceName;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> createCudaBackend() {
+  return std::make_unique<CudaBackend>();
+}
+
+bool cudaDeviceAvailable() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+} // namespace memopt::runtime

@@ -1,0 +1,372 @@
+//===- Elementwise.cu - activations, their gradients, add/mul, dropout ----===//
+//
+// The CUDA versions of cpu/Elementwise.cpp, with the same scalar functions
+// (ElementwiseMath.h, Dropout.h). Every tensor is read and written in its
+// own dtype and computed in the CPU backend's compute type: double when an
+// operand is f64, float otherwise (f16/bf16 round once, on the store).
+//
+// Each thread reads element i of every input before writing element i of
+// the output, so every kernel here may run in place (Kernel.h). add/mul
+// broadcast NumPy-style: an output index is split into per-dimension
+// indices and each operand advances by its broadcast strides (0 where it
+// has size 1 or no dimension).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Device.cuh"
+
+#include "memopt/runtime/Dropout.h"
+#include "memopt/runtime/ElementwiseMath.h"
+
+namespace memopt::runtime::cuda {
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Compute types
+//===----------------------------------------------------------------------===//
+
+/// Element i of a float tensor in the compute type T.
+template <typename T>
+__device__ inline T loadAs(const void *p, DType t, int64_t i);
+template <>
+__device__ inline float loadAs<float>(const void *p, DType t, int64_t i) {
+  return load(p, t, i);
+}
+template <>
+__device__ inline double loadAs<double>(const void *p, DType t, int64_t i) {
+  return loadDouble(p, t, i);
+}
+
+__device__ inline void storeAs(void *p, DType t, int64_t i, float v) {
+  store(p, t, i, v);
+}
+__device__ inline void storeAs(void *p, DType t, int64_t i, double v) {
+  storeDouble(p, t, i, v);
+}
+
+/// Calls `f(T{})` with the CPU backend's compute type of the step: double
+/// when any operand is f64, float otherwise.
+template <typename F> void dispatchCompute(const KernelCall &call, F &&f) {
+  for (const auto *list : {&call.inputs, &call.outputs})
+    for (const TensorRef &t : *list)
+      if (t.dtype == DType::F64)
+        return f(double{});
+  return f(float{});
+}
+
+//===----------------------------------------------------------------------===//
+// Forward activations
+//===----------------------------------------------------------------------===//
+
+struct ReluOp {
+  template <typename T> __device__ T operator()(T v) const {
+    return math::relu(v);
+  }
+};
+struct GeluOp {
+  template <typename T> __device__ T operator()(T v) const {
+    return math::gelu(v);
+  }
+};
+struct SigmoidOp {
+  template <typename T> __device__ T operator()(T v) const {
+    return math::sigmoid(v);
+  }
+};
+struct TanhOp {
+  template <typename T> __device__ T operator()(T v) const {
+    return math::tanhForward(v);
+  }
+};
+template <typename T> struct LeakyReluOp {
+  T alpha;
+  __device__ T operator()(T v) const { return math::leakyRelu(v, alpha); }
+};
+template <typename T> struct EluOp {
+  T alpha;
+  __device__ T operator()(T v) const { return math::elu(v, alpha); }
+};
+
+template <typename T, typename Op>
+__global__ void mapKernel(const void *x, void *y, DType dtype, int64_t n,
+                          Op op) {
+  MEMOPT_GRID_STRIDE(i, n) { storeAs(y, dtype, i, op(loadAs<T>(x, dtype, i))); }
+}
+
+template <typename T, typename Op>
+void launchMap(const KernelCall &call, Op op, const char *name) {
+  const TensorRef &x = call.in(0), &y = call.out(0);
+  const int64_t n = y.numElements;
+  mapKernel<T><<<blocksFor(n), kThreads, 0, call.cuda.stream>>>(x.data, y.data,
+                                                                y.dtype, n, op);
+  checkLaunch(name);
+}
+
+template <typename T> void unaryImpl(const KernelCall &call) {
+  switch (call.step.kernel) {
+  case KernelKind::Relu:
+    return launchMap<T>(call, ReluOp{}, "relu");
+  case KernelKind::Gelu:
+    return launchMap<T>(call, GeluOp{}, "gelu");
+  case KernelKind::Sigmoid:
+    return launchMap<T>(call, SigmoidOp{}, "sigmoid");
+  case KernelKind::Tanh:
+    return launchMap<T>(call, TanhOp{}, "tanh");
+  case KernelKind::LeakyRelu:
+    return launchMap<T>(
+        call, LeakyReluOp<T>{static_cast<T>(call.step.get<AlphaAttrs>().alpha)},
+        "leaky_relu");
+  case KernelKind::Elu:
+    return launchMap<T>(
+        call, EluOp<T>{static_cast<T>(call.step.get<AlphaAttrs>().alpha)},
+        "elu");
+  default:
+    throw Error(ErrorCode::Internal, "unary kernel called for another kernel");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// add and mul with broadcasting
+//===----------------------------------------------------------------------===//
+
+struct AddOp {
+  template <typename T> __device__ T operator()(T u, T v) const {
+    return u + v;
+  }
+};
+struct MulOp {
+  template <typename T> __device__ T operator()(T u, T v) const {
+    return u * v;
+  }
+};
+
+/// How the operands of a binary op line up with the output.
+enum class BroadcastMode {
+  /// Both have the output's element count: element i of each.
+  Same,
+  /// b is a single element.
+  ScalarB,
+  /// a is a single element.
+  ScalarA,
+  /// General broadcasting through the strides.
+  Strided,
+};
+
+/// The output's dimensions and each operand's broadcast strides.
+struct Broadcast {
+  int rank = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t strides[2][kMaxRank] = {};
+};
+
+/// The element strides of `t` aligned to the trailing dimensions of a
+/// broadcast result of rank `rank` (cpu/Indexing.h's broadcastStrides).
+void broadcastStrides(const DeviceTensor &t, int rank, int64_t *strides) {
+  int64_t own = 1;
+  for (int i = t.rank - 1; i >= 0; --i) {
+    const int d = rank - t.rank + i;
+    strides[d] = t.dims[i] == 1 ? 0 : own;
+    own *= t.dims[i];
+  }
+}
+
+template <typename T, typename Op>
+__global__ void binaryKernel(const void *a, const void *b, void *y, DType dtype,
+                             int64_t n, BroadcastMode mode, Broadcast shape,
+                             Op op) {
+  MEMOPT_GRID_STRIDE(i, n) {
+    int64_t ia = i, ib = i;
+    if (mode == BroadcastMode::ScalarB) {
+      ib = 0;
+    } else if (mode == BroadcastMode::ScalarA) {
+      ia = 0;
+    } else if (mode == BroadcastMode::Strided) {
+      ia = 0;
+      ib = 0;
+      int64_t rest = i;
+      for (int d = shape.rank - 1; d >= 0; --d) {
+        const int64_t index = rest % shape.dims[d];
+        rest /= shape.dims[d];
+        ia += index * shape.strides[0][d];
+        ib += index * shape.strides[1][d];
+      }
+    }
+    const T u = loadAs<T>(a, dtype, ia), v = loadAs<T>(b, dtype, ib);
+    storeAs(y, dtype, i, op(u, v));
+  }
+}
+
+template <typename T> void binaryImpl(const KernelCall &call) {
+  const TensorRef &a = call.in(0), &b = call.in(1), &y = call.out(0);
+  const int64_t n = y.numElements;
+  BroadcastMode mode = BroadcastMode::Strided;
+  Broadcast shape;
+  if (a.numElements == n && b.numElements == n) {
+    mode = BroadcastMode::Same;
+  } else if (a.numElements == n && b.numElements == 1) {
+    mode = BroadcastMode::ScalarB;
+  } else if (a.numElements == 1 && b.numElements == n) {
+    mode = BroadcastMode::ScalarA;
+  } else {
+    const DeviceTensor out = deviceTensor(y);
+    shape.rank = out.rank;
+    for (int d = 0; d < out.rank; ++d)
+      shape.dims[d] = out.dims[d];
+    broadcastStrides(deviceTensor(a), out.rank, shape.strides[0]);
+    broadcastStrides(deviceTensor(b), out.rank, shape.strides[1]);
+  }
+  const unsigned blocks = blocksFor(n);
+  if (call.step.kernel == KernelKind::Add) {
+    binaryKernel<T><<<blocks, kThreads, 0, call.cuda.stream>>>(
+        a.data, b.data, y.data, y.dtype, n, mode, shape, AddOp{});
+    checkLaunch("add");
+  } else {
+    binaryKernel<T><<<blocks, kThreads, 0, call.cuda.stream>>>(
+        a.data, b.data, y.data, y.dtype, n, mode, shape, MulOp{});
+    checkLaunch("mul");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Dropout
+//===----------------------------------------------------------------------===//
+
+template <typename T>
+__global__ void dropoutKernel(const void *x, void *y, DType dtype, int64_t n,
+                              uint64_t key, uint32_t threshold, T scale) {
+  MEMOPT_GRID_STRIDE(i, n) {
+    const T v = loadAs<T>(x, dtype, i);
+    storeAs(y, dtype, i,
+            dropout::keep(key, static_cast<uint64_t>(i), threshold) ? v * scale
+                                                                    : T(0));
+  }
+}
+
+template <typename T> void dropoutImpl(const KernelCall &call) {
+  const DropoutAttrs &attrs = call.step.get<DropoutAttrs>();
+  const uint64_t key = dropout::streamKey(attrs.seed, call.context.stepCounter);
+  const uint32_t threshold = dropout::threshold(attrs.p);
+  const T scale = dropout::scale<T>(attrs.p);
+  const TensorRef &x = call.in(0), &y = call.out(0);
+  const int64_t n = y.numElements;
+  dropoutKernel<T><<<blocksFor(n), kThreads, 0, call.cuda.stream>>>(
+      x.data, y.data, y.dtype, n, key, threshold, scale);
+  checkLaunch("dropout");
+}
+
+//===----------------------------------------------------------------------===//
+// Activation backward
+//===----------------------------------------------------------------------===//
+// grad * f'(saved). Where the derivative is a 0/1 or 1/alpha switch the
+// gradient is selected rather than multiplied, as PyTorch does (so a NaN
+// gradient does not leak through relu's zero).
+
+struct ReluBackwardOp {
+  template <typename T> __device__ T operator()(T dy, T out) const {
+    return out > T(0) ? dy : T(0);
+  }
+};
+struct GeluBackwardOp {
+  template <typename T> __device__ T operator()(T dy, T x) const {
+    return dy * math::geluGrad(x);
+  }
+};
+struct SigmoidBackwardOp {
+  template <typename T> __device__ T operator()(T dy, T out) const {
+    return dy * math::sigmoidGradFromOutput(out);
+  }
+};
+struct TanhBackwardOp {
+  template <typename T> __device__ T operator()(T dy, T out) const {
+    return dy * math::tanhGradFromOutput(out);
+  }
+};
+/// The sign test is the same from the input and from the output.
+template <typename T> struct LeakyReluBackwardOp {
+  T alpha;
+  __device__ T operator()(T dy, T v) const {
+    return v > T(0) ? dy : dy * alpha;
+  }
+};
+template <typename T> struct EluBackwardFromOutputOp {
+  T alpha;
+  __device__ T operator()(T dy, T out) const {
+    return out > T(0) ? dy : dy * math::eluGradFromOutput(out, alpha);
+  }
+};
+template <typename T> struct EluBackwardOp {
+  T alpha;
+  __device__ T operator()(T dy, T x) const {
+    return x > T(0) ? dy : dy * math::eluGrad(x, alpha);
+  }
+};
+
+template <typename T, typename Op>
+__global__ void map2Kernel(const void *g, const void *s, void *y, DType dtype,
+                           int64_t n, Op op) {
+  MEMOPT_GRID_STRIDE(i, n) {
+    const T dy = loadAs<T>(g, dtype, i), saved = loadAs<T>(s, dtype, i);
+    storeAs(y, dtype, i, op(dy, saved));
+  }
+}
+
+template <typename T, typename Op>
+void launchMap2(const KernelCall &call, Op op, const char *name) {
+  const TensorRef &g = call.in(0), &s = call.in(1), &y = call.out(0);
+  const int64_t n = y.numElements;
+  map2Kernel<T><<<blocksFor(n), kThreads, 0, call.cuda.stream>>>(
+      g.data, s.data, y.data, y.dtype, n, op);
+  checkLaunch(name);
+}
+
+template <typename T> void activationBackwardImpl(const KernelCall &call) {
+  switch (call.step.kernel) {
+  case KernelKind::ReluBackward:
+    return launchMap2<T>(call, ReluBackwardOp{}, "relu_backward");
+  case KernelKind::GeluBackward:
+    return launchMap2<T>(call, GeluBackwardOp{}, "gelu_backward");
+  case KernelKind::SigmoidBackward:
+    return launchMap2<T>(call, SigmoidBackwardOp{}, "sigmoid_backward");
+  case KernelKind::TanhBackward:
+    return launchMap2<T>(call, TanhBackwardOp{}, "tanh_backward");
+  case KernelKind::LeakyReluBackward: {
+    const T alpha =
+        static_cast<T>(call.step.get<ActivationBackwardAttrs>().alpha);
+    return launchMap2<T>(call, LeakyReluBackwardOp<T>{alpha},
+                         "leaky_relu_backward");
+  }
+  case KernelKind::EluBackward: {
+    const ActivationBackwardAttrs &a = call.step.get<ActivationBackwardAttrs>();
+    const T alpha = static_cast<T>(a.alpha);
+    if (a.fromOutput)
+      return launchMap2<T>(call, EluBackwardFromOutputOp<T>{alpha},
+                           "elu_backward");
+    return launchMap2<T>(call, EluBackwardOp<T>{alpha}, "elu_backward");
+  }
+  default:
+    throw Error(ErrorCode::Internal,
+                "activation backward kernel called for another kernel");
+  }
+}
+
+} // namespace
+
+void unary(const KernelCall &call) {
+  dispatchCompute(call, [&](auto tag) { unaryImpl<decltype(tag)>(call); });
+}
+
+void binary(const KernelCall &call) {
+  dispatchCompute(call, [&](auto tag) { binaryImpl<decltype(tag)>(call); });
+}
+
+void activationBackward(const KernelCall &call) {
+  dispatchCompute(
+      call, [&](auto tag) { activationBackwardImpl<decltype(tag)>(call); });
+}
+
+void dropout(const KernelCall &call) {
+  dispatchCompute(call, [&](auto tag) { dropoutImpl<decltype(tag)>(call); });
+}
+
+} // namespace memopt::runtime::cuda

@@ -1,0 +1,673 @@
+//===- Norm.cu - layer_norm, batch_norm_act and their gradients on the GPU ===//
+//
+// The CPU kernels' arithmetic (cpu/Norm.cpp) with deterministic parallel
+// reductions: statistics in double with two passes (mean, then the centred
+// sum of squares), fixed-order trees instead of the CPU's sequential sums.
+// Element-wise formulas that the CPU evaluates in the compute type (float,
+// or double when an operand is f64) are written with round-to-nearest
+// intrinsics so nvcc does not contract them into fused multiply-adds: the
+// CPU build has none, and a contraction would change the last bit.
+//
+//  * layer_norm: one warp per row, reading the row before writing it (so y
+//    may overwrite x).
+//  * layer_norm_backward: grad_gamma and grad_beta sum over rows, and
+//    grad_x may overwrite grad_output or x, so the column sums finish before
+//    grad_x is written: per-row statistics, then column partial sums over
+//    chunks of rows (both in the backend's workspace), then their ordered
+//    sum, then grad_x one warp per row. With too small a workspace one
+//    block does it all, row by row (correct, slow); normWorkspaceBytes tells
+//    the backend the workspace that avoids this.
+//  * batch_norm_act and its backward (InPlace-ABN): one block per channel,
+//    each channel's reductions done before any of its elements is written.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Device.cuh"
+
+#include "memopt/runtime/ElementwiseMath.h"
+
+#include <type_traits>
+
+namespace memopt::runtime::cuda {
+
+/// Workspace bytes with which layer_norm_backward runs in parallel (0 for
+/// other kernels); with less it uses a single block.
+size_t normWorkspaceBytes(const Step &step,
+                          const std::vector<TensorRef> &inputs,
+                          const std::vector<TensorRef> &outputs);
+
+namespace {
+
+constexpr unsigned kFullMask = 0xffffffffu;
+/// Warps per block of the row kernels (blocks of kThreads threads).
+constexpr int kRowWarps = kThreads / 32;
+/// Threads of the per-channel blocks of batch_norm_act.
+constexpr int kChannelThreads = 512;
+/// Threads the column partial sums of layer_norm_backward aim for.
+constexpr int64_t kColumnThreadsWanted = 16384;
+/// The most row chunks of those partial sums.
+constexpr int64_t kMaxRowChunks = 1024;
+/// layer_norm_backward's single-block fallback: threads, and the columns
+/// each thread accumulates per sweep over the rows.
+constexpr int kFallbackThreads = 1024;
+constexpr int kFallbackColumns = 4;
+
+/// The compute type's element `i` (float, or double for f64 tensors).
+template <typename C> __device__ C loadAs(const void *p, DType t, int64_t i);
+template <>
+__device__ inline float loadAs<float>(const void *p, DType t, int64_t i) {
+  return load(p, t, i);
+}
+template <>
+__device__ inline double loadAs<double>(const void *p, DType t, int64_t i) {
+  return loadDouble(p, t, i);
+}
+__device__ inline void storeAs(void *p, DType t, int64_t i, float v) {
+  store(p, t, i, v);
+}
+__device__ inline void storeAs(void *p, DType t, int64_t i, double v) {
+  storeDouble(p, t, i, v);
+}
+
+/// Arithmetic without contraction into fused multiply-adds.
+__device__ inline float mulRn(float a, float b) { return __fmul_rn(a, b); }
+__device__ inline double mulRn(double a, double b) { return __dmul_rn(a, b); }
+__device__ inline float addRn(float a, float b) { return __fadd_rn(a, b); }
+__device__ inline double addRn(double a, double b) { return __dadd_rn(a, b); }
+__device__ inline float subRn(float a, float b) { return __fsub_rn(a, b); }
+__device__ inline double subRn(double a, double b) { return __dsub_rn(a, b); }
+
+/// Whether the CPU backend would compute the step in double: some float
+/// operand is f64.
+bool computesInDouble(const KernelCall &call) {
+  for (const auto *list : {&call.inputs, &call.outputs})
+    for (const TensorRef &t : *list)
+      if (t.dtype == DType::F64)
+        return true;
+  return false;
+}
+
+/// The sum over the warp, the same bits in every lane.
+__device__ inline double warpSum(double v) {
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync(kFullMask, v, o);
+  return v;
+}
+
+/// The sum over the block (blockDim.x a multiple of 32, at most 1024), the
+/// same bits in every thread. Every thread must call it.
+__device__ inline double blockSum(double v) {
+  __shared__ double partial[32];
+  v = warpSum(v);
+  if ((threadIdx.x & 31) == 0)
+    partial[threadIdx.x >> 5] = v;
+  __syncthreads();
+  double total = 0;
+  for (unsigned w = 0; w < blockDim.x / 32; ++w)
+    total += partial[w];
+  __syncthreads();
+  return total;
+}
+
+/// Blocks for `rows` rows of one warp each.
+unsigned blocksForRows(int64_t rows) {
+  int64_t blocks = (rows + kRowWarps - 1) / kRowWarps;
+  return static_cast<unsigned>(blocks > 65535 * 8 ? 65535 * 8 : blocks);
+}
+
+#define MEMOPT_WARP_ROWS(r, rows)                                              \
+  for (int64_t r = int64_t(blockIdx.x) * kRowWarps + (threadIdx.x >> 5);       \
+       r < (rows); r += int64_t(gridDim.x) * kRowWarps)
+
+//===----------------------------------------------------------------------===//
+// layer_norm
+//===----------------------------------------------------------------------===//
+
+/// The mean and inverse standard deviation (of the biased variance) of the
+/// `width` elements of `x` from `base`, summed by the calling warp.
+struct Stats {
+  double mean = 0, invStd = 0;
+};
+
+template <typename C>
+__device__ Stats warpRowStats(const void *x, DType xt, int64_t base,
+                              int64_t width, double epsilon) {
+  const int lane = threadIdx.x & 31;
+  const double count = static_cast<double>(width);
+  double sum = 0;
+  for (int64_t i = lane; i < width; i += 32)
+    sum += static_cast<double>(loadAs<C>(x, xt, base + i));
+  Stats s;
+  s.mean = warpSum(sum) / count;
+  double squares = 0;
+  for (int64_t i = lane; i < width; i += 32) {
+    const double d = static_cast<double>(loadAs<C>(x, xt, base + i)) - s.mean;
+    squares += d * d;
+  }
+  s.invStd = math::inverseStd(warpSum(squares) / count, epsilon);
+  return s;
+}
+
+template <typename C>
+__global__ void layerNormKernel(const void *x, DType xt, const void *gamma,
+                                const void *beta, DType gt, void *y,
+                                int64_t rows, int64_t width, double epsilon) {
+  const int lane = threadIdx.x & 31;
+  MEMOPT_WARP_ROWS(r, rows) {
+    const int64_t base = r * width;
+    const Stats st = warpRowStats<C>(x, xt, base, width, epsilon);
+    const C m = static_cast<C>(st.mean), s = static_cast<C>(st.invStd);
+    // (x - m) * s * gamma + beta in the compute type, as the CPU.
+    for (int64_t i = lane; i < width; i += 32) {
+      const C v = loadAs<C>(x, xt, base + i);
+      const C q = addRn(mulRn(mulRn(subRn(v, m), s), loadAs<C>(gamma, gt, i)),
+                        loadAs<C>(beta, gt, i));
+      storeAs(y, xt, base + i, q);
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// layer_norm_backward
+//===----------------------------------------------------------------------===//
+
+/// How the parallel layer_norm_backward splits its work, and the workspace
+/// it needs: per-row (mean, invStd), then per (chunk, column) the partial
+/// (sum dy * xhat, sum dy).
+struct LayerNormBackwardPlan {
+  int64_t rows = 0, width = 0;
+  int64_t rowsPerChunk = 0, chunks = 0;
+  size_t statsBytes() const {
+    return static_cast<size_t>(rows) * 2 * sizeof(double);
+  }
+  size_t bytes() const {
+    return statsBytes() +
+           static_cast<size_t>(chunks * width) * 2 * sizeof(double);
+  }
+};
+
+/// The plan with at most `maxChunks` chunks of rows.
+LayerNormBackwardPlan layerNormBackwardPlan(int64_t rows, int64_t width,
+                                            int64_t maxChunks) {
+  LayerNormBackwardPlan p;
+  p.rows = rows;
+  p.width = width;
+  int64_t chunks = (kColumnThreadsWanted + width - 1) / width;
+  if (chunks > kMaxRowChunks)
+    chunks = kMaxRowChunks;
+  if (chunks > maxChunks)
+    chunks = maxChunks;
+  if (chunks > rows)
+    chunks = rows;
+  if (chunks < 1)
+    chunks = 1;
+  p.rowsPerChunk = (rows + chunks - 1) / chunks;
+  p.chunks = (rows + p.rowsPerChunk - 1) / p.rowsPerChunk;
+  return p;
+}
+
+template <typename C>
+__global__ void rowStatsKernel(const void *x, DType xt, double *stats,
+                               int64_t rows, int64_t width, double epsilon) {
+  MEMOPT_WARP_ROWS(r, rows) {
+    const Stats st = warpRowStats<C>(x, xt, r * width, width, epsilon);
+    if ((threadIdx.x & 31) == 0) {
+      stats[2 * r] = st.mean;
+      stats[2 * r + 1] = st.invStd;
+    }
+  }
+}
+
+/// Thread (column, chunk blockIdx.y): sum dy * xhat and sum dy over the
+/// chunk's rows, in row order.
+template <typename C>
+__global__ void columnPartialsKernel(const void *dy, const void *x, DType xt,
+                                     const double *stats, double *partials,
+                                     int64_t rows, int64_t width,
+                                     int64_t rowsPerChunk) {
+  const int64_t col = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (col >= width)
+    return;
+  const int64_t chunk = blockIdx.y;
+  const int64_t r0 = chunk * rowsPerChunk;
+  const int64_t r1 = r0 + rowsPerChunk < rows ? r0 + rowsPerChunk : rows;
+  double dgamma = 0, dbeta = 0;
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t k = r * width + col;
+    const double xhat =
+        (static_cast<double>(loadAs<C>(x, xt, k)) - stats[2 * r]) *
+        stats[2 * r + 1];
+    const double d = static_cast<double>(loadAs<C>(dy, xt, k));
+    dgamma += d * xhat;
+    dbeta += d;
+  }
+  partials[2 * (chunk * width + col)] = dgamma;
+  partials[2 * (chunk * width + col) + 1] = dbeta;
+}
+
+/// Thread per column: the chunks' partial sums added in order.
+template <typename C>
+__global__ void columnFinishKernel(const double *partials, int64_t chunks,
+                                   int64_t width, void *dgamma, void *dbeta,
+                                   DType gt) {
+  MEMOPT_GRID_STRIDE(col, width) {
+    double g = 0, b = 0;
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+      g += partials[2 * (chunk * width + col)];
+      b += partials[2 * (chunk * width + col) + 1];
+    }
+    storeAs(dgamma, gt, col, static_cast<C>(g));
+    storeAs(dbeta, gt, col, static_cast<C>(b));
+  }
+}
+
+/// grad_x of element `i` of a row: invStd * (g - mean(g) - xhat *
+/// mean(g * xhat)) with g = dy * gamma, in double as the CPU.
+template <typename C>
+__device__ inline void
+layerNormGradX(const void *dy, const void *x, DType xt, const void *gamma,
+               DType gt, void *dx, int64_t base, int64_t i, double mean,
+               double invStd, double meanG, double meanGXhat) {
+  const double xhat =
+      (static_cast<double>(loadAs<C>(x, xt, base + i)) - mean) * invStd;
+  const double g = static_cast<double>(loadAs<C>(dy, xt, base + i)) *
+                   static_cast<double>(loadAs<C>(gamma, gt, i));
+  storeAs(dx, xt, base + i,
+          static_cast<C>(
+              mulRn(invStd, subRn(subRn(g, meanG), mulRn(xhat, meanGXhat)))));
+}
+
+/// grad_x, one warp per row, with the statistics of rowStatsKernel.
+template <typename C>
+__global__ void layerNormGradXKernel(const void *dy, const void *x, DType xt,
+                                     const void *gamma, DType gt,
+                                     const double *stats, void *dx,
+                                     int64_t rows, int64_t width) {
+  const int lane = threadIdx.x & 31;
+  const double count = static_cast<double>(width);
+  MEMOPT_WARP_ROWS(r, rows) {
+    const int64_t base = r * width;
+    const double mean = stats[2 * r], invStd = stats[2 * r + 1];
+    double sumG = 0, sumGXhat = 0;
+    for (int64_t i = lane; i < width; i += 32) {
+      const double xhat =
+          (static_cast<double>(loadAs<C>(x, xt, base + i)) - mean) * invStd;
+      const double g = static_cast<double>(loadAs<C>(dy, xt, base + i)) *
+                       static_cast<double>(loadAs<C>(gamma, gt, i));
+      sumG += g;
+      sumGXhat += g * xhat;
+    }
+    // Every lane has read its elements: the row may be overwritten.
+    const double meanG = warpSum(sumG) / count;
+    const double meanGXhat = warpSum(sumGXhat) / count;
+    for (int64_t i = lane; i < width; i += 32)
+      layerNormGradX<C>(dy, x, xt, gamma, gt, dx, base, i, mean, invStd, meanG,
+                        meanGXhat);
+  }
+}
+
+/// Everything in one block, row by row. Thread t accumulates the column
+/// sums of columns tile0 + t + k * kFallbackThreads; wider rows take more
+/// sweeps over the rows, the last of which writes grad_x (a row's grad_x
+/// after that row's reductions, each element by the thread that read it).
+template <typename C>
+__global__ void __launch_bounds__(kFallbackThreads)
+    layerNormBackwardSingleBlockKernel(const void *dy, const void *x, DType xt,
+                                       const void *gamma, DType gt, void *dx,
+                                       void *dgamma, void *dbeta, int64_t rows,
+                                       int64_t width, double epsilon) {
+  const int t = threadIdx.x;
+  const double count = static_cast<double>(width);
+  const int64_t tile = int64_t(kFallbackColumns) * kFallbackThreads;
+  for (int64_t tile0 = 0; tile0 < width; tile0 += tile) {
+    const bool last = tile0 + tile >= width;
+    double accG[kFallbackColumns], accB[kFallbackColumns];
+#pragma unroll
+    for (int k = 0; k < kFallbackColumns; ++k)
+      accG[k] = accB[k] = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t base = r * width;
+      double sum = 0;
+      for (int64_t i = t; i < width; i += kFallbackThreads)
+        sum += static_cast<double>(loadAs<C>(x, xt, base + i));
+      const double mean = blockSum(sum) / count;
+      double squares = 0;
+      for (int64_t i = t; i < width; i += kFallbackThreads) {
+        const double d = static_cast<double>(loadAs<C>(x, xt, base + i)) - mean;
+        squares += d * d;
+      }
+      const double invStd =
+          math::inverseStd(blockSum(squares) / count, epsilon);
+      double meanG = 0, meanGXhat = 0;
+      if (last) {
+        double sumG = 0, sumGXhat = 0;
+        for (int64_t i = t; i < width; i += kFallbackThreads) {
+          const double xhat =
+              (static_cast<double>(loadAs<C>(x, xt, base + i)) - mean) * invStd;
+          const double g = static_cast<double>(loadAs<C>(dy, xt, base + i)) *
+                           static_cast<double>(loadAs<C>(gamma, gt, i));
+          sumG += g;
+          sumGXhat += g * xhat;
+        }
+        meanG = blockSum(sumG) / count;
+        meanGXhat = blockSum(sumGXhat) / count;
+        for (int64_t i = t; i < tile0; i += kFallbackThreads)
+          layerNormGradX<C>(dy, x, xt, gamma, gt, dx, base, i, mean, invStd,
+                            meanG, meanGXhat);
+      }
+#pragma unroll
+      for (int k = 0; k < kFallbackColumns; ++k) {
+        const int64_t i = tile0 + t + int64_t(k) * kFallbackThreads;
+        if (i >= width)
+          continue;
+        const double xhat =
+            (static_cast<double>(loadAs<C>(x, xt, base + i)) - mean) * invStd;
+        const double d = static_cast<double>(loadAs<C>(dy, xt, base + i));
+        accG[k] += d * xhat;
+        accB[k] += d;
+        if (last)
+          layerNormGradX<C>(dy, x, xt, gamma, gt, dx, base, i, mean, invStd,
+                            meanG, meanGXhat);
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < kFallbackColumns; ++k) {
+      const int64_t i = tile0 + t + int64_t(k) * kFallbackThreads;
+      if (i < width) {
+        storeAs(dgamma, gt, i, static_cast<C>(accG[k]));
+        storeAs(dbeta, gt, i, static_cast<C>(accB[k]));
+      }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// batch_norm_act and its backward
+//===----------------------------------------------------------------------===//
+
+/// Element `k` of channel `ch` of an N x C x inner tensor (k < N * inner).
+__device__ inline int64_t channelIndex(int64_t k, int64_t c, int64_t ch,
+                                       int64_t inner) {
+  const int64_t img = k / inner;
+  return (img * c + ch) * inner + (k - img * inner);
+}
+
+template <typename C, InvertibleActivation Act>
+__device__ inline C activate(C v, C alpha) {
+  if constexpr (Act == InvertibleActivation::Elu)
+    return math::elu(v, alpha);
+  else
+    return math::leakyRelu(v, alpha);
+}
+
+/// One block per channel: the training-mode batch norm of cpu/Norm.cpp
+/// followed by the activation.
+template <typename C, InvertibleActivation Act>
+__global__ void __launch_bounds__(kChannelThreads)
+    batchNormActKernel(const void *x, DType xt, const void *gamma,
+                       const void *beta, const void *runMean,
+                       const void *runVar, DType gt, void *y, void *newMean,
+                       void *newVar, void *savedInvStd, int64_t n, int64_t c,
+                       int64_t inner, double epsilon, double momentum,
+                       double alphaValue) {
+  const int64_t ch = blockIdx.x, count = n * inner;
+  double sum = 0;
+  for (int64_t k = threadIdx.x; k < count; k += blockDim.x)
+    sum += static_cast<double>(loadAs<C>(x, xt, channelIndex(k, c, ch, inner)));
+  const double mean = blockSum(sum) / static_cast<double>(count);
+  double squares = 0;
+  for (int64_t k = threadIdx.x; k < count; k += blockDim.x) {
+    const double d =
+        static_cast<double>(loadAs<C>(x, xt, channelIndex(k, c, ch, inner))) -
+        mean;
+    squares += d * d;
+  }
+  squares = blockSum(squares);
+  const double var = squares / static_cast<double>(count);
+  const double unbiased = squares / static_cast<double>(count - 1);
+  const double invStd = math::inverseStd(var, epsilon);
+  // y = (x - mean) * invStd * gamma + beta, as one multiply-add.
+  const double scale =
+      mulRn(static_cast<double>(loadAs<C>(gamma, gt, ch)), invStd);
+  const C s = static_cast<C>(scale);
+  const C shift = static_cast<C>(
+      subRn(static_cast<double>(loadAs<C>(beta, gt, ch)), mulRn(mean, scale)));
+  const C alpha = static_cast<C>(alphaValue);
+  // The channel has been read (blockSum synchronises): y may overwrite x.
+  for (int64_t k = threadIdx.x; k < count; k += blockDim.x) {
+    const int64_t i = channelIndex(k, c, ch, inner);
+    const C v = addRn(mulRn(loadAs<C>(x, xt, i), s), shift);
+    storeAs(y, xt, i, activate<C, Act>(v, alpha));
+  }
+  if (threadIdx.x == 0) {
+    storeAs(
+        newMean, gt, ch,
+        static_cast<C>(math::runningUpdate(
+            static_cast<double>(loadAs<C>(runMean, gt, ch)), mean, momentum)));
+    storeAs(newVar, gt, ch,
+            static_cast<C>(math::runningUpdate(
+                static_cast<double>(loadAs<C>(runVar, gt, ch)), unbiased,
+                momentum)));
+    storeAs(savedInvStd, gt, ch, static_cast<C>(invStd));
+  }
+}
+
+/// dy * f'(z) from the output y, in the compute type (as the activation
+/// backward kernels).
+template <typename C, InvertibleActivation Act>
+__device__ inline C activationGrad(C d, C out, C alpha) {
+  if constexpr (Act == InvertibleActivation::Elu)
+    return math::eluBackwardFromOutput(d, out, alpha);
+  else
+    return math::leakyReluBackwardFromOutput(d, out, alpha);
+}
+
+template <typename C, InvertibleActivation Act>
+__device__ inline C activationInverse(C out, C alpha) {
+  if constexpr (Act == InvertibleActivation::Elu)
+    return math::eluInverse(out, alpha);
+  else
+    return math::leakyReluInverse(out, alpha);
+}
+
+/// One block per channel: batch_norm_backward with xhat rebuilt from the
+/// output, xhat = (f^-1(y) - beta) / gamma (0 where gamma = 0).
+template <typename C, InvertibleActivation Act>
+__global__ void __launch_bounds__(kChannelThreads)
+    batchNormActBackwardKernel(const void *dy, const void *y, DType yt,
+                               const void *gamma, const void *beta,
+                               const void *invStd, DType gt, void *dx,
+                               void *dgamma, void *dbeta, int64_t n, int64_t c,
+                               int64_t inner, double alphaValue) {
+  const int64_t ch = blockIdx.x, count = n * inner;
+  const double g = static_cast<double>(loadAs<C>(gamma, gt, ch));
+  const double b = static_cast<double>(loadAs<C>(beta, gt, ch));
+  const C alpha = static_cast<C>(alphaValue);
+  auto xhatOf = [&](C out) {
+    return g != 0
+               ? (static_cast<double>(activationInverse<C, Act>(out, alpha)) -
+                  b) /
+                     g
+               : 0.0;
+  };
+  double sumDz = 0, sumDzXhat = 0;
+  for (int64_t k = threadIdx.x; k < count; k += blockDim.x) {
+    const int64_t i = channelIndex(k, c, ch, inner);
+    const C out = loadAs<C>(y, yt, i);
+    const double dz = static_cast<double>(
+        activationGrad<C, Act>(loadAs<C>(dy, yt, i), out, alpha));
+    sumDz += dz;
+    sumDzXhat += dz * xhatOf(out);
+  }
+  sumDz = blockSum(sumDz);
+  sumDzXhat = blockSum(sumDzXhat);
+  // The channel has been read: grad_x may overwrite grad or output.
+  const double scale = g * static_cast<double>(loadAs<C>(invStd, gt, ch));
+  const double meanDz = sumDz / static_cast<double>(count);
+  const double meanDzXhat = sumDzXhat / static_cast<double>(count);
+  for (int64_t k = threadIdx.x; k < count; k += blockDim.x) {
+    const int64_t i = channelIndex(k, c, ch, inner);
+    const C out = loadAs<C>(y, yt, i);
+    const double dz = static_cast<double>(
+        activationGrad<C, Act>(loadAs<C>(dy, yt, i), out, alpha));
+    storeAs(
+        dx, yt, i,
+        static_cast<C>(mulRn(
+            scale, subRn(subRn(dz, meanDz), mulRn(xhatOf(out), meanDzXhat)))));
+  }
+  if (threadIdx.x == 0) {
+    storeAs(dgamma, gt, ch, static_cast<C>(sumDzXhat));
+    storeAs(dbeta, gt, ch, static_cast<C>(sumDz));
+  }
+}
+
+/// Calls `f(C{}, A{})` with C the compute type and A the activation as an
+/// integral constant.
+template <typename F>
+void dispatchNormAct(const KernelCall &call, InvertibleActivation activation,
+                     F &&f) {
+  using Leaky = std::integral_constant<InvertibleActivation,
+                                       InvertibleActivation::LeakyRelu>;
+  using Elu =
+      std::integral_constant<InvertibleActivation, InvertibleActivation::Elu>;
+  const bool inDouble = computesInDouble(call);
+  if (activation == InvertibleActivation::Elu) {
+    if (inDouble)
+      f(double{}, Elu{});
+    else
+      f(float{}, Elu{});
+  } else {
+    if (inDouble)
+      f(double{}, Leaky{});
+    else
+      f(float{}, Leaky{});
+  }
+}
+
+/// x's rows for layer norm (gamma's element count is the row width).
+struct Rows {
+  int64_t rows = 0, width = 0;
+};
+
+Rows layerNormRows(const TensorRef &x, const TensorRef &gamma) {
+  return {x.numElements / gamma.numElements, gamma.numElements};
+}
+
+} // namespace
+
+void layerNorm(const KernelCall &call) {
+  const TensorRef &x = call.in(0), &gamma = call.in(1), &beta = call.in(2),
+                  &y = call.out(0);
+  const double epsilon = call.step.get<LayerNormAttrs>().epsilon;
+  const Rows r = layerNormRows(x, gamma);
+  if (computesInDouble(call))
+    layerNormKernel<double>
+        <<<blocksForRows(r.rows), kThreads, 0, call.cuda.stream>>>(
+            x.data, x.dtype, gamma.data, beta.data, gamma.dtype, y.data, r.rows,
+            r.width, epsilon);
+  else
+    layerNormKernel<float>
+        <<<blocksForRows(r.rows), kThreads, 0, call.cuda.stream>>>(
+            x.data, x.dtype, gamma.data, beta.data, gamma.dtype, y.data, r.rows,
+            r.width, epsilon);
+  checkLaunch("layer_norm");
+}
+
+namespace {
+
+template <typename C>
+void layerNormBackwardImpl(const KernelCall &call, double epsilon) {
+  const TensorRef &dy = call.in(0), &x = call.in(1), &gamma = call.in(2);
+  const TensorRef &dx = call.out(0), &dgamma = call.out(1),
+                  &dbeta = call.out(2);
+  const Rows r = layerNormRows(x, gamma);
+  cudaStream_t stream = call.cuda.stream;
+  const size_t statsBytes = static_cast<size_t>(r.rows) * 2 * sizeof(double);
+  const size_t chunkBytes = static_cast<size_t>(r.width) * 2 * sizeof(double);
+  const size_t available = call.cuda.workspace ? call.cuda.workspaceBytes : 0;
+  if (available < statsBytes + chunkBytes) {
+    layerNormBackwardSingleBlockKernel<C><<<1, kFallbackThreads, 0, stream>>>(
+        dy.data, x.data, x.dtype, gamma.data, gamma.dtype, dx.data, dgamma.data,
+        dbeta.data, r.rows, r.width, epsilon);
+    checkLaunch("layer_norm_backward");
+    return;
+  }
+  const LayerNormBackwardPlan plan = layerNormBackwardPlan(
+      r.rows, r.width,
+      static_cast<int64_t>((available - statsBytes) / chunkBytes));
+  double *stats = static_cast<double *>(call.cuda.workspace);
+  double *partials = stats + 2 * r.rows;
+
+  rowStatsKernel<C><<<blocksForRows(r.rows), kThreads, 0, stream>>>(
+      x.data, x.dtype, stats, r.rows, r.width, epsilon);
+  checkLaunch("layer_norm_backward");
+  const dim3 grid(static_cast<unsigned>((r.width + kThreads - 1) / kThreads),
+                  static_cast<unsigned>(plan.chunks));
+  columnPartialsKernel<C>
+      <<<grid, kThreads, 0, stream>>>(dy.data, x.data, x.dtype, stats, partials,
+                                      r.rows, r.width, plan.rowsPerChunk);
+  checkLaunch("layer_norm_backward");
+  columnFinishKernel<C><<<blocksFor(r.width), kThreads, 0, stream>>>(
+      partials, plan.chunks, r.width, dgamma.data, dbeta.data, gamma.dtype);
+  checkLaunch("layer_norm_backward");
+  // After the column sums (stream order): grad_x may overwrite dy or x.
+  layerNormGradXKernel<C><<<blocksForRows(r.rows), kThreads, 0, stream>>>(
+      dy.data, x.data, x.dtype, gamma.data, gamma.dtype, stats, dx.data, r.rows,
+      r.width);
+  checkLaunch("layer_norm_backward");
+}
+
+} // namespace
+
+void layerNormBackward(const KernelCall &call) {
+  const double epsilon = call.step.get<NormBackwardAttrs>().epsilon;
+  if (computesInDouble(call))
+    layerNormBackwardImpl<double>(call, epsilon);
+  else
+    layerNormBackwardImpl<float>(call, epsilon);
+}
+
+void batchNormAct(const KernelCall &call) {
+  const TensorRef &x = call.in(0), &gamma = call.in(1);
+  const BatchNormActAttrs &a = call.step.get<BatchNormActAttrs>();
+  const int64_t n = x.dim(0), c = x.dim(1);
+  const int64_t inner = x.numElements / (n * c);
+  dispatchNormAct(call, a.activation, [&](auto tag, auto act) {
+    using C = decltype(tag);
+    batchNormActKernel<C, decltype(act)::value>
+        <<<static_cast<unsigned>(c), kChannelThreads, 0, call.cuda.stream>>>(
+            x.data, x.dtype, gamma.data, call.in(2).data, call.in(3).data,
+            call.in(4).data, gamma.dtype, call.out(0).data, call.out(1).data,
+            call.out(2).data, call.out(3).data, n, c, inner, a.epsilon,
+            a.momentum, a.alpha);
+  });
+  checkLaunch("batch_norm_act");
+}
+
+void batchNormActBackward(const KernelCall &call) {
+  const TensorRef &dy = call.in(0), &y = call.in(1), &gamma = call.in(2);
+  const BatchNormActBackwardAttrs &a =
+      call.step.get<BatchNormActBackwardAttrs>();
+  const int64_t n = y.dim(0), c = y.dim(1);
+  const int64_t inner = y.numElements / (n * c);
+  dispatchNormAct(call, a.activation, [&](auto tag, auto act) {
+    using C = decltype(tag);
+    batchNormActBackwardKernel<C, decltype(act)::value>
+        <<<static_cast<unsigned>(c), kChannelThreads, 0, call.cuda.stream>>>(
+            dy.data, y.data, y.dtype, gamma.data, call.in(3).data,
+            call.in(4).data, gamma.dtype, call.out(0).data, call.out(1).data,
+            call.out(2).data, n, c, inner, a.alpha);
+  });
+  checkLaunch("batch_norm_act_backward");
+}
+
+size_t normWorkspaceBytes(const Step &step,
+                          const std::vector<TensorRef> &inputs,
+                          const std::vector<TensorRef> & /*outputs*/) {
+  if (step.kernel != KernelKind::LayerNormBackward)
+    return 0;
+  const Rows r = layerNormRows(inputs[1], inputs[2]);
+  return layerNormBackwardPlan(r.rows, r.width, kMaxRowChunks).bytes();
+}
+
+} // namespace memopt::runtime::cuda

@@ -1,0 +1,326 @@
+//===- Optimizer.cu - SGD, SGD with momentum and Adam steps on the GPU ----===//
+//
+// The CUDA versions of cpu/Optimizer.cpp: torch.optim's update rules,
+// element by element in the CPU backend's compute type (double when the
+// parameter or Adam's step count is f64, float otherwise; f16/bf16 values
+// round once, on the store) with the hyper-parameters rounded to it once on
+// the host. Every operation is an explicitly rounded intrinsic (__fmul_rn,
+// __fadd_rn, ...), which the compiler never contracts into a fused
+// multiply-add, so an update is bit-identical to the CPU backend's for the
+// same inputs (Adam's bias corrections aside: they use the device's pow).
+//
+// Adam's bias corrections depend on the step count t, a device tensor
+// (already incremented: 1 on the first step): the first thread of each
+// block computes them in double from t and shares them with its block. A t
+// that is not finite or below 1 sets the error flag and writes nothing (the
+// CPU backend fails the step).
+//
+// The optional trailing `skip` operand (0-d f32) is read by the kernel
+// itself: when nonzero the step copies every old value (param, buffers) to
+// its output bit for bit, or does nothing for an output over its input, as
+// GradScaler skips optimizer.step() after non-finite gradients.
+//
+// Each thread reads every operand's element i before writing any output's
+// element i, so new values may overwrite any old ones (Kernel.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Device.cuh"
+
+#include "memopt/runtime/ElementwiseMath.h"
+#include "memopt/runtime/LossScale.h"
+
+#include <initializer_list>
+
+namespace memopt::runtime::cuda {
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Arithmetic in the compute type, rounded after each operation
+//===----------------------------------------------------------------------===//
+
+template <typename T>
+__device__ inline T loadAs(const void *p, DType t, int64_t i);
+template <>
+__device__ inline float loadAs<float>(const void *p, DType t, int64_t i) {
+  return load(p, t, i);
+}
+template <>
+__device__ inline double loadAs<double>(const void *p, DType t, int64_t i) {
+  return loadDouble(p, t, i);
+}
+
+__device__ inline void storeAs(void *p, DType t, int64_t i, float v) {
+  store(p, t, i, v);
+}
+__device__ inline void storeAs(void *p, DType t, int64_t i, double v) {
+  storeDouble(p, t, i, v);
+}
+
+__device__ inline float add(float a, float b) { return __fadd_rn(a, b); }
+__device__ inline double add(double a, double b) { return __dadd_rn(a, b); }
+__device__ inline float sub(float a, float b) { return __fsub_rn(a, b); }
+__device__ inline double sub(double a, double b) { return __dsub_rn(a, b); }
+__device__ inline float mul(float a, float b) { return __fmul_rn(a, b); }
+__device__ inline double mul(double a, double b) { return __dmul_rn(a, b); }
+__device__ inline float div(float a, float b) { return __fdiv_rn(a, b); }
+__device__ inline double div(double a, double b) { return __ddiv_rn(a, b); }
+__device__ inline float sqrtRn(float a) { return __fsqrt_rn(a); }
+__device__ inline double sqrtRn(double a) { return __dsqrt_rn(a); }
+
+//===----------------------------------------------------------------------===//
+// Operands and the skip flag
+//===----------------------------------------------------------------------===//
+
+/// The most tensor inputs (Adam: param, grad, exp_avg, exp_avg_sq, step)
+/// and outputs (new param, exp_avg, exp_avg_sq) of an update.
+constexpr int kMaxInputs = 5;
+constexpr int kMaxOutputs = 3;
+
+/// An update's tensors as its kernel sees them.
+struct Operands {
+  const void *in[kMaxInputs] = {};
+  void *out[kMaxOutputs] = {};
+  /// The input holding output o's old value (copied when the step is
+  /// skipped).
+  int stateInput[kMaxOutputs] = {};
+  int numOutputs = 0;
+  /// The skip flag, or null without the optional operand.
+  const float *skip = nullptr;
+  /// The dtype of param, grad, the buffers and every output.
+  DType dtype = DType::F32;
+  size_t elementBytes = 4;
+  int64_t n = 0;
+};
+
+/// `skipIndex` is the index of the optional skip operand, `stateInputs` the
+/// inputs holding the old values of outputs 0, 1, ...
+Operands operands(const KernelCall &call, size_t skipIndex,
+                  std::initializer_list<int> stateInputs) {
+  Operands o;
+  for (size_t i = 0; i < call.inputs.size() && i < size_t(kMaxInputs); ++i)
+    o.in[i] = call.in(i).data;
+  for (int s : stateInputs) {
+    o.out[o.numOutputs] = call.out(o.numOutputs).data;
+    o.stateInput[o.numOutputs] = s;
+    ++o.numOutputs;
+  }
+  if (call.inputs.size() > skipIndex) {
+    const TensorRef &skip = call.in(skipIndex);
+    if (skip.dtype != DType::F32)
+      throw Error(ErrorCode::Internal, "optimizer skip flag is not f32");
+    o.skip = skip.as<const float>();
+  }
+  o.dtype = call.out(0).dtype;
+  o.elementBytes = dtypeSize(o.dtype);
+  o.n = call.out(0).numElements;
+  return o;
+}
+
+__device__ inline uint64_t loadRaw(const void *p, size_t bytes, int64_t i) {
+  switch (bytes) {
+  case 2:
+    return static_cast<const uint16_t *>(p)[i];
+  case 4:
+    return static_cast<const uint32_t *>(p)[i];
+  default:
+    return static_cast<const uint64_t *>(p)[i];
+  }
+}
+
+__device__ inline void storeRaw(void *p, size_t bytes, int64_t i, uint64_t v) {
+  switch (bytes) {
+  case 2:
+    static_cast<uint16_t *>(p)[i] = static_cast<uint16_t>(v);
+    return;
+  case 4:
+    static_cast<uint32_t *>(p)[i] = static_cast<uint32_t>(v);
+    return;
+  default:
+    static_cast<uint64_t *>(p)[i] = v;
+    return;
+  }
+}
+
+/// When the step is skipped: copies every old value to its output (all of
+/// element i read before any is written) and returns true. The flag is the
+/// same for every thread, so the whole grid takes the same branch.
+__device__ inline bool skipStep(const Operands &o) {
+  if (!o.skip || !math::flagSet(*o.skip))
+    return false;
+  MEMOPT_GRID_STRIDE(i, o.n) {
+    uint64_t old[kMaxOutputs] = {};
+    for (int k = 0; k < o.numOutputs; ++k)
+      old[k] = loadRaw(o.in[o.stateInput[k]], o.elementBytes, i);
+    for (int k = 0; k < o.numOutputs; ++k)
+      if (o.out[k] != o.in[o.stateInput[k]])
+        storeRaw(o.out[k], o.elementBytes, i, old[k]);
+  }
+  return true;
+}
+
+/// Calls `f(T{})` with the CPU backend's compute type of the step: double
+/// when any float operand is f64, float otherwise.
+template <typename F> void dispatchCompute(const KernelCall &call, F &&f) {
+  for (const auto *list : {&call.inputs, &call.outputs})
+    for (const TensorRef &t : *list)
+      if (t.dtype == DType::F64)
+        return f(double{});
+  return f(float{});
+}
+
+//===----------------------------------------------------------------------===//
+// SGD
+//===----------------------------------------------------------------------===//
+
+template <typename T> struct SgdParams {
+  T lr, wd;
+  bool decay;
+};
+
+template <typename T> __global__ void sgdKernel(Operands o, SgdParams<T> a) {
+  if (skipStep(o))
+    return;
+  MEMOPT_GRID_STRIDE(i, o.n) {
+    const T p = loadAs<T>(o.in[0], o.dtype, i);
+    const T g = loadAs<T>(o.in[1], o.dtype, i);
+    const T d = a.decay ? add(g, mul(a.wd, p)) : g;
+    storeAs(o.out[0], o.dtype, i, sub(p, mul(a.lr, d)));
+  }
+}
+
+template <typename T> void sgdImpl(const KernelCall &call) {
+  const SgdAttrs &attrs = call.step.get<SgdAttrs>();
+  SgdParams<T> a;
+  a.lr = static_cast<T>(attrs.lr);
+  a.wd = static_cast<T>(attrs.weightDecay);
+  a.decay = attrs.weightDecay != 0;
+  const Operands o = operands(call, 2, {0});
+  sgdKernel<T><<<blocksFor(o.n), kThreads, 0, call.cuda.stream>>>(o, a);
+  checkLaunch("sgd_update");
+}
+
+//===----------------------------------------------------------------------===//
+// SGD with momentum
+//===----------------------------------------------------------------------===//
+
+template <typename T> struct SgdMomentumParams {
+  T lr, wd, momentum, keep;
+  bool decay, nesterov;
+};
+
+template <typename T>
+__global__ void sgdMomentumKernel(Operands o, SgdMomentumParams<T> a) {
+  if (skipStep(o))
+    return;
+  MEMOPT_GRID_STRIDE(i, o.n) {
+    const T p = loadAs<T>(o.in[0], o.dtype, i);
+    const T g = loadAs<T>(o.in[1], o.dtype, i);
+    const T b = loadAs<T>(o.in[2], o.dtype, i);
+    const T d = a.decay ? add(g, mul(a.wd, p)) : g;
+    const T buf = add(mul(a.momentum, b), mul(a.keep, d));
+    const T step = a.nesterov ? add(d, mul(a.momentum, buf)) : buf;
+    storeAs(o.out[0], o.dtype, i, sub(p, mul(a.lr, step)));
+    storeAs(o.out[1], o.dtype, i, buf);
+  }
+}
+
+template <typename T> void sgdMomentumImpl(const KernelCall &call) {
+  const SgdMomentumAttrs &attrs = call.step.get<SgdMomentumAttrs>();
+  SgdMomentumParams<T> a;
+  a.lr = static_cast<T>(attrs.lr);
+  a.wd = static_cast<T>(attrs.weightDecay);
+  a.momentum = static_cast<T>(attrs.momentum);
+  a.keep = static_cast<T>(1 - attrs.dampening);
+  a.decay = attrs.weightDecay != 0;
+  a.nesterov = attrs.nesterov;
+  const Operands o = operands(call, 3, {0, 2});
+  sgdMomentumKernel<T><<<blocksFor(o.n), kThreads, 0, call.cuda.stream>>>(o, a);
+  checkLaunch("sgd_momentum_update");
+}
+
+//===----------------------------------------------------------------------===//
+// Adam
+//===----------------------------------------------------------------------===//
+
+template <typename T> struct AdamParams {
+  double lr, beta1Double, beta2Double;
+  T beta1, beta2, oneMinusBeta1, oneMinusBeta2, eps, wd;
+  bool decay;
+  /// The step tensor's own dtype (any float dtype).
+  DType stepDType;
+  int *errorFlag;
+  int errorCode;
+};
+
+template <typename T> __global__ void adamKernel(Operands o, AdamParams<T> a) {
+  if (skipStep(o))
+    return;
+  // The same value for every thread: the whole grid returns or none does.
+  const double t = static_cast<double>(loadAs<T>(o.in[4], a.stepDType, 0));
+  if (!(t >= 1) || math::nonFinite(t)) {
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+      raiseError(a.errorFlag, a.errorCode);
+    return;
+  }
+  __shared__ T stepSize, biasCorrection2Sqrt;
+  if (threadIdx.x == 0) {
+    const double biasCorrection1 = 1 - ::pow(a.beta1Double, t);
+    const double biasCorrection2 = 1 - ::pow(a.beta2Double, t);
+    stepSize = static_cast<T>(a.lr / biasCorrection1);
+    biasCorrection2Sqrt = static_cast<T>(__dsqrt_rn(biasCorrection2));
+  }
+  __syncthreads();
+  MEMOPT_GRID_STRIDE(i, o.n) {
+    const T p = loadAs<T>(o.in[0], o.dtype, i);
+    const T g0 = loadAs<T>(o.in[1], o.dtype, i);
+    const T m0 = loadAs<T>(o.in[2], o.dtype, i);
+    const T v0 = loadAs<T>(o.in[3], o.dtype, i);
+    const T g = a.decay ? add(g0, mul(a.wd, p)) : g0;
+    const T m = add(mul(a.beta1, m0), mul(a.oneMinusBeta1, g));
+    const T v = add(mul(a.beta2, v0), mul(mul(a.oneMinusBeta2, g), g));
+    const T denom = add(div(sqrtRn(v), biasCorrection2Sqrt), a.eps);
+    storeAs(o.out[0], o.dtype, i, sub(p, mul(stepSize, div(m, denom))));
+    storeAs(o.out[1], o.dtype, i, m);
+    storeAs(o.out[2], o.dtype, i, v);
+  }
+}
+
+template <typename T> void adamImpl(const KernelCall &call) {
+  const AdamAttrs &attrs = call.step.get<AdamAttrs>();
+  AdamParams<T> a;
+  a.lr = attrs.lr;
+  a.beta1Double = attrs.beta1;
+  a.beta2Double = attrs.beta2;
+  a.beta1 = static_cast<T>(attrs.beta1);
+  a.beta2 = static_cast<T>(attrs.beta2);
+  a.oneMinusBeta1 = static_cast<T>(1 - attrs.beta1);
+  a.oneMinusBeta2 = static_cast<T>(1 - attrs.beta2);
+  a.eps = static_cast<T>(attrs.eps);
+  a.wd = static_cast<T>(attrs.weightDecay);
+  a.decay = attrs.weightDecay != 0;
+  a.stepDType = call.in(4).dtype;
+  a.errorFlag = call.cuda.errorFlag;
+  a.errorCode = static_cast<int>(call.context.stepIndex) + 1;
+  const Operands o = operands(call, 5, {0, 2, 3});
+  adamKernel<T><<<blocksFor(o.n), kThreads, 0, call.cuda.stream>>>(o, a);
+  checkLaunch("adam_update");
+}
+
+} // namespace
+
+void sgdUpdate(const KernelCall &call) {
+  dispatchCompute(call, [&](auto tag) { sgdImpl<decltype(tag)>(call); });
+}
+
+void sgdMomentumUpdate(const KernelCall &call) {
+  dispatchCompute(call,
+                  [&](auto tag) { sgdMomentumImpl<decltype(tag)>(call); });
+}
+
+void adamUpdate(const KernelCall &call) {
+  dispatchCompute(call, [&](auto tag) { adamImpl<decltype(tag)>(call); });
+}
+
+} // namespace memopt::runtime::cuda

@@ -1,0 +1,236 @@
+//===- CudaDifferentialTest.cpp - the CUDA backend against the CPU --------===//
+//
+// Every model and variant below is compiled once and run for a few training
+// steps on the CPU backend and on the CUDA backend from the same arguments;
+// losses, results and every argument after the updates (parameters, running
+// statistics, optimizer state, the loss scale) must agree within the stated
+// tolerance. Together the plans contain every kernel kind of the runtime
+// (KernelCoverage checks that on any machine), so each GPU kernel is tested
+// against its CPU reference inside real training steps, forward, backward,
+// optimizer and loss scaling.
+//
+// Without a usable CUDA device the GPU tests skip with the reason; the
+// coverage test still runs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TrainingTestUtil.h"
+
+#include "memopt/runtime/Backend.h"
+#include "memopt/runtime/Error.h"
+#include "memopt/runtime/Executor.h"
+#include "memopt/runtime/Kernel.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <optional>
+#include <set>
+
+using namespace memopt::testing;
+using memopt::runtime::KernelKind;
+
+namespace {
+
+/// Why the CUDA backend cannot run here, or nothing when it can.
+std::optional<std::string> cudaUnavailable() {
+  try {
+    memopt::runtime::createBackend("cuda");
+    return std::nullopt;
+  } catch (const memopt::runtime::Error &e) {
+    return std::string(e.what());
+  }
+}
+
+/// A graph exercising the element-wise and pooling kernels the suite models
+/// do not all reach: sigmoid, tanh, ELU, leaky ReLU (unfused), mul, slices
+/// and their backward,
+/// transposes, average and max pooling, global average pooling and the MSE
+/// loss.
+const char *kZoo = R"mlir(
+func.func @zoo(%w: tensor<4x3x3x3xf32> {memopt.param}, %s: tensor<4x1x1xf32> {memopt.param},
+               %l: tensor<6x4xf32> {memopt.param}, %x: tensor<2x3x8x8xf32>,
+               %t: tensor<2x6xf32>) -> tensor<f32> {
+  %c = memopt.conv2d %x, %w {padding = array<i64: 1, 1>, dilations = array<i64: 1, 1>} : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>
+  %e = memopt.elu %c {alpha = 0.7 : f64} : tensor<2x4x8x8xf32>
+  %m = memopt.mul %e, %s : tensor<2x4x8x8xf32>, tensor<4x1x1xf32>
+  %g = memopt.sigmoid %m : tensor<2x4x8x8xf32>
+  %a = memopt.avg_pool2d %g {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<2x4x8x8xf32>
+  %p = memopt.max_pool2d %a {kernel_size = array<i64: 2, 2>} : tensor<2x4x4x4xf32>
+  %h0 = memopt.tanh %p : tensor<2x4x2x2xf32>
+  %h = memopt.leaky_relu %h0 {alpha = 0.2 : f64} : tensor<2x4x2x2xf32>
+  %sl = memopt.slice %h {offsets = array<i64: 0, 0, 0, 0>, sizes = array<i64: 2, 4, 2, 1>} : tensor<2x4x2x2xf32>
+  %tr = memopt.transpose %sl {permutation = array<i64: 0, 1, 3, 2>} : tensor<2x4x2x1xf32>
+  %q = memopt.global_avg_pool2d %tr : tensor<2x4x1x2xf32>
+  %o = memopt.linear %q, %l : tensor<2x4xf32>, tensor<6x4xf32>
+  %loss = memopt.mse_loss %o, %t : tensor<2x6xf32>
+  return %loss : tensor<f32>
+}
+)mlir";
+
+struct Case {
+  const char *name;
+  /// Example file (examples/), suite model (built by the tests' CMake) or
+  /// inline source.
+  enum { Example, Suite, Inline } kind;
+  const char *source;
+  const char *pipeline;
+  /// Relative (and absolute) tolerance on every value after `steps` steps.
+  double tolerance;
+  int steps;
+};
+
+const Case kCases[] = {
+    {"MlpSgd", Case::Example, "mlp.mlir",
+     "memopt-pipeline{optimizer=sgd lr=0.05}", 1e-4, 3},
+    {"CnnMomentum", Case::Example, "cnn.mlir",
+     "memopt-pipeline{optimizer=momentum lr=0.05}", 1e-3, 3},
+    {"CnnEval", Case::Example, "cnn.mlir",
+     "memopt-eval-mode,memopt-schedule,memopt-plan-memory", 1e-4, 1},
+    {"ResNetCheckpointInPlace", Case::Suite, "cifar-resnet",
+     "memopt-pipeline{optimizer=momentum lr=0.05 checkpoint=sqrt "
+     "inplace=true}",
+     1e-3, 3},
+    {"ResNetLeakyAbn", Case::Suite, "cifar-resnet-leaky",
+     "memopt-pipeline{optimizer=sgd lr=0.05 abn=true}", 1e-3, 3},
+    {"Gpt2Adam", Case::Suite, "gpt2",
+     "memopt-pipeline{optimizer=adam lr=0.001}", 1e-3, 3},
+    {"LstmSgd", Case::Suite, "lstm", "memopt-pipeline{optimizer=sgd lr=0.1}",
+     1e-4, 3},
+    {"UNet", Case::Suite, "unet", "memopt-pipeline{optimizer=sgd lr=0.01}",
+     1e-3, 2},
+    {"DenseNet", Case::Suite, "densenet121",
+     "memopt-pipeline{optimizer=sgd lr=0.01}", 1e-3, 2},
+    {"Zoo", Case::Inline, kZoo, "memopt-pipeline{optimizer=adam lr=0.01}", 1e-4,
+     3},
+    {"CnnFp16", Case::Example, "cnn.mlir",
+     "memopt-pipeline{optimizer=momentum lr=0.05 precision=fp16}", 2e-2, 3},
+    {"Gpt2Fp16Adam", Case::Suite, "gpt2",
+     "memopt-pipeline{optimizer=adam lr=0.001 precision=fp16 "
+     "growth-interval=2}",
+     2e-2, 3},
+};
+
+/// gtest prints a case by its name (instead of its bytes).
+void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
+
+std::string sourceOf(const Case &c) {
+  switch (c.kind) {
+  case Case::Example:
+    return exampleSource(c.source);
+  case Case::Suite:
+    return suiteModelSource(c.source);
+  case Case::Inline:
+    return c.source;
+  }
+  return {};
+}
+
+void expectClose(const std::vector<double> &cpu, const std::vector<double> &gpu,
+                 double tolerance, const std::string &what) {
+  ASSERT_EQ(cpu.size(), gpu.size()) << what;
+  size_t bad = 0, worst = 0;
+  double worstError = 0;
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    double error = std::fabs(cpu[i] - gpu[i]);
+    bool nanMatch = std::isnan(cpu[i]) && std::isnan(gpu[i]);
+    if (!nanMatch && !(error <= tolerance * (1 + std::fabs(cpu[i])))) {
+      ++bad;
+      if (!(error <= worstError)) {
+        worstError = error;
+        worst = i;
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0u) << what << ": " << bad << " of " << cpu.size()
+                     << " elements differ; worst element " << worst << ": cpu "
+                     << cpu[worst] << ", cuda " << gpu[worst];
+}
+
+class CudaDifferential : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CudaDifferential, AgreesWithTheCpu) {
+  const Case &c = GetParam();
+  if (auto why = cudaUnavailable())
+    GTEST_SKIP() << "no usable CUDA device: " << *why;
+  auto cpu = CompiledStep::compile(sourceOf(c), c.pipeline);
+  ASSERT_TRUE(cpu);
+  std::unique_ptr<CompiledStep> gpu = cpu->onDevice("cuda");
+  cpu->randomize(17);
+  for (size_t i = 0; i < cpu->numArguments(); ++i)
+    gpu->setArgument(i, cpu->argument(i));
+  bool training = !cpu->plan().updates.empty();
+  for (int step = 0; step < c.steps; ++step) {
+    cpu->run(step);
+    gpu->run(step);
+    for (size_t r = 0; r < cpu->plan().results.size(); ++r)
+      expectClose(cpu->result(r), gpu->result(r), c.tolerance,
+                  "result " + std::to_string(r) + " at step " +
+                      std::to_string(step));
+    if (!training)
+      continue;
+    cpu->applyUpdates();
+    gpu->applyUpdates();
+    for (size_t a = 0; a < cpu->numArguments(); ++a)
+      expectClose(cpu->argument(a), gpu->argument(a), c.tolerance,
+                  cpu->plan().arguments[a].name + " after step " +
+                      std::to_string(step));
+    if (HasFailure())
+      return;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, CudaDifferential, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<Case> &info) {
+                           return info.param.name;
+                         });
+
+/// The compiler lowers reshapes to views; the reshape kernel (a copy) runs
+/// in hand-written plans, like this one, which copies a data argument into
+/// the arena with a new shape.
+TEST(CudaDifferentialReshape, CopiesLikeTheCpu) {
+  auto plan = memopt::runtime::Plan::parse(R"({
+    "format": "memopt-plan", "version": 2, "function": "copy",
+    "arena_bytes": 64, "alignment": 64,
+    "tensors": [
+      {"id": 0, "dtype": "f16", "shape": [2, 3], "storage": "argument", "argument": 0},
+      {"id": 1, "dtype": "f16", "shape": [3, 2], "storage": "arena", "offset": 0, "live": [0, 1]}
+    ],
+    "arguments": [{"name": "x", "role": "data", "tensor": 0}],
+    "results": [1],
+    "steps": [{"kernel": "reshape", "inputs": [0], "outputs": [1]}]
+  })");
+  uint16_t x[6] = {0x3c00, 0xbc00, 0x7bff, 0x0001, 0x8000, 0x7e00};
+  for (const char *device : {"cpu", "cuda"}) {
+    if (std::string(device) == "cuda")
+      if (auto why = cudaUnavailable())
+        GTEST_SKIP() << "no usable CUDA device: " << *why;
+    memopt::runtime::Executor exec(plan, device);
+    exec.setArgument(0, memopt::runtime::DType::F16, {2, 3}, x, sizeof x);
+    exec.run(0);
+    uint16_t out[6] = {};
+    exec.getResult(0, out, sizeof out);
+    for (int i = 0; i < 6; ++i)
+      EXPECT_EQ(out[i], x[i]) << device << " element " << i;
+  }
+}
+
+/// The cases above reach every kernel the runtime has, so every GPU kernel
+/// is compared with the CPU on a machine with a GPU. Runs everywhere.
+TEST(CudaDifferentialCoverage, EveryKernelKindIsExercised) {
+  std::set<KernelKind> covered;
+  for (const Case &c : kCases) {
+    auto step = CompiledStep::compile(sourceOf(c), c.pipeline);
+    ASSERT_TRUE(step) << c.name;
+    for (const memopt::runtime::Step &s : step->plan().steps)
+      covered.insert(s.kernel);
+  }
+  covered.insert(KernelKind::Reshape); // CudaDifferentialReshape
+  std::string missing;
+  for (KernelKind kind : memopt::runtime::allKernelKinds())
+    if (!covered.count(kind))
+      missing += " " + std::string(memopt::runtime::kernelName(kind));
+  EXPECT_TRUE(missing.empty()) << "kernels no CUDA test runs:" << missing;
+}
+
+} // namespace
