@@ -230,7 +230,7 @@ void Executor::run(uint64_t stepCounter) {
           ErrorCode::InvalidArgument,
           concat("executor: ", describeArgument(plan, i), " has not been set"));
   resultsFresh = false;
-  for (size_t s = 0; s < plan.steps.size(); ++s) {
+  auto issueStep = [&](size_t s) {
     StepContext context;
     context.stepCounter = stepCounter;
     context.stepIndex = s;
@@ -253,6 +253,16 @@ void Executor::run(uint64_t stepCounter) {
       throw Error(ErrorCode::Internal,
                   concat(plan.describeStep(s), ": internal error: ", e.what()));
     }
+  };
+  if (stepObserver) {
+    // Timing each kernel needs them one by one.
+    for (size_t s = 0; s < plan.steps.size(); ++s)
+      issueStep(s);
+  } else {
+    backendPtr->runStep([&]() {
+      for (size_t s = 0; s < plan.steps.size(); ++s)
+        issueStep(s);
+    });
   }
   backendPtr->synchronize();
   resultsFresh = true;

@@ -256,6 +256,10 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
   auto plan = runtime::Plan::parse(graph.planJson);
   std::unique_ptr<runtime::Backend> backend = chooseBackend(out);
   std::string deviceName(backend->name());
+  // The driver's view of device memory (CUDA): before the plan's memory,
+  // and the most seen after any step.
+  std::optional<uint64_t> deviceBefore = backend->deviceBytesInUse();
+  uint64_t deviceHigh = deviceBefore.value_or(0);
   runtime::Executor executor(plan, std::move(backend));
 
   std::optional<runtime::SafetensorsFile> weights, inputs;
@@ -350,6 +354,9 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
         summary.firstLoss = loss.get(0);
       summary.lastLoss = loss.get(0);
     }
+    if (deviceBefore)
+      deviceHigh = std::max(deviceHigh,
+                            executor.backend().deviceBytesInUse().value_or(0));
     if (training)
       executor.applyUpdates();
     if (scaleArg >= 0) {
@@ -378,6 +385,12 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
       << executor.allocatedBytes() - summary.arenaBytes -
              summary.persistentBytes
       << "\n";
+  if (deviceBefore)
+    out << "device memory (cudaMemGetInfo): " << *deviceBefore
+        << " bytes in use before the plan (CUDA context, libraries), "
+           "high-water "
+        << deviceHigh << " after steps, " << deviceHigh - *deviceBefore
+        << " more\n";
   if (!traceFile.empty()) {
     run::StepTrace trace{*plan, stepSeconds, executor.persistentBytes()};
     std::string error;

@@ -14,6 +14,13 @@
 // (an id or label out of range) set a flag that synchronize() checks once,
 // when the step's work is done, and report with the step's position.
 //
+// The first run of a plan is captured into a CUDA graph and later runs
+// replay it (one launch per step instead of one per kernel), since every
+// tensor stays at its address. Plans with dropout are the exception: its
+// mask depends on the step counter, a kernel argument the graph would
+// freeze, so they run kernel by kernel. MEMOPT_CUDA_GRAPHS=0 turns graphs
+// off.
+//
 //===----------------------------------------------------------------------===//
 
 #include "CudaKernels.h"
@@ -308,6 +315,18 @@ public:
                        limit);
     }
     size_t needed = 0;
+    bool hasGemm = false;
+    usesStepCounter = false;
+    for (const Step &step : plan.steps) {
+      hasGemm |= step.kernel == KernelKind::Linear ||
+                 step.kernel == KernelKind::MatMul;
+      usesStepCounter |= step.kernel == KernelKind::Dropout;
+    }
+    // cuBLAS gets the shared workspace too, so it never allocates while a
+    // step is captured into a graph (at least 4 MiB, cuBLAS's default
+    // before Hopper).
+    if (hasGemm)
+      needed = size_t(4) << 20;
     for (size_t s = 0; s < plan.steps.size(); ++s) {
       needed =
           std::max(needed, cuda::workspaceBytes(plan.steps[s], stepInputs[s],
@@ -322,7 +341,41 @@ public:
                                                    stepOutputs[s])));
     }
     setWorkspace(needed);
+    if (ctx.workspace)
+      check(cublasSetWorkspace(ctx.cublas, ctx.workspace, ctx.workspaceBytes),
+            "cublasSetWorkspace");
+    resetGraph();
     synchronize();
+  }
+
+  void runStep(const std::function<void()> &issue) override {
+    const char *env = std::getenv("MEMOPT_CUDA_GRAPHS");
+    bool graphs = !(env && std::string(env) == "0");
+    if (!graphs || usesStepCounter) {
+      issue();
+      return;
+    }
+    if (graphExec) {
+      check(cudaGraphLaunch(graphExec, ctx.stream), "cudaGraphLaunch");
+      return;
+    }
+    cudaGraph_t graph = nullptr;
+    check(cudaStreamBeginCapture(ctx.stream, cudaStreamCaptureModeThreadLocal),
+          "cudaStreamBeginCapture");
+    try {
+      issue();
+    } catch (...) {
+      cudaStreamEndCapture(ctx.stream, &graph);
+      if (graph)
+        cudaGraphDestroy(graph);
+      cudaGetLastError();
+      throw;
+    }
+    check(cudaStreamEndCapture(ctx.stream, &graph), "cudaStreamEndCapture");
+    cudaError_t status = cudaGraphInstantiate(&graphExec, graph, 0);
+    cudaGraphDestroy(graph);
+    check(status, "cudaGraphInstantiate");
+    check(cudaGraphLaunch(graphExec, ctx.stream), "cudaGraphLaunch");
   }
 
   void execute(const Step &step, const std::vector<TensorRef> &inputs,
@@ -348,6 +401,13 @@ public:
 
   MemoryStats memoryStats() const override { return stats; }
 
+  std::optional<uint64_t> deviceBytesInUse() const override {
+    size_t free = 0, total = 0;
+    if (cudaMemGetInfo(&free, &total) != cudaSuccess)
+      return std::nullopt;
+    return static_cast<uint64_t>(total - free);
+  }
+
 private:
   void setWorkspace(size_t bytes) {
     if (bytes == ctx.workspaceBytes)
@@ -365,9 +425,16 @@ private:
     ctx.workspaceBytes = bytes;
   }
 
+  void resetGraph() noexcept {
+    if (graphExec)
+      cudaGraphExecDestroy(graphExec);
+    graphExec = nullptr;
+  }
+
   void release() noexcept {
     if (ctx.stream)
       cudaStreamSynchronize(ctx.stream);
+    resetGraph();
     if (ctx.workspace) {
       cudaFree(ctx.workspace);
       stats.bytesInUse -= ctx.workspaceBytes;
@@ -386,6 +453,10 @@ private:
 
   cuda::CudaContext ctx;
   MemoryStats stats;
+  /// The captured step, once the first run has been captured.
+  cudaGraphExec_t graphExec = nullptr;
+  /// Whether a kernel of the plan reads the step counter (dropout).
+  bool usesStepCounter = false;
   std::string deviceName;
 };
 

@@ -21,7 +21,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -88,10 +90,24 @@ public:
                        const std::vector<TensorRef> &outputs,
                        const StepContext &context) = 0;
 
+  /// Runs one whole step: `issue` calls execute() for every step of the
+  /// plan. The default just calls it; the CUDA backend captures the first
+  /// call's work into a CUDA graph and replays the graph on later calls
+  /// (the plan's tensors never move), so `issue` must issue the same work
+  /// every time.
+  virtual void runStep(const std::function<void()> &issue) { issue(); }
+
   /// Waits for all work issued so far.
   virtual void synchronize() {}
 
   virtual MemoryStats memoryStats() const = 0;
+
+  /// Bytes in use on the whole device as the driver reports them
+  /// (cudaMemGetInfo: every process and context included), for backends
+  /// that can measure it; nothing otherwise.
+  virtual std::optional<uint64_t> deviceBytesInUse() const {
+    return std::nullopt;
+  }
 };
 
 /// Creates the backend for a device name: `cpu`, `cuda`, or `auto` (CUDA
