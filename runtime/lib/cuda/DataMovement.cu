@@ -38,23 +38,6 @@ template <typename F> void dispatchSize(DType dtype, F &&f) {
   }
 }
 
-/// Element `i` in the compute type C (float, or double for f64 tensors).
-template <typename C> __device__ C loadAs(const void *p, DType t, int64_t i);
-template <>
-__device__ inline float loadAs<float>(const void *p, DType t, int64_t i) {
-  return load(p, t, i);
-}
-template <>
-__device__ inline double loadAs<double>(const void *p, DType t, int64_t i) {
-  return loadDouble(p, t, i);
-}
-__device__ inline void storeAs(void *p, DType t, int64_t i, float v) {
-  store(p, t, i, v);
-}
-__device__ inline void storeAs(void *p, DType t, int64_t i, double v) {
-  storeDouble(p, t, i, v);
-}
-
 /// A contiguous tensor of shape `dims` and, for each of its dimensions, the
 /// element stride of the same index in a strided view of another tensor
 /// starting at `base` (transpose, slice and slice_backward).

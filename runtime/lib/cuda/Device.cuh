@@ -116,6 +116,59 @@ __device__ inline void copyElement(void *dst, int64_t to, const void *src,
   }
 }
 
+/// Element `i` of a float tensor in the compute type C: float, or double
+/// for the steps the CPU backend computes in double.
+template <typename C>
+__device__ inline C loadAs(const void *p, DType t, int64_t i);
+template <>
+__device__ inline float loadAs<float>(const void *p, DType t, int64_t i) {
+  return load(p, t, i);
+}
+template <>
+__device__ inline double loadAs<double>(const void *p, DType t, int64_t i) {
+  return loadDouble(p, t, i);
+}
+__device__ inline void storeAs(void *p, DType t, int64_t i, float v) {
+  store(p, t, i, v);
+}
+__device__ inline void storeAs(void *p, DType t, int64_t i, double v) {
+  storeDouble(p, t, i, v);
+}
+
+/// Whether the CPU backend would compute the step in double: some float
+/// operand is f64.
+inline bool computesInDouble(const KernelCall &call) {
+  for (const auto *list : {&call.inputs, &call.outputs})
+    for (const TensorRef &t : *list)
+      if (t.dtype == DType::F64)
+        return true;
+  return false;
+}
+
+constexpr unsigned kFullMask = 0xffffffffu;
+
+/// The sum over the warp, the same bits in every lane.
+template <typename T> __device__ inline T warpSum(T v) {
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync(kFullMask, v, o);
+  return v;
+}
+
+/// The sum over the block (blockDim.x a multiple of 32, at most 1024), the
+/// same bits in every thread, in a fixed order. Every thread must call it.
+__device__ inline double blockSum(double v) {
+  __shared__ double partial[32];
+  v = warpSum(v);
+  if ((threadIdx.x & 31) == 0)
+    partial[threadIdx.x >> 5] = v;
+  __syncthreads();
+  double total = 0;
+  for (unsigned w = 0; w < blockDim.x / 32; ++w)
+    total += partial[w];
+  __syncthreads();
+  return total;
+}
+
 /// Threads per block of the element-wise launches.
 constexpr int kThreads = 256;
 

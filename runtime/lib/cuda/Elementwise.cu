@@ -26,25 +26,6 @@ namespace {
 // Compute types
 //===----------------------------------------------------------------------===//
 
-/// Element i of a float tensor in the compute type T.
-template <typename T>
-__device__ inline T loadAs(const void *p, DType t, int64_t i);
-template <>
-__device__ inline float loadAs<float>(const void *p, DType t, int64_t i) {
-  return load(p, t, i);
-}
-template <>
-__device__ inline double loadAs<double>(const void *p, DType t, int64_t i) {
-  return loadDouble(p, t, i);
-}
-
-__device__ inline void storeAs(void *p, DType t, int64_t i, float v) {
-  store(p, t, i, v);
-}
-__device__ inline void storeAs(void *p, DType t, int64_t i, double v) {
-  storeDouble(p, t, i, v);
-}
-
 /// Calls `f(T{})` with the CPU backend's compute type of the step: double
 /// when any operand is f64, float otherwise.
 template <typename F> void dispatchCompute(const KernelCall &call, F &&f) {

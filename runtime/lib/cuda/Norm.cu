@@ -38,7 +38,6 @@ size_t normWorkspaceBytes(const Step &step,
 
 namespace {
 
-constexpr unsigned kFullMask = 0xffffffffu;
 /// Warps per block of the row kernels (blocks of kThreads threads).
 constexpr int kRowWarps = kThreads / 32;
 /// Threads of the per-channel blocks of batch_norm_act.
@@ -52,23 +51,6 @@ constexpr int64_t kMaxRowChunks = 1024;
 constexpr int kFallbackThreads = 1024;
 constexpr int kFallbackColumns = 4;
 
-/// The compute type's element `i` (float, or double for f64 tensors).
-template <typename C> __device__ C loadAs(const void *p, DType t, int64_t i);
-template <>
-__device__ inline float loadAs<float>(const void *p, DType t, int64_t i) {
-  return load(p, t, i);
-}
-template <>
-__device__ inline double loadAs<double>(const void *p, DType t, int64_t i) {
-  return loadDouble(p, t, i);
-}
-__device__ inline void storeAs(void *p, DType t, int64_t i, float v) {
-  store(p, t, i, v);
-}
-__device__ inline void storeAs(void *p, DType t, int64_t i, double v) {
-  storeDouble(p, t, i, v);
-}
-
 /// Arithmetic without contraction into fused multiply-adds.
 __device__ inline float mulRn(float a, float b) { return __fmul_rn(a, b); }
 __device__ inline double mulRn(double a, double b) { return __dmul_rn(a, b); }
@@ -76,38 +58,6 @@ __device__ inline float addRn(float a, float b) { return __fadd_rn(a, b); }
 __device__ inline double addRn(double a, double b) { return __dadd_rn(a, b); }
 __device__ inline float subRn(float a, float b) { return __fsub_rn(a, b); }
 __device__ inline double subRn(double a, double b) { return __dsub_rn(a, b); }
-
-/// Whether the CPU backend would compute the step in double: some float
-/// operand is f64.
-bool computesInDouble(const KernelCall &call) {
-  for (const auto *list : {&call.inputs, &call.outputs})
-    for (const TensorRef &t : *list)
-      if (t.dtype == DType::F64)
-        return true;
-  return false;
-}
-
-/// The sum over the warp, the same bits in every lane.
-__device__ inline double warpSum(double v) {
-  for (int o = 16; o > 0; o >>= 1)
-    v += __shfl_xor_sync(kFullMask, v, o);
-  return v;
-}
-
-/// The sum over the block (blockDim.x a multiple of 32, at most 1024), the
-/// same bits in every thread. Every thread must call it.
-__device__ inline double blockSum(double v) {
-  __shared__ double partial[32];
-  v = warpSum(v);
-  if ((threadIdx.x & 31) == 0)
-    partial[threadIdx.x >> 5] = v;
-  __syncthreads();
-  double total = 0;
-  for (unsigned w = 0; w < blockDim.x / 32; ++w)
-    total += partial[w];
-  __syncthreads();
-  return total;
-}
 
 /// Blocks for `rows` rows of one warp each.
 unsigned blocksForRows(int64_t rows) {

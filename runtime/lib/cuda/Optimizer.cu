@@ -40,24 +40,6 @@ namespace {
 // Arithmetic in the compute type, rounded after each operation
 //===----------------------------------------------------------------------===//
 
-template <typename T>
-__device__ inline T loadAs(const void *p, DType t, int64_t i);
-template <>
-__device__ inline float loadAs<float>(const void *p, DType t, int64_t i) {
-  return load(p, t, i);
-}
-template <>
-__device__ inline double loadAs<double>(const void *p, DType t, int64_t i) {
-  return loadDouble(p, t, i);
-}
-
-__device__ inline void storeAs(void *p, DType t, int64_t i, float v) {
-  store(p, t, i, v);
-}
-__device__ inline void storeAs(void *p, DType t, int64_t i, double v) {
-  storeDouble(p, t, i, v);
-}
-
 __device__ inline float add(float a, float b) { return __fadd_rn(a, b); }
 __device__ inline double add(double a, double b) { return __dadd_rn(a, b); }
 __device__ inline float sub(float a, float b) { return __fsub_rn(a, b); }

@@ -25,24 +25,6 @@ namespace memopt::runtime::cuda {
 
 namespace {
 
-template <typename T>
-__device__ inline T loadAs(const void *p, DType t, int64_t i);
-template <>
-__device__ inline float loadAs<float>(const void *p, DType t, int64_t i) {
-  return load(p, t, i);
-}
-template <>
-__device__ inline double loadAs<double>(const void *p, DType t, int64_t i) {
-  return loadDouble(p, t, i);
-}
-
-__device__ inline void storeAs(void *p, DType t, int64_t i, float v) {
-  store(p, t, i, v);
-}
-__device__ inline void storeAs(void *p, DType t, int64_t i, double v) {
-  storeDouble(p, t, i, v);
-}
-
 /// The sizes of one pooling: `planes` = N*C images of h x w pooled into
 /// oh x ow.
 struct PoolGeometry {

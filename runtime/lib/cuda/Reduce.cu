@@ -36,7 +36,6 @@ size_t reduceWorkspaceBytes(const Step &step,
 
 namespace {
 
-constexpr unsigned kFullMask = 0xffffffffu;
 /// Warps per block of the row kernels (blocks of kThreads threads).
 constexpr int kRowWarps = kThreads / 32;
 /// The most blocks of a whole-tensor reduction (partials in the workspace).
@@ -44,46 +43,12 @@ constexpr int64_t kMaxPartials = 1024;
 /// Threads of the single-block fallback.
 constexpr int kSingleBlockThreads = 1024;
 
-/// The compute type's Element `i` (float, or double for f64 tensors).
-template <typename C> __device__ C loadAs(const void *p, DType t, int64_t i);
-template <>
-__device__ inline float loadAs<float>(const void *p, DType t, int64_t i) {
-  return load(p, t, i);
-}
-template <>
-__device__ inline double loadAs<double>(const void *p, DType t, int64_t i) {
-  return loadDouble(p, t, i);
-}
-__device__ inline void storeAs(void *p, DType t, int64_t i, float v) {
-  store(p, t, i, v);
-}
-__device__ inline void storeAs(void *p, DType t, int64_t i, double v) {
-  storeDouble(p, t, i, v);
-}
-
-/// Whether the CPU backend would compute the step in double: some float
-/// operand is f64.
-bool computesInDouble(const KernelCall &call) {
-  for (const auto *list : {&call.inputs, &call.outputs})
-    for (const TensorRef &t : *list)
-      if (t.dtype == DType::F64)
-        return true;
-  return false;
-}
-
 /// Calls `f(C{})` with C the step's compute type.
 template <typename F> void dispatchCompute(const KernelCall &call, F &&f) {
   if (computesInDouble(call))
     f(double{});
   else
     f(float{});
-}
-
-/// The sum over the warp, the same bits in every lane.
-template <typename T> __device__ inline T warpSum(T v) {
-  for (int o = 16; o > 0; o >>= 1)
-    v += __shfl_xor_sync(kFullMask, v, o);
-  return v;
 }
 
 /// The largest value over the warp (NaNs are skipped; a NaN of the row
@@ -94,21 +59,6 @@ template <typename T> __device__ inline T warpMax(T v) {
     v = other > v ? other : v;
   }
   return v;
-}
-
-/// The sum over the block (blockDim.x a multiple of 32, at most 1024), the
-/// same bits in every thread. Every thread must call it.
-__device__ inline double blockSum(double v) {
-  __shared__ double partial[32];
-  v = warpSum(v);
-  if ((threadIdx.x & 31) == 0)
-    partial[threadIdx.x >> 5] = v;
-  __syncthreads();
-  double total = 0;
-  for (unsigned w = 0; w < blockDim.x / 32; ++w)
-    total += partial[w];
-  __syncthreads();
-  return total;
 }
 
 /// Blocks for `rows` rows of one warp each.
