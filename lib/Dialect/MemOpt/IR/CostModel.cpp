@@ -92,3 +92,12 @@ int64_t BatchNormActOp::getFlops() {
 int64_t BatchNormActBackwardOp::getFlops() {
   return (kNormFlopsPerElement + 3) * numElements(getOutput());
 }
+
+/// One check per element of every gradient it reads (the default would
+/// count only the largest).
+int64_t FoundInfOp::getFlops() {
+  int64_t total = 0;
+  for (Value v : getValues())
+    total += numElements(v);
+  return total;
+}

@@ -38,7 +38,7 @@ def MemOpt_CastOp : MemOpt_Op<"cast", [Pure, SameOperandsAndResultShape,
   let hasCanonicalizer = 1;
 }
 
-def MemOpt_FoundInfOp : MemOpt_GradOp<"found_inf"> {
+def MemOpt_FoundInfOp : MemOpt_GradOp<"found_inf", [MemOpt_FlopModel]> {
   let summary = "whether any gradient holds an infinity or a NaN";
   let description = [{
     1.0 when some element of some operand is ±inf or NaN, else 0.0: the
