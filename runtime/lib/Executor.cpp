@@ -222,8 +222,64 @@ bool Executor::isArgumentSet(size_t index) const {
   return index < argumentSet.size() && argumentSet[index];
 }
 
-void Executor::run(uint64_t stepCounter) {
+void Executor::prefetchArgument(size_t index, DType dtype, const Shape &shape,
+                                const void *data, size_t bytes) {
   const Plan &plan = *planPtr;
+  if (index >= plan.arguments.size())
+    throw Error(ErrorCode::InvalidArgument,
+                concat("executor: argument index ", index,
+                       " out of range (the plan has ", plan.arguments.size(),
+                       " arguments)"));
+  const TensorInfo &t = plan.argumentTensor(index);
+  if (dtype != t.dtype || shape != t.shape)
+    throw Error(ErrorCode::InvalidArgument,
+                concat("executor: ", describeArgument(plan, index), " expects ",
+                       describeType(t.dtype, t.shape), ", got ",
+                       describeType(dtype, shape)));
+  if (bytes != t.bytes || !data)
+    throw Error(ErrorCode::InvalidArgument,
+                concat("executor: ", describeArgument(plan, index), " needs ",
+                       t.bytes, " bytes of data"));
+  if (backendPtr->stageToDevice(index, argumentBuffers[index].data, data,
+                                bytes)) {
+    staged.push_back(index);
+    return;
+  }
+  const auto *p = static_cast<const uint8_t *>(data);
+  prefetched.emplace_back(index, std::vector<uint8_t>(p, p + bytes));
+}
+
+void Executor::run(uint64_t stepCounter) {
+  start(stepCounter);
+  finish();
+}
+
+void Executor::finish() {
+  if (!started)
+    throw Error(ErrorCode::InvalidArgument,
+                "executor: finish() without a start()");
+  started = false;
+  backendPtr->synchronize();
+  resultsFresh = true;
+}
+
+void Executor::start(uint64_t stepCounter) {
+  const Plan &plan = *planPtr;
+  if (started)
+    throw Error(ErrorCode::InvalidArgument,
+                "executor: start() while a step is in flight (call finish())");
+  // Prefetched values become the arguments' now, before any of the step's
+  // work.
+  backendPtr->commitStaged();
+  for (size_t index : staged)
+    argumentSet[index] = true;
+  staged.clear();
+  for (auto &[index, bytes] : prefetched) {
+    backendPtr->copyToDevice(argumentBuffers[index].data, bytes.data(),
+                             bytes.size());
+    argumentSet[index] = true;
+  }
+  prefetched.clear();
   for (size_t i = 0; i < plan.arguments.size(); ++i)
     if (!argumentSet[i])
       throw Error(
@@ -264,8 +320,7 @@ void Executor::run(uint64_t stepCounter) {
         issueStep(s);
     });
   }
-  backendPtr->synchronize();
-  resultsFresh = true;
+  started = true;
 }
 
 void Executor::getResult(size_t index, void *data, size_t bytes) const {

@@ -91,7 +91,7 @@ DataFeed::DataFeed(const runtime::Plan &plan, const CompiledGraph &graph,
 
 DataFeed::~DataFeed() = default;
 
-void DataFeed::next(runtime::Executor &executor) {
+void DataFeed::next(runtime::Executor &executor, bool prefetch) {
   if (!batcher)
     return;
   const runtime::TensorInfo &input = plan.argumentTensor(*inputArg);
@@ -105,6 +105,13 @@ void DataFeed::next(runtime::Executor &executor) {
     inputs.set(static_cast<int64_t>(i), x[i]);
   for (size_t i = 0; i < y.size(); ++i)
     classes.set(static_cast<int64_t>(i), static_cast<double>(y[i]));
+  if (prefetch) {
+    executor.prefetchArgument(*inputArg, input.dtype, input.shape,
+                              inputs.bytes.data(), inputs.bytes.size());
+    executor.prefetchArgument(*labelArg, labels.dtype, labels.shape,
+                              classes.bytes.data(), classes.bytes.size());
+    return;
+  }
   executor.setArgument(*inputArg, input.dtype, input.shape, inputs.bytes.data(),
                        inputs.bytes.size());
   executor.setArgument(*labelArg, labels.dtype, labels.shape,

@@ -35,8 +35,11 @@ public:
            const std::string &spec, const std::string &split, uint64_t seed);
   ~DataFeed();
 
-  /// Sets the batch of the next step (call before every step).
-  void next(runtime::Executor &executor);
+  /// Sets the batch of the next step (call before every step). With
+  /// `prefetch`, the batch is for the step after the one in flight
+  /// (Executor::prefetchArgument): its preparation and copy overlap that
+  /// step.
+  void next(runtime::Executor &executor, bool prefetch = false);
   /// What the feed provides, for the run's header.
   const std::string &describe() const { return description; }
 

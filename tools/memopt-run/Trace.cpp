@@ -135,10 +135,9 @@ void StepTrace::printTable(llvm::raw_ostream &os) const {
   for (size_t i = 0; i < plan.steps.size(); ++i)
     os << llvm::format(
         "%5zu  %-28s %12llu %12llu %14llu %9.3f  %s\n", i,
-        kernelLabel(plan.steps[i]).c_str(),
-        (unsigned long long)allocated[i], (unsigned long long)freed[i],
-        (unsigned long long)live[i], 1000 * seconds[i],
-        plan.steps[i].loc.c_str());
+        kernelLabel(plan.steps[i]).c_str(), (unsigned long long)allocated[i],
+        (unsigned long long)freed[i], (unsigned long long)live[i],
+        1000 * seconds[i], plan.steps[i].loc.c_str());
   uint64_t peak = 0;
   for (uint64_t v : live)
     peak = std::max(peak, v);

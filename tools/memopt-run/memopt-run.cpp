@@ -339,12 +339,16 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
   double initialScale = scaleArg >= 0 ? readScale() : 0, scale = initialScale;
   unsigned skippedSteps = 0;
   auto start = std::chrono::steady_clock::now();
+  data.next(executor);
   for (unsigned step = 0; step < numSteps; ++step) {
-    data.next(executor);
     if (!traceFile.empty() && step + 1 == numSteps)
       executor.setStepObserver(
           [&](size_t i, double seconds) { stepSeconds[i] = seconds; });
-    executor.run(step);
+    // The next batch is read, decoded and copied while this step runs.
+    executor.start(step);
+    if (step + 1 < numSteps)
+      data.next(executor, /*prefetch=*/true);
+    executor.finish();
     if (hasLoss) {
       run::HostTensor loss(plan->resultTensor(0).dtype, {});
       executor.getResult(0, loss.bytes.data(), loss.bytes.size());

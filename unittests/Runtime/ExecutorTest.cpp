@@ -170,6 +170,41 @@ TEST(ExecutorTest, KernelFailureNamesTheStepAndLeavesTheExecutorUsable) {
   EXPECT_NEAR(runLoss(exec), want, 1e-6);
 }
 
+TEST(ExecutorTest, PrefetchedArgumentsApplyAtTheNextStart) {
+  auto plan = Plan::parse(mlpPlan().dump());
+  Executor exec(plan, "cpu");
+  MlpData first, second;
+  second.x = randomTensor(DType::F32, {4, 3}, 9);
+  first.setAll(exec);
+  std::vector<double> logits;
+  double wantFirst, wantSecond;
+  first.reference(logits, wantFirst);
+  second.reference(logits, wantSecond);
+
+  // The prefetched input is for the step after the one in flight.
+  exec.start(0);
+  std::vector<uint8_t> bytes = encode(second.x);
+  exec.prefetchArgument(0, DType::F32, {4, 3}, bytes.data(), bytes.size());
+  exec.finish();
+  float loss = 0;
+  exec.getResult(0, &loss, sizeof loss);
+  EXPECT_NEAR(loss, wantFirst, 1e-6);
+  EXPECT_NEAR(runLoss(exec), wantSecond, 1e-6);
+
+  // Misuse is an error, not a race.
+  EXPECT_NE(errorOf([&] { exec.finish(); }).find("finish() without a start()"),
+            std::string::npos);
+  exec.start(1);
+  EXPECT_NE(errorOf([&] { exec.start(2); }).find("while a step is in flight"),
+            std::string::npos);
+  exec.finish();
+  EXPECT_NE(errorOf([&] {
+              exec.prefetchArgument(0, DType::F32, {3, 4}, bytes.data(),
+                                    bytes.size());
+            }).find("expects"),
+            std::string::npos);
+}
+
 TEST(ExecutorTest, DevicesByName) {
   auto plan = Plan::parse(mlpPlan().dump());
   std::vector<std::string> built = availableBackends();

@@ -14,6 +14,12 @@
 // (an id or label out of range) set a flag that synchronize() checks once,
 // when the step's work is done, and report with the step's position.
 //
+// Input batches for the next step (Executor::prefetchArgument) are copied
+// into pinned host memory and from there, on a second stream, into a device
+// staging buffer per argument while the current step runs; the next step
+// first waits for that copy and moves the batch into the argument's buffer
+// on the device, so a captured graph keeps its pointers.
+//
 // The first run of a plan is captured into a CUDA graph and later runs
 // replay it (one launch per step instead of one per kernel), since every
 // tensor stays at its address. Plans with dropout are the exception: its
@@ -27,6 +33,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <map>
 #include <string>
 
 namespace memopt::runtime {
@@ -351,6 +359,51 @@ public:
     stats.peakBytes = stats.bytesInUse;
   }
 
+  bool stageToDevice(size_t slot, void *dst, const void *src,
+                     size_t bytes) override {
+    Staging &st = staging[slot];
+    if (st.bytes != bytes) {
+      releaseStaging(st);
+      check(cudaHostAlloc(&st.host, bytes, cudaHostAllocDefault),
+            "cudaHostAlloc");
+      st.device = allocate(bytes, 256);
+      st.bytes = bytes;
+      check(cudaEventCreateWithFlags(&st.copied, cudaEventDisableTiming),
+            "cudaEventCreate");
+      check(cudaEventCreateWithFlags(&st.committed, cudaEventDisableTiming),
+            "cudaEventCreate");
+      if (!copyStream)
+        check(cudaStreamCreateWithFlags(&copyStream, cudaStreamNonBlocking),
+              "cudaStreamCreate");
+    } else {
+      // The pinned buffer is free once its last copy is done.
+      check(cudaEventSynchronize(st.copied), "staging copy");
+    }
+    std::memcpy(st.host, src, bytes);
+    // The staging buffer is free once the last commit moved it out.
+    check(cudaStreamWaitEvent(copyStream, st.committed, 0), "staging wait");
+    check(cudaMemcpyAsync(st.device, st.host, bytes, cudaMemcpyHostToDevice,
+                          copyStream),
+          "staging copy");
+    check(cudaEventRecord(st.copied, copyStream), "cudaEventRecord");
+    st.target = dst;
+    st.pending = true;
+    return true;
+  }
+
+  void commitStaged() override {
+    for (auto &[slot, st] : staging) {
+      if (!st.pending)
+        continue;
+      check(cudaStreamWaitEvent(ctx.stream, st.copied, 0), "staging wait");
+      check(cudaMemcpyAsync(st.target, st.device, st.bytes,
+                            cudaMemcpyDeviceToDevice, ctx.stream),
+            "staging commit");
+      check(cudaEventRecord(st.committed, ctx.stream), "cudaEventRecord");
+      st.pending = false;
+    }
+  }
+
   void runStep(const std::function<void()> &issue) override {
     const char *env = std::getenv("MEMOPT_CUDA_GRAPHS");
     bool graphs = !(env && std::string(env) == "0");
@@ -434,9 +487,37 @@ private:
     graphExec = nullptr;
   }
 
+  /// Pinned host memory and a device buffer that stage one argument.
+  struct Staging {
+    void *host = nullptr, *device = nullptr, *target = nullptr;
+    size_t bytes = 0;
+    cudaEvent_t copied = nullptr, committed = nullptr;
+    bool pending = false;
+  };
+
+  void releaseStaging(Staging &st) noexcept {
+    if (st.copied)
+      cudaEventSynchronize(st.copied);
+    if (st.host)
+      cudaFreeHost(st.host);
+    if (st.device)
+      deallocate(st.device, st.bytes);
+    if (st.copied)
+      cudaEventDestroy(st.copied);
+    if (st.committed)
+      cudaEventDestroy(st.committed);
+    st = Staging();
+  }
+
   void release() noexcept {
     if (ctx.stream)
       cudaStreamSynchronize(ctx.stream);
+    for (auto &[slot, st] : staging)
+      releaseStaging(st);
+    staging.clear();
+    if (copyStream)
+      cudaStreamDestroy(copyStream);
+    copyStream = nullptr;
     resetGraph();
     if (ctx.workspace) {
       cudaFree(ctx.workspace);
@@ -456,6 +537,10 @@ private:
 
   cuda::CudaContext ctx;
   MemoryStats stats;
+  /// Per argument: the staging of prefetched input batches.
+  std::map<size_t, Staging> staging;
+  /// The stream input batches are copied on.
+  cudaStream_t copyStream = nullptr;
   /// The captured step, once the first run has been captured.
   cudaGraphExec_t graphExec = nullptr;
   /// Whether a kernel of the plan reads the step counter (dropout).

@@ -90,6 +90,20 @@ public:
                        const std::vector<TensorRef> &outputs,
                        const StepContext &context) = 0;
 
+  /// Starts copying `bytes` from host `src` towards the device buffer `dst`
+  /// for the next step, overlapping the work in flight; the copy must land
+  /// in `dst` only when commitStaged() is called (before that step's work).
+  /// `slot` identifies the destination (the argument index) so a backend
+  /// can keep a staging buffer per destination. `src` may be reused as soon
+  /// as this returns. Returns false when the backend does not stage (the
+  /// executor then copies at the next step, synchronously).
+  virtual bool stageToDevice(size_t /*slot*/, void * /*dst*/,
+                             const void * /*src*/, size_t /*bytes*/) {
+    return false;
+  }
+  /// Orders every staged copy before the work issued next.
+  virtual void commitStaged() {}
+
   /// Runs one whole step: `issue` calls execute() for every step of the
   /// plan. The default just calls it; the CUDA backend captures the first
   /// call's work into a CUDA graph and replays the graph on later calls

@@ -70,8 +70,22 @@ public:
   bool isArgumentSet(size_t index) const;
 
   /// Runs every step once. `stepCounter` is the training step, which
-  /// dropout's masks depend on. Every argument must have been set.
+  /// dropout's masks depend on. Every argument must have been set. Same as
+  /// start() then finish().
   void run(uint64_t stepCounter);
+  /// Issues every step's work and returns; the CPU backend has done it by
+  /// then, the CUDA backend may still be running it. Prefetched arguments
+  /// (prefetchArgument) take their new values first.
+  void start(uint64_t stepCounter);
+  /// Waits for the work start() issued and reports device-side errors; the
+  /// results are then readable and the updates applicable.
+  void finish();
+  /// Like setArgument, but the value is for the next start(): between
+  /// start() and finish() the copy overlaps the step in flight (on CUDA
+  /// from pinned host memory on a second stream, through a device staging
+  /// buffer the size of the argument). The data is copied before returning.
+  void prefetchArgument(size_t index, DType dtype, const Shape &shape,
+                        const void *data, size_t bytes);
 
   /// Called after every step of `run` with the step's index and its wall
   /// time in seconds (the backend synchronised first), for traces; null to
@@ -126,6 +140,12 @@ private:
   /// Whether the results hold a completed run's values not yet applied.
   bool resultsFresh = false;
   std::vector<std::vector<TensorRef>> stepInputs, stepOutputs;
+  /// Prefetched values the backend did not stage itself, by argument.
+  std::vector<std::pair<size_t, std::vector<uint8_t>>> prefetched;
+  /// Arguments staged by the backend, to mark set at the next start().
+  std::vector<size_t> staged;
+  /// Whether start() issued work finish() has not waited for.
+  bool started = false;
   uint64_t persistent = 0;
   StepObserver stepObserver;
   size_t bufferAlignment = 64;
