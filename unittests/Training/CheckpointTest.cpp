@@ -58,21 +58,7 @@ void expectCheckpointExact(const std::string &source,
     EXPECT_GT(countRecomputed(source, autodiff + "," + checkpoint), 0u)
         << "nothing was recomputed";
   }
-  base->randomize(11);
-  other->randomize(11);
-  for (int step = 0; step < steps; ++step) {
-    base->run(step);
-    other->run(step);
-    ASSERT_EQ(base->result(0), other->result(0)) << "loss at step " << step;
-    for (size_t r = 1; r < base->plan().results.size(); ++r)
-      ASSERT_EQ(base->result(r), other->result(r))
-          << "result " << r << " at step " << step;
-    base->applyUpdates();
-    other->applyUpdates();
-    for (size_t arg = 0; arg < base->numArguments(); ++arg)
-      ASSERT_EQ(base->argument(arg), other->argument(arg))
-          << base->plan().arguments[arg].name << " after step " << step;
-  }
+  expectStepsBitIdentical(*base, *other, steps, 11);
 }
 
 /// Each strategy, and whether it must recompute something.

@@ -41,20 +41,7 @@ void expectInPlaceExact(const std::string &source, const std::string &autodiff,
   EXPECT_GT(countInPlace(source, prefix + ",memopt-inplace"), 0u)
       << "nothing went in place";
   EXPECT_LE(other->plan().arenaBytes, base->plan().arenaBytes);
-  base->randomize(3);
-  other->randomize(3);
-  for (int step = 0; step < steps; ++step) {
-    base->run(step);
-    other->run(step);
-    for (size_t r = 0; r < base->plan().results.size(); ++r)
-      ASSERT_EQ(base->result(r), other->result(r))
-          << "result " << r << " at step " << step;
-    base->applyUpdates();
-    other->applyUpdates();
-    for (size_t arg = 0; arg < base->numArguments(); ++arg)
-      ASSERT_EQ(base->argument(arg), other->argument(arg))
-          << base->plan().arguments[arg].name << " after step " << step;
-  }
+  expectStepsBitIdentical(*base, *other, steps, 3);
 }
 
 TEST(InPlace, ResNet18BitIdentical) {

@@ -167,18 +167,7 @@ void expectExactOnTop(const std::string &source, const std::string &passes) {
   auto base = CompiledStep::compile(source, front + tail);
   auto other = CompiledStep::compile(source, front + "," + passes + tail);
   ASSERT_TRUE(base && other);
-  base->randomize(7);
-  other->randomize(7);
-  for (int step = 0; step < 3; ++step) {
-    base->run(step);
-    other->run(step);
-    ASSERT_EQ(base->result(0), other->result(0)) << "loss at step " << step;
-    base->applyUpdates();
-    other->applyUpdates();
-    for (size_t arg = 0; arg < base->numArguments(); ++arg)
-      ASSERT_EQ(base->argument(arg), other->argument(arg))
-          << base->plan().arguments[arg].name << " after step " << step;
-  }
+  expectStepsBitIdentical(*base, *other, 3, 7);
 }
 
 TEST(MixedPrecision, CheckpointAndInPlaceStayBitIdentical) {

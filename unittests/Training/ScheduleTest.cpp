@@ -24,18 +24,7 @@ void expectBitIdentical(const std::string &source, const std::string &autodiff,
   auto base = CompiledStep::compile(source, autodiff);
   auto other = CompiledStep::compile(source, autodiff + "," + transform);
   ASSERT_TRUE(base && other);
-  base->randomize(5);
-  other->randomize(5);
-  for (int step = 0; step < steps; ++step) {
-    base->run(step);
-    other->run(step);
-    ASSERT_EQ(base->result(0), other->result(0)) << "loss at step " << step;
-    base->applyUpdates();
-    other->applyUpdates();
-    for (size_t arg = 0; arg < base->numArguments(); ++arg)
-      ASSERT_EQ(base->argument(arg), other->argument(arg))
-          << base->plan().arguments[arg].name << " after step " << step;
-  }
+  expectStepsBitIdentical(*base, *other, steps, 5);
 }
 
 TEST(Schedule, CnnWithBatchNormBitIdentical) {

@@ -217,3 +217,22 @@ void memopt::testing::expectGradientsMatchFiniteDifferences(
     forward->setArgument(arg, base);
   }
 }
+
+void memopt::testing::expectStepsBitIdentical(CompiledStep &base,
+                                              CompiledStep &other, int steps,
+                                              uint64_t seed) {
+  base.randomize(seed);
+  other.randomize(seed);
+  for (int step = 0; step < steps; ++step) {
+    base.run(step);
+    other.run(step);
+    for (size_t r = 0; r < base.plan().results.size(); ++r)
+      ASSERT_EQ(base.result(r), other.result(r))
+          << "result " << r << " at step " << step;
+    base.applyUpdates();
+    other.applyUpdates();
+    for (size_t arg = 0; arg < base.numArguments(); ++arg)
+      ASSERT_EQ(base.argument(arg), other.argument(arg))
+          << base.plan().arguments[arg].name << " after step " << step;
+  }
+}

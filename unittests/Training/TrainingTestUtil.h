@@ -66,6 +66,14 @@ void expectGradientsMatchFiniteDifferences(const std::string &source,
                                            uint64_t seed,
                                            const std::string &label);
 
+/// Starts `base` and `other` (two compilations of one graph) from the same
+/// arguments (drawn from `seed`), runs `steps` training steps applying the
+/// updates, and asserts that every result and every argument is bit for bit
+/// the same after each step. For transformations that change only order or
+/// storage.
+void expectStepsBitIdentical(CompiledStep &base, CompiledStep &other, int steps,
+                             uint64_t seed);
+
 /// The text of examples/<name> in the source tree.
 std::string exampleSource(const std::string &name);
 /// The text of a suite model generated for the tests at build time
