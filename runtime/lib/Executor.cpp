@@ -160,8 +160,8 @@ void *Executor::tensorData(int64_t id) const {
   return tensorPointers[id];
 }
 
-void Executor::setArgument(size_t index, DType dtype, const Shape &shape,
-                           const void *data, size_t bytes) {
+void Executor::checkArgument(size_t index, DType dtype, const Shape &shape,
+                             const void *data, size_t bytes) const {
   const Plan &plan = *planPtr;
   if (index >= plan.arguments.size())
     throw Error(ErrorCode::InvalidArgument,
@@ -182,6 +182,11 @@ void Executor::setArgument(size_t index, DType dtype, const Shape &shape,
     throw Error(ErrorCode::InvalidArgument,
                 concat("executor: ", describeArgument(plan, index),
                        ": data is a null pointer"));
+}
+
+void Executor::setArgument(size_t index, DType dtype, const Shape &shape,
+                           const void *data, size_t bytes) {
+  checkArgument(index, dtype, shape, data, bytes);
   backendPtr->copyToDevice(argumentBuffers[index].data, data, bytes);
   argumentSet[index] = true;
 }
@@ -224,22 +229,7 @@ bool Executor::isArgumentSet(size_t index) const {
 
 void Executor::prefetchArgument(size_t index, DType dtype, const Shape &shape,
                                 const void *data, size_t bytes) {
-  const Plan &plan = *planPtr;
-  if (index >= plan.arguments.size())
-    throw Error(ErrorCode::InvalidArgument,
-                concat("executor: argument index ", index,
-                       " out of range (the plan has ", plan.arguments.size(),
-                       " arguments)"));
-  const TensorInfo &t = plan.argumentTensor(index);
-  if (dtype != t.dtype || shape != t.shape)
-    throw Error(ErrorCode::InvalidArgument,
-                concat("executor: ", describeArgument(plan, index), " expects ",
-                       describeType(t.dtype, t.shape), ", got ",
-                       describeType(dtype, shape)));
-  if (bytes != t.bytes || !data)
-    throw Error(ErrorCode::InvalidArgument,
-                concat("executor: ", describeArgument(plan, index), " needs ",
-                       t.bytes, " bytes of data"));
+  checkArgument(index, dtype, shape, data, bytes);
   if (backendPtr->stageToDevice(index, argumentBuffers[index].data, data,
                                 bytes)) {
     staged.push_back(index);

@@ -123,6 +123,10 @@ private:
   };
 
   void allocate();
+  /// Throws unless `dtype`, `shape` and `bytes` are argument `index`'s and
+  /// `data` is not null (setArgument, prefetchArgument).
+  void checkArgument(size_t index, DType dtype, const Shape &shape,
+                     const void *data, size_t bytes) const;
   void release() noexcept;
   DeviceBuffer allocateBuffer(size_t bytes);
   TensorRef ref(int64_t id) const;
