@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
+#include "DispatchSize.h"
 #include "Indexing.h"
 
 #include <algorithm>
@@ -17,20 +18,6 @@
 namespace memopt::runtime::cpu {
 
 namespace {
-
-/// Calls `f(E{})` with E an unsigned integer type of the element size.
-template <typename F> void dispatchSize(DType dtype, F &&f) {
-  switch (dtypeSize(dtype)) {
-  case 2:
-    return f(uint16_t{});
-  case 4:
-    return f(uint32_t{});
-  case 8:
-    return f(uint64_t{});
-  default:
-    throw Error(ErrorCode::Internal, "unsupported element size");
-  }
-}
 
 /// Copies the elements of `in` visited in `outShape`'s row-major order with
 /// `inStrides` (one stride per output dimension) into the contiguous `out`.

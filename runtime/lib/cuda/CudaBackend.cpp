@@ -405,9 +405,7 @@ public:
   }
 
   void runStep(const std::function<void()> &issue) override {
-    const char *env = std::getenv("MEMOPT_CUDA_GRAPHS");
-    bool graphs = !(env && std::string(env) == "0");
-    if (!graphs || usesStepCounter) {
+    if (!graphsEnabled || usesStepCounter) {
       issue();
       return;
     }
@@ -543,6 +541,11 @@ private:
   cudaStream_t copyStream = nullptr;
   /// The captured step, once the first run has been captured.
   cudaGraphExec_t graphExec = nullptr;
+  /// MEMOPT_CUDA_GRAPHS=0 turns graph capture off (read once).
+  bool graphsEnabled = [] {
+    const char *env = std::getenv("MEMOPT_CUDA_GRAPHS");
+    return !(env && std::string(env) == "0");
+  }();
   /// Whether a kernel of the plan reads the step counter (dropout).
   bool usesStepCounter = false;
   std::string deviceName;

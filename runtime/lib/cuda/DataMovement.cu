@@ -19,24 +19,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "Device.cuh"
+#include "DispatchSize.h"
 
 namespace memopt::runtime::cuda {
 
 namespace {
-
-/// Calls `f(E{})` with E an unsigned integer type of the element size.
-template <typename F> void dispatchSize(DType dtype, F &&f) {
-  switch (dtypeSize(dtype)) {
-  case 2:
-    return f(uint16_t{});
-  case 4:
-    return f(uint32_t{});
-  case 8:
-    return f(uint64_t{});
-  default:
-    throw Error(ErrorCode::Internal, "unsupported element size");
-  }
-}
 
 /// A contiguous tensor of shape `dims` and, for each of its dimensions, the
 /// element stride of the same index in a strided view of another tensor

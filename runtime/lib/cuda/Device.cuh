@@ -145,6 +145,27 @@ inline bool computesInDouble(const KernelCall &call) {
   return false;
 }
 
+/// Calls `f(C{})` with the step's compute type C: double when any operand is
+/// f64 (as the CPU backend computes it), float otherwise.
+template <typename F> void dispatchCompute(const KernelCall &call, F &&f) {
+  if (computesInDouble(call))
+    return f(double{});
+  return f(float{});
+}
+
+/// Arithmetic rounded after each operation, never contracted into fused
+/// multiply-adds, so a formula rounds as the CPU build computes it.
+__device__ inline float addRn(float a, float b) { return __fadd_rn(a, b); }
+__device__ inline double addRn(double a, double b) { return __dadd_rn(a, b); }
+__device__ inline float subRn(float a, float b) { return __fsub_rn(a, b); }
+__device__ inline double subRn(double a, double b) { return __dsub_rn(a, b); }
+__device__ inline float mulRn(float a, float b) { return __fmul_rn(a, b); }
+__device__ inline double mulRn(double a, double b) { return __dmul_rn(a, b); }
+__device__ inline float divRn(float a, float b) { return __fdiv_rn(a, b); }
+__device__ inline double divRn(double a, double b) { return __ddiv_rn(a, b); }
+__device__ inline float sqrtRn(float a) { return __fsqrt_rn(a); }
+__device__ inline double sqrtRn(double a) { return __dsqrt_rn(a); }
+
 constexpr unsigned kFullMask = 0xffffffffu;
 
 /// The sum over the warp, the same bits in every lane.

@@ -26,16 +26,6 @@ namespace {
 // Compute types
 //===----------------------------------------------------------------------===//
 
-/// Calls `f(T{})` with the CPU backend's compute type of the step: double
-/// when any operand is f64, float otherwise.
-template <typename F> void dispatchCompute(const KernelCall &call, F &&f) {
-  for (const auto *list : {&call.inputs, &call.outputs})
-    for (const TensorRef &t : *list)
-      if (t.dtype == DType::F64)
-        return f(double{});
-  return f(float{});
-}
-
 //===----------------------------------------------------------------------===//
 // Forward activations
 //===----------------------------------------------------------------------===//

@@ -51,14 +51,6 @@ constexpr int64_t kMaxRowChunks = 1024;
 constexpr int kFallbackThreads = 1024;
 constexpr int kFallbackColumns = 4;
 
-/// Arithmetic without contraction into fused multiply-adds.
-__device__ inline float mulRn(float a, float b) { return __fmul_rn(a, b); }
-__device__ inline double mulRn(double a, double b) { return __dmul_rn(a, b); }
-__device__ inline float addRn(float a, float b) { return __fadd_rn(a, b); }
-__device__ inline double addRn(double a, double b) { return __dadd_rn(a, b); }
-__device__ inline float subRn(float a, float b) { return __fsub_rn(a, b); }
-__device__ inline double subRn(double a, double b) { return __dsub_rn(a, b); }
-
 /// Blocks for `rows` rows of one warp each.
 unsigned blocksForRows(int64_t rows) {
   int64_t blocks = (rows + kRowWarps - 1) / kRowWarps;

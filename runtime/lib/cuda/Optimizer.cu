@@ -37,21 +37,6 @@ namespace memopt::runtime::cuda {
 namespace {
 
 //===----------------------------------------------------------------------===//
-// Arithmetic in the compute type, rounded after each operation
-//===----------------------------------------------------------------------===//
-
-__device__ inline float add(float a, float b) { return __fadd_rn(a, b); }
-__device__ inline double add(double a, double b) { return __dadd_rn(a, b); }
-__device__ inline float sub(float a, float b) { return __fsub_rn(a, b); }
-__device__ inline double sub(double a, double b) { return __dsub_rn(a, b); }
-__device__ inline float mul(float a, float b) { return __fmul_rn(a, b); }
-__device__ inline double mul(double a, double b) { return __dmul_rn(a, b); }
-__device__ inline float div(float a, float b) { return __fdiv_rn(a, b); }
-__device__ inline double div(double a, double b) { return __ddiv_rn(a, b); }
-__device__ inline float sqrtRn(float a) { return __fsqrt_rn(a); }
-__device__ inline double sqrtRn(double a) { return __dsqrt_rn(a); }
-
-//===----------------------------------------------------------------------===//
 // Operands and the skip flag
 //===----------------------------------------------------------------------===//
 
@@ -142,16 +127,6 @@ __device__ inline bool skipStep(const Operands &o) {
   return true;
 }
 
-/// Calls `f(T{})` with the CPU backend's compute type of the step: double
-/// when any float operand is f64, float otherwise.
-template <typename F> void dispatchCompute(const KernelCall &call, F &&f) {
-  for (const auto *list : {&call.inputs, &call.outputs})
-    for (const TensorRef &t : *list)
-      if (t.dtype == DType::F64)
-        return f(double{});
-  return f(float{});
-}
-
 //===----------------------------------------------------------------------===//
 // SGD
 //===----------------------------------------------------------------------===//
@@ -167,8 +142,8 @@ template <typename T> __global__ void sgdKernel(Operands o, SgdParams<T> a) {
   MEMOPT_GRID_STRIDE(i, o.n) {
     const T p = loadAs<T>(o.in[0], o.dtype, i);
     const T g = loadAs<T>(o.in[1], o.dtype, i);
-    const T d = a.decay ? add(g, mul(a.wd, p)) : g;
-    storeAs(o.out[0], o.dtype, i, sub(p, mul(a.lr, d)));
+    const T d = a.decay ? addRn(g, mulRn(a.wd, p)) : g;
+    storeAs(o.out[0], o.dtype, i, subRn(p, mulRn(a.lr, d)));
   }
 }
 
@@ -200,10 +175,10 @@ __global__ void sgdMomentumKernel(Operands o, SgdMomentumParams<T> a) {
     const T p = loadAs<T>(o.in[0], o.dtype, i);
     const T g = loadAs<T>(o.in[1], o.dtype, i);
     const T b = loadAs<T>(o.in[2], o.dtype, i);
-    const T d = a.decay ? add(g, mul(a.wd, p)) : g;
-    const T buf = add(mul(a.momentum, b), mul(a.keep, d));
-    const T step = a.nesterov ? add(d, mul(a.momentum, buf)) : buf;
-    storeAs(o.out[0], o.dtype, i, sub(p, mul(a.lr, step)));
+    const T d = a.decay ? addRn(g, mulRn(a.wd, p)) : g;
+    const T buf = addRn(mulRn(a.momentum, b), mulRn(a.keep, d));
+    const T step = a.nesterov ? addRn(d, mulRn(a.momentum, buf)) : buf;
+    storeAs(o.out[0], o.dtype, i, subRn(p, mulRn(a.lr, step)));
     storeAs(o.out[1], o.dtype, i, buf);
   }
 }
@@ -259,11 +234,11 @@ template <typename T> __global__ void adamKernel(Operands o, AdamParams<T> a) {
     const T g0 = loadAs<T>(o.in[1], o.dtype, i);
     const T m0 = loadAs<T>(o.in[2], o.dtype, i);
     const T v0 = loadAs<T>(o.in[3], o.dtype, i);
-    const T g = a.decay ? add(g0, mul(a.wd, p)) : g0;
-    const T m = add(mul(a.beta1, m0), mul(a.oneMinusBeta1, g));
-    const T v = add(mul(a.beta2, v0), mul(mul(a.oneMinusBeta2, g), g));
-    const T denom = add(div(sqrtRn(v), biasCorrection2Sqrt), a.eps);
-    storeAs(o.out[0], o.dtype, i, sub(p, mul(stepSize, div(m, denom))));
+    const T g = a.decay ? addRn(g0, mulRn(a.wd, p)) : g0;
+    const T m = addRn(mulRn(a.beta1, m0), mulRn(a.oneMinusBeta1, g));
+    const T v = addRn(mulRn(a.beta2, v0), mulRn(mulRn(a.oneMinusBeta2, g), g));
+    const T denom = addRn(divRn(sqrtRn(v), biasCorrection2Sqrt), a.eps);
+    storeAs(o.out[0], o.dtype, i, subRn(p, mulRn(stepSize, divRn(m, denom))));
     storeAs(o.out[1], o.dtype, i, m);
     storeAs(o.out[2], o.dtype, i, v);
   }

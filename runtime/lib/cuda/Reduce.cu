@@ -43,14 +43,6 @@ constexpr int64_t kMaxPartials = 1024;
 /// Threads of the single-block fallback.
 constexpr int kSingleBlockThreads = 1024;
 
-/// Calls `f(C{})` with C the step's compute type.
-template <typename F> void dispatchCompute(const KernelCall &call, F &&f) {
-  if (computesInDouble(call))
-    f(double{});
-  else
-    f(float{});
-}
-
 /// The largest value over the warp (NaNs are skipped; a NaN of the row
 /// reaches the results through the sum of exponentials anyway).
 template <typename T> __device__ inline T warpMax(T v) {
