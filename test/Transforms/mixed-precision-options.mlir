@@ -3,6 +3,7 @@
 // RUN: memopt-opt %s --memopt-mixed-precision="init-scale=1024 growth-factor=4 backoff-factor=0.25 growth-interval=3" | FileCheck %s --check-prefix=OPTS
 // RUN: memopt-opt %s --memopt-mixed-precision="loss-scale=128" --memopt-autodiff | FileCheck %s --check-prefix=STEP
 // RUN: memopt-opt %s --memopt-mixed-precision="init-scale=1024 growth-interval=3" --memopt-autodiff=optimizer=adam | FileCheck %s --check-prefix=ADAM
+// RUN: memopt-opt %s --memopt-mixed-precision="loss-scale=128" --memopt-autodiff=optimizer=none | FileCheck %s --check-prefix=GRADS
 
 // STATIC: memopt.loss_scale = {backoff_factor = 5.000000e-01 : f64, dynamic = false, growth_factor = 2.000000e+00 : f64, growth_interval = 2000 : i64, init_scale = 1.280000e+02 : f64}
 // NONE-NOT: memopt.loss_scale
@@ -20,6 +21,13 @@
 // STEP: memopt.sgd_update %arg0, %[[U]], %[[F]]
 // STEP-NOT: update_loss_scale
 // STEP-NOT: memopt.loss_scale
+
+// Gradients as outputs with a static scale: unscaled, and nothing to skip,
+// so no overflow check.
+// GRADS-LABEL: func.func @step
+// GRADS-NOT: memopt.found_inf
+// GRADS: %[[U:.*]] = memopt.unscale
+// GRADS: return %{{.*}}, %[[U]]
 
 // Dynamic scaling with Adam: the scale and the growth counter are optimizer
 // state (the scale starts at init-scale), the step count does not advance

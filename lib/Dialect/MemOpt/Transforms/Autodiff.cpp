@@ -292,16 +292,20 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
 
   // Loss scaling, GradScaler's order: check the scaled gradients for
   // infinities and NaNs, unscale them, and skip every update (Adam's step
-  // count included) when one was found.
-  Value skip, found;
-  if (scaling.enabled) {
+  // count included) when one was found. With optimizer=none the gradients
+  // are the outputs and there is no update to skip: the check is then
+  // needed only to update a dynamic scale.
+  Value found;
+  if (scaling.enabled && (scaling.dynamic || optimizer != "none")) {
     SmallVector<Value> scaled;
     for (BlockArgument p : params)
       if (Value g = grads.lookup(p))
         scaled.push_back(g);
     found = FoundInfOp::create(
         b, loc, RankedTensorType::get({}, b.getF32Type()), scaled);
-    skip = found;
+  }
+  Value skip = optimizer == "none" ? Value() : found;
+  if (scaling.enabled) {
     for (BlockArgument p : params)
       if (Value g = grads.lookup(p))
         grads[p] = UnscaleOp::create(b, loc, g.getType(), g, scaling.scale);
@@ -319,8 +323,6 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
     if (skip)
       newStep = SelectOp::create(b, loc, stepType, skip, step, newStep);
   }
-  if (optimizer == "none")
-    skip = Value(); // Gradients are the outputs; there is no update to skip.
   for (BlockArgument p : params) {
     Value g = grads.lookup(p);
     if (!g && optimizer != "none")
