@@ -85,6 +85,12 @@ int64_t MemoryAnalysis::getFlops(Operation *op) {
   return 0;
 }
 
+int64_t MemoryAnalysis::getWorkspaceBytes(Operation *op) {
+  if (auto workspace = dyn_cast<WorkspaceOpInterface>(op))
+    return workspace.getWorkspaceBytes();
+  return 0;
+}
+
 //===----------------------------------------------------------------------===//
 // Construction
 //===----------------------------------------------------------------------===//
@@ -262,8 +268,9 @@ void MemoryAnalysis::computeTotals() {
   peakBytes = argumentBytes;
   for (int64_t i = 0; i < numOps; ++i) {
     running += delta[i];
-    liveBytes[i] = running;
-    peakBytes = std::max(peakBytes, running);
+    // The op's workspace is live at its own index only.
+    liveBytes[i] = running + getWorkspaceBytes(ops[i]);
+    peakBytes = std::max(peakBytes, liveBytes[i]);
   }
 
   for (const ValueInfo &info : values) {

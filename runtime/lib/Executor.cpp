@@ -129,7 +129,13 @@ void Executor::allocate() {
     for (int64_t id : plan.steps[s].outputs)
       stepOutputs[s].push_back(ref(id));
   }
-  backendPtr->prepare(plan, stepInputs, stepOutputs);
+  stepWorkspaces.assign(plan.steps.size(), Workspace{});
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    if (const Step &step = plan.steps[s]; step.workspaceBytes > 0)
+      stepWorkspaces[s] = {static_cast<char *>(arena.data) +
+                               step.workspaceOffset,
+                           static_cast<size_t>(step.workspaceBytes)};
+  backendPtr->prepare(plan, stepInputs, stepOutputs, stepWorkspaces);
 }
 
 void Executor::release() noexcept {
@@ -280,6 +286,7 @@ void Executor::start(uint64_t stepCounter) {
     StepContext context;
     context.stepCounter = stepCounter;
     context.stepIndex = s;
+    context.workspace = stepWorkspaces[s];
     auto start = std::chrono::steady_clock::now();
     try {
       backendPtr->execute(plan.steps[s], stepInputs[s], stepOutputs[s],

@@ -240,9 +240,9 @@ public:
     parseTensors(top.array("tensors"));
     checkArgumentsAgainstTensors();
     resolveViews();
-    checkArenaLayout();
     parseResults(top.array("results"));
     parseSteps(top.array("steps"));
+    checkArenaLayout();
     checkResultsWritten();
     if (const json *updates = top.find("updates");
         updates && !updates->is_null())
@@ -464,43 +464,67 @@ private:
     }
   }
 
-  /// Arena slices are aligned and inside the arena (checked per tensor).
-  /// Two slices may share bytes only when their lifetimes are disjoint, and
-  /// version 1 plans carry no lifetimes, so there any overlap is refused.
+  /// Arena slices are aligned and inside the arena (checked per tensor and
+  /// per step workspace). Two slices may share bytes only when their
+  /// lifetimes are disjoint (a workspace lives during its step alone), and
+  /// version 1 plans carry no tensor lifetimes, so there a tensor may
+  /// overlap no other slice.
   void checkArenaLayout() {
-    std::vector<const TensorInfo *> slices;
+    struct Slice {
+      uint64_t offset, bytes;
+      int64_t first, last;
+      bool hasLife;
+      /// A tensor id, or for a workspace -1 - the step index.
+      int64_t owner;
+      std::string name() const {
+        return owner >= 0 ? concat("tensors[", owner, "]")
+                          : concat("steps[", -1 - owner, "] workspace");
+      }
+    };
+    std::vector<Slice> slices;
     for (const TensorInfo &t : plan.tensors)
       if (t.storage == StorageKind::Arena && t.bytes > 0)
-        slices.push_back(&t);
+        slices.push_back({t.offset, t.bytes, t.liveFirst, t.liveLast,
+                          plan.version >= 2, t.id});
+    for (size_t s = 0; s < plan.steps.size(); ++s)
+      if (const Step &step = plan.steps[s]; step.workspaceBytes > 0)
+        slices.push_back({step.workspaceOffset, step.workspaceBytes,
+                          static_cast<int64_t>(s), static_cast<int64_t>(s),
+                          true, -1 - static_cast<int64_t>(s)});
+    // Tensors by id, then workspaces by step: of two overlapping slices,
+    // the message names the later entry of the file first.
+    const int64_t numTensors = static_cast<int64_t>(plan.tensors.size());
+    auto entryOrder = [&](const Slice &a) {
+      return a.owner >= 0 ? a.owner : numTensors + (-1 - a.owner);
+    };
     std::sort(slices.begin(), slices.end(),
-              [](const TensorInfo *a, const TensorInfo *b) {
-                return a->offset != b->offset ? a->offset < b->offset
-                                              : a->id < b->id;
+              [&](const Slice &a, const Slice &b) {
+                return a.offset != b.offset ? a.offset < b.offset
+                                            : entryOrder(a) < entryOrder(b);
               });
     for (size_t i = 0; i < slices.size(); ++i) {
-      const TensorInfo *a = slices[i];
+      const Slice &a = slices[i];
       for (size_t j = i + 1;
-           j < slices.size() && slices[j]->offset < a->offset + a->bytes; ++j) {
-        const TensorInfo *b = slices[j];
-        bool disjoint = plan.version >= 2 && (a->liveLast < b->liveFirst ||
-                                              b->liveLast < a->liveFirst);
+           j < slices.size() && slices[j].offset < a.offset + a.bytes; ++j) {
+        const Slice &b = slices[j];
+        bool disjoint =
+            a.hasLife && b.hasLife && (a.last < b.first || b.last < a.first);
         if (disjoint)
           continue;
-        const TensorInfo *first = a->id < b->id ? a : b;
-        const TensorInfo *second = a->id < b->id ? b : a;
-        fail(
-            concat("tensors[", second->id, "]"),
-            concat("arena slice [", second->offset, ", ",
-                   second->offset + second->bytes, ") overlaps tensors[",
-                   first->id, "] [", first->offset, ", ",
-                   first->offset + first->bytes, ")",
-                   plan.version >= 2
-                       ? concat(" while both are live (steps ",
-                                first->liveFirst, "-", first->liveLast, " and ",
-                                second->liveFirst, "-", second->liveLast, ")")
-                       : std::string(" (version 1 plans carry no "
-                                     "lifetimes, so arena slices may not "
-                                     "overlap)")));
+        bool aFirst = entryOrder(a) < entryOrder(b);
+        const Slice &first = aFirst ? a : b;
+        const Slice &second = aFirst ? b : a;
+        bool lives = first.hasLife && second.hasLife;
+        fail(second.name(),
+             concat("arena slice [", second.offset, ", ",
+                    second.offset + second.bytes, ") overlaps ", first.name(),
+                    " [", first.offset, ", ", first.offset + first.bytes, ")",
+                    lives ? concat(" while both are live (steps ", first.first,
+                                   "-", first.last, " and ", second.first, "-",
+                                   second.last, ")")
+                          : std::string(" (version 1 plans carry no "
+                                        "lifetimes, so arena slices may not "
+                                        "overlap)")));
       }
     }
   }
@@ -553,6 +577,23 @@ private:
       if (!loc->is_string())
         fail(r.name(), "field 'loc' must be a string, got " + kindOf(*loc));
       step.loc = loc->get<std::string>();
+    }
+    if (const json *workspace = r.find("workspace");
+        workspace && !workspace->is_null()) {
+      ObjectReader w(*workspace, r.name() + ": workspace");
+      step.workspaceOffset = w.count("offset");
+      step.workspaceBytes = w.count("bytes");
+      if (step.workspaceBytes == 0)
+        fail(w.name(), "field 'bytes' must be > 0");
+      if (step.workspaceOffset % plan.alignment != 0)
+        fail(w.name(),
+             concat("offset ", step.workspaceOffset,
+                    " is not a multiple of the alignment ", plan.alignment));
+      if (step.workspaceOffset > plan.arenaBytes ||
+          step.workspaceBytes > plan.arenaBytes - step.workspaceOffset)
+        fail(w.name(), concat("arena slice [", step.workspaceOffset, ", ",
+                              endOf(step.workspaceOffset, step.workspaceBytes),
+                              ") exceeds arena_bytes ", plan.arenaBytes));
     }
     if (const json *recompute = r.find("recompute")) {
       if (!recompute->is_boolean())
@@ -777,6 +818,8 @@ std::vector<uint64_t> memopt::runtime::liveArenaBytesPerStep(const Plan &plan) {
   for (size_t i = 0; i <= numSteps; ++i) {
     running += delta[i];
     live[i] = static_cast<uint64_t>(running);
+    if (i < numSteps)
+      live[i] += plan.steps[i].workspaceBytes;
   }
   return live;
 }

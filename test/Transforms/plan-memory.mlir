@@ -41,3 +41,36 @@ func.func @live_together(%x: tensor<256xf32>) -> tensor<16x16xf32> {
   %y = memopt.add %r, %s : tensor<16x16xf32>, tensor<16x16xf32>
   return %y : tensor<16x16xf32>
 }
+
+// -----
+
+// A convolution's workspace (its im2col matrix, 18·36 and 36·36 f32 here)
+// lives during that convolution alone: it shares bytes with buffers dead
+// by then, counts in the live bytes (the peak is y1 + y2 + conv2's 5184
+// bytes) and reaches the kernel as an i8 slice. A 1x1 unit-stride
+// convolution reads its input as the matrix and has none.
+// CHECK-LABEL: func.func @conv_workspace
+// CHECK-SAME:    memopt.arena_bytes = 6336 : i64, memopt.arena_lower_bound = 6336 : i64
+// CHECK:         memopt.conv2d {{.*}} {memopt.offsets = array<i64: {{[0-9]+}}>, memopt.workspace_offset = {{[0-9]+}} : i64, padding
+// CHECK:         memopt.conv2d {{.*}} {memopt.offsets = array<i64: {{[0-9]+}}>, memopt.workspace_offset = {{[0-9]+}} : i64, padding
+// CHECK:         memopt.conv2d
+// CHECK-NOT:     workspace_offset
+// CHECK-SAME:    tensor<1x4x6x6xf32>, tensor<4x4x1x1xf32>
+// MEMRT-LABEL: func.func @conv_workspace
+// MEMRT:         %[[WS1:.*]] = memrt.arena_slice offset {{[0-9]+}} : memref<2592xi8>
+// MEMRT:         memrt.kernel "conv2d" {{.*}} workspace(%[[WS1]] : memref<2592xi8>)
+// MEMRT:         %[[WS2:.*]] = memrt.arena_slice offset {{[0-9]+}} : memref<5184xi8>
+// MEMRT:         memrt.kernel "conv2d" {{.*}} workspace(%[[WS2]] : memref<5184xi8>)
+// MEMRT:         memrt.kernel "conv2d"
+// MEMRT-NOT:     workspace
+// MEMRT-SAME:    attrs
+func.func @conv_workspace(%x: tensor<1x2x6x6xf32>, %w1: tensor<4x2x3x3xf32>,
+                          %w2: tensor<4x4x3x3xf32>, %w3: tensor<4x4x1x1xf32>)
+    -> tensor<1x4x6x6xf32> {
+  %y1 = memopt.conv2d %x, %w1 {padding = array<i64: 1, 1>}
+      : tensor<1x2x6x6xf32>, tensor<4x2x3x3xf32>
+  %y2 = memopt.conv2d %y1, %w2 {padding = array<i64: 1, 1>}
+      : tensor<1x4x6x6xf32>, tensor<4x4x3x3xf32>
+  %y3 = memopt.conv2d %y2, %w3 : tensor<1x4x6x6xf32>, tensor<4x4x1x1xf32>
+  return %y3 : tensor<1x4x6x6xf32>
+}

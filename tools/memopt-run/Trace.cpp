@@ -18,8 +18,8 @@ using runtime::StorageKind;
 
 namespace {
 
-/// Bytes of the arena tensors each step creates (first live there) and
-/// frees (last live there).
+/// Bytes of the arena tensors (and workspaces) each step creates (first live
+/// there) and frees (last live there).
 void allocationsPerStep(const runtime::Plan &plan,
                         std::vector<uint64_t> &allocated,
                         std::vector<uint64_t> &freed) {
@@ -34,14 +34,24 @@ void allocationsPerStep(const runtime::Plan &plan,
     allocated[first] += t.bytes;
     freed[last] += t.bytes;
   }
+  // A workspace lives during its step.
+  for (size_t s = 0; s < n; ++s) {
+    allocated[s] += plan.steps[s].workspaceBytes;
+    freed[s] += plan.steps[s].workspaceBytes;
+  }
 }
 
-/// Whether any two arena slices share bytes, i.e. the plan reuses memory.
+/// Whether any two arena slices (tensors or workspaces) share bytes, i.e.
+/// the plan reuses memory.
 bool reusesSlices(const runtime::Plan &plan) {
   std::vector<std::pair<uint64_t, uint64_t>> slices;
   for (const runtime::TensorInfo &t : plan.tensors)
     if (t.storage == StorageKind::Arena && t.bytes > 0)
       slices.emplace_back(t.offset, t.offset + t.bytes);
+  for (const runtime::Step &step : plan.steps)
+    if (step.workspaceBytes > 0)
+      slices.emplace_back(step.workspaceOffset,
+                          step.workspaceOffset + step.workspaceBytes);
   std::sort(slices.begin(), slices.end());
   for (size_t i = 1; i < slices.size(); ++i)
     if (slices[i].first < slices[i - 1].second)

@@ -105,6 +105,40 @@ TEST(PlanValidationTest, Version2Lifetimes) {
   expectRefused(p, "plan: tensors[4]: ");
 }
 
+TEST(PlanValidationTest, StepWorkspaces) {
+  // Step 2's workspace may reuse tensor 4's bytes (dead after step 1).
+  json p = plannedMlpPlan();
+  p["steps"][2]["workspace"] = {{"offset", 64}, {"bytes", 64}};
+  auto plan = Plan::parse(p.dump());
+  EXPECT_EQ(plan->steps[2].workspaceOffset, 64u);
+  EXPECT_EQ(plan->steps[2].workspaceBytes, 64u);
+  EXPECT_EQ(plan->steps[1].workspaceBytes, 0u);
+  EXPECT_EQ(liveArenaBytesPerStep(*plan)[2], 80u + 4u + 64u);
+
+  p["steps"][2]["workspace"]["offset"] = 128;
+  expectRefused(p, "plan: steps[2] workspace: arena slice [128, 192) overlaps "
+                   "tensors[5] [128, 208) while both are live (steps 1-3 and "
+                   "2-2)");
+  p["steps"][2]["workspace"] = {{"offset", 64}, {"bytes", 0}};
+  expectRefused(p, "plan: steps[2]: workspace: field 'bytes' must be > 0");
+  p["steps"][2]["workspace"] = {{"offset", 32}, {"bytes", 16}};
+  expectRefused(p, "plan: steps[2]: workspace: offset 32 is not a multiple of "
+                   "the alignment 64");
+  p["steps"][2]["workspace"] = {{"offset", 256}, {"bytes", 64}};
+  expectRefused(p, "plan: steps[2]: workspace: arena slice [256, 320) exceeds "
+                   "arena_bytes 260");
+  p["steps"][2]["workspace"] = {{"offset", 64}};
+  expectRefused(p, "plan: steps[2]: workspace: missing field 'bytes'");
+  p["steps"][2]["workspace"] = 64;
+  expectRefused(p, "plan: steps[2]: workspace: expected an object");
+  // Version 1 plans have no tensor lifetimes: a workspace may not share a
+  // tensor's bytes.
+  json v1 = mlpPlan();
+  v1["steps"][2]["workspace"] = {{"offset", 64}, {"bytes", 64}};
+  expectRefused(v1, "plan: steps[2] workspace: arena slice [64, 128) overlaps "
+                    "tensors[4] [0, 80) (version 1 plans carry no lifetimes");
+}
+
 TEST(PlanValidationTest, Syntax) {
   std::string text = mlpPlan().dump();
   expectRefused(text.substr(0, text.size() / 2),

@@ -349,14 +349,13 @@ inline json adamTrainingPlan() {
   })");
 }
 
-/// Runs one kernel on the CPU backend and returns every output's values.
+/// Runs a plan whose arguments are `inputs` and whose results are `outputs`
+/// (as singleStepPlan builds) on the CPU backend and returns every output's
+/// values.
 inline std::vector<std::vector<double>>
-runOp(const std::string &kernel, const json &attrs,
-      const std::vector<HostTensor> &inputs,
-      const std::vector<OutputSpec> &outputs, uint64_t stepCounter = 0) {
-  auto plan =
-      Plan::parse(singleStepPlan(kernel, attrs, inputs, outputs).dump());
-  Executor exec(plan, "cpu");
+runPlan(const json &planJson, const std::vector<HostTensor> &inputs,
+        const std::vector<OutputSpec> &outputs, uint64_t stepCounter = 0) {
+  Executor exec(Plan::parse(planJson.dump()), "cpu");
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::vector<uint8_t> bytes = encode(inputs[i]);
     exec.setArgument(i, inputs[i].dtype, inputs[i].shape, bytes.data(),
@@ -371,6 +370,15 @@ runOp(const std::string &kernel, const json &attrs,
     results.push_back(decode(outputs[j].dtype, bytes.data(), n));
   }
   return results;
+}
+
+/// Runs one kernel on the CPU backend and returns every output's values.
+inline std::vector<std::vector<double>>
+runOp(const std::string &kernel, const json &attrs,
+      const std::vector<HostTensor> &inputs,
+      const std::vector<OutputSpec> &outputs, uint64_t stepCounter = 0) {
+  return runPlan(singleStepPlan(kernel, attrs, inputs, outputs), inputs,
+                 outputs, stepCounter);
 }
 
 /// Single-output shorthand.

@@ -20,6 +20,8 @@
 //   end (`getNumOps()`).
 // * Arguments (parameters, state, optimizer state and data) belong to the
 //   caller and are live for the whole step, [-1, getNumOps()].
+// * An op with a workspace (WorkspaceOpInterface) holds that many scratch
+//   bytes during its own index only; they count in the live bytes there.
 // * A value that aliases another (`aliasOf`: a reshape, or a result marked
 //   `memopt.inplace`) allocates nothing: it lives in its root's buffer,
 //   whose lifetime extends to the last use of every alias.
@@ -116,6 +118,9 @@ public:
   static int64_t getValueBytes(mlir::Value value);
   /// The op's FLOPs: CostOpInterface's count, 0 for ops without it.
   static int64_t getFlops(mlir::Operation *op);
+  /// Scratch bytes the op's kernel uses while it runs:
+  /// WorkspaceOpInterface's, 0 for ops without it.
+  static int64_t getWorkspaceBytes(mlir::Operation *op);
 
   mlir::func::FuncOp getFunction() const { return func; }
   /// The ops of the body in order, without the terminator.
@@ -143,7 +148,8 @@ public:
   int64_t getFirstBackwardIndex() const { return firstBackward; }
 
   /// Bytes of all buffers live at op `index`: arguments always, every other
-  /// root while `def ≤ index ≤ end`, aliases never on their own.
+  /// root while `def ≤ index ≤ end`, aliases never on their own, and the
+  /// op's own workspace.
   int64_t getLiveBytes(int64_t index) const { return liveBytes[index]; }
   llvm::ArrayRef<int64_t> getLiveBytes() const { return liveBytes; }
   /// The most bytes live at any op (the arguments' bytes for a function

@@ -17,7 +17,9 @@ def ConvertMemOptToMemRT : Pass<"convert-memopt-to-memrt", "mlir::ModuleOp"> {
     `memrt.kernel` call with all its attributes (defaults included),
     `memopt.reshape` a `memrt.view`, tensor constants `memrt.constant`.
     Argument roles (`memopt.param`, `memopt.state`, data) become
-    `memrt.role`. Ops of any other dialect are an error.
+    `memrt.role`. An op with a workspace (WorkspaceOpInterface) passes
+    its kernel an `i8` arena slice of that size as `workspace`. Ops of any
+    other dialect are an error.
 
     Until the memory planner assigns offsets, every buffer gets its own
     offset (a bump allocation in op order, each offset a multiple of

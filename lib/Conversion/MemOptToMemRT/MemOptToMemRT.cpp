@@ -117,9 +117,25 @@ struct KernelLowering : public ConversionPattern {
       outs.push_back(memrt::ArenaSliceOp::create(
           rewriter, op->getLoc(), memref, rewriter.getI64IntegerAttr(offset)));
     }
-    auto kernel = memrt::KernelOp::create(rewriter, op->getLoc(),
-                                          op->getName().stripDialect(),
-                                          operands, outs, kernelAttributes(op));
+    // The kernel's scratch bytes: a slice of its own, live during this
+    // kernel only once planned.
+    Value workspace;
+    auto needsWorkspace = dyn_cast<WorkspaceOpInterface>(op);
+    if (int64_t bytes = needsWorkspace ? needsWorkspace.getWorkspaceBytes() : 0;
+        bytes > 0) {
+      auto offset = op->getAttrOfType<IntegerAttr>(
+          MemOptDialect::kWorkspaceOffsetAttrName);
+      if (planning && !offset)
+        return rewriter.notifyMatchFailure(op, "no planned workspace");
+      auto type = MemRefType::get({bytes}, rewriter.getI8Type());
+      workspace = memrt::ArenaSliceOp::create(
+          rewriter, op->getLoc(), type,
+          rewriter.getI64IntegerAttr(offset ? offset.getInt()
+                                            : arena.allocate(func, bytes)));
+    }
+    auto kernel = memrt::KernelOp::create(
+        rewriter, op->getLoc(), op->getName().stripDialect(), operands, outs,
+        workspace, kernelAttributes(op));
     // Checkpointing's recomputation stays visible in the plan and traces.
     if (op->hasAttr("memopt.recompute"))
       kernel->setAttr("memrt.recompute", rewriter.getUnitAttr());

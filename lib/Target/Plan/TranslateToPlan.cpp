@@ -124,7 +124,11 @@ public:
     for (Operation &op : func.getBody().front()) {
       LogicalResult ok =
           llvm::TypeSwitch<Operation *, LogicalResult>(&op)
-              .Case([&](memrt::ArenaSliceOp slice) {
+              .Case([&](memrt::ArenaSliceOp slice) -> LogicalResult {
+                // A workspace is no tensor: the step that uses it names
+                // its bytes.
+                if (isWorkspace(slice))
+                  return success();
                 return addTensor(slice, slice.getLoc(), [&](Json &t) {
                   t["storage"] = "arena";
                   t["offset"] = slice.getOffset();
@@ -263,7 +267,17 @@ private:
               {"loc", formatLocation(kernel.getLoc())}};
     if (kernel->hasAttr("memrt.recompute"))
       step["recompute"] = true;
+    if (Value workspace = kernel.getWorkspace()) {
+      auto slice = workspace.getDefiningOp<memrt::ArenaSliceOp>();
+      step["workspace"] = {{"offset", slice.getOffset()},
+                           {"bytes", slice.getSizeInBytes()}};
+    }
     return step;
+  }
+
+  /// Whether `slice` is a kernel workspace: i8 buffers are nothing else.
+  static bool isWorkspace(memrt::ArenaSliceOp slice) {
+    return slice.getType().getElementType().isInteger(8);
   }
 
   Json tensors = Json::array();

@@ -4,8 +4,9 @@
 // as a (C/g*R*S) x (OH*OW) matrix and multiplied by the group's K/g x
 // (C/g*R*S) weights, writing straight into the NCHW output. A 1x1 conv with
 // unit stride and no padding needs no im2col: the input already is that
-// matrix. The column buffer is per call (at most one image-group at a time)
-// and lives outside the planned arena, like a cuDNN workspace would not.
+// matrix. The column matrix (one image-group at a time) lives in the step's
+// workspace, which the compiler reserves in the arena for exactly this
+// (WorkspaceModel.cpp); only a plan without one makes the call allocate it.
 //
 // The gradients are the same products transposed: the input's gradient is
 // W^T * dY scattered back by col2im (the adjoint of im2col: overlapping
@@ -18,6 +19,8 @@
 #include "Gemm.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <vector>
 
 namespace memopt::runtime::cpu {
 
@@ -99,6 +102,31 @@ void col2im(const T *col, int64_t channels, int64_t h, int64_t w, int64_t kh,
   }
 }
 
+/// Storage for the im2col matrix of `elements` values: the step's planned
+/// workspace when it holds them, else a buffer of the call's own (plans
+/// written without workspaces).
+template <typename T> class ColumnBuffer {
+public:
+  ColumnBuffer(const KernelCall &call, int64_t elements) {
+    if (elements == 0)
+      return;
+    const Workspace &ws = call.context.workspace;
+    size_t bytes = static_cast<size_t>(elements) * sizeof(T);
+    if (ws.data && ws.bytes >= bytes &&
+        reinterpret_cast<uintptr_t>(ws.data) % alignof(T) == 0) {
+      ptr = static_cast<T *>(ws.data);
+      return;
+    }
+    own.resize(static_cast<size_t>(elements));
+    ptr = own.data();
+  }
+  T *data() { return ptr; }
+
+private:
+  std::vector<T> own;
+  T *ptr = nullptr;
+};
+
 /// The sizes shared by conv2d and its gradients, from the input (x or dx),
 /// weight (w or dw) and output (y or dy) tensors.
 struct ConvSizes {
@@ -126,7 +154,7 @@ template <typename T> void conv2dImpl(const KernelCall &call) {
   const bool direct = kh == 1 && kw == 1 && a.strides[0] == 1 &&
                       a.strides[1] == 1 && a.padding[0] == 0 &&
                       a.padding[1] == 0;
-  std::vector<T> col(direct ? 0 : static_cast<size_t>(colRows * colCols));
+  ColumnBuffer<T> col(call, direct ? 0 : colRows * colCols);
   const T *px = x.as<const T>(), *pw = w.as<const T>();
   const T *bias = call.inputs.size() == 3 ? call.in(2).as<const T>() : nullptr;
   T *py = y.as<T>();
@@ -157,7 +185,7 @@ template <typename T> void conv2dBackwardInputImpl(const KernelCall &call) {
   const TensorRef &dy = call.in(0), &w = call.in(1), &dx = call.out(0);
   const Conv2DAttrs &a = call.step.get<Conv2DAttrs>();
   const ConvSizes z(dx, w, dy, a);
-  std::vector<T> col(z.direct ? 0 : static_cast<size_t>(z.colRows * z.colCols));
+  ColumnBuffer<T> col(call, z.direct ? 0 : z.colRows * z.colCols);
   const T *pdy = dy.as<const T>(), *pw = w.as<const T>();
   T *pdx = dx.as<T>();
   if (!z.direct)
@@ -182,7 +210,7 @@ template <typename T> void conv2dBackwardWeightImpl(const KernelCall &call) {
   const TensorRef &dy = call.in(0), &x = call.in(1), &dw = call.out(0);
   const Conv2DAttrs &a = call.step.get<Conv2DAttrs>();
   const ConvSizes z(x, dw, dy, a);
-  std::vector<T> col(z.direct ? 0 : static_cast<size_t>(z.colRows * z.colCols));
+  ColumnBuffer<T> col(call, z.direct ? 0 : z.colRows * z.colCols);
   const T *pdy = dy.as<const T>(), *px = x.as<const T>();
   T *pdw = dw.as<T>();
   for (int64_t img = 0; img < z.n; ++img) {

@@ -4,11 +4,12 @@
 // from kernel kind to kernel (the kernels are in the .cu files and Dnn.cpp).
 //
 // Memory is what the plan says: the executor makes one allocation for the
-// arena, arguments and constants, and prepare() adds the one workspace
-// every cuDNN/cuBLAS call and multi-block reduction shares, sized at load
-// time after the convolution algorithms are chosen (by timing, among those
-// whose workspace fits the limit, as torch.backends.cudnn.benchmark does but
-// once). Nothing else is allocated while steps run.
+// arena, arguments and constants, and each step that needs scratch memory
+// (convolutions, multi-block reductions) gets the workspace the compiler
+// reserved for it in the arena. prepare() chooses every convolution's
+// algorithm once, by timing, among those whose workspace fits the step's
+// (as torch.backends.cudnn.benchmark does, but once); cuBLAS runs without
+// a workspace. Nothing is allocated while steps run.
 //
 // Kernels never synchronise with the host. Data errors found on the device
 // (an id or label out of range) set a flag that synchronize() checks once,
@@ -206,18 +207,6 @@ KernelFn lookup(KernelKind kind) {
   throw Error(ErrorCode::Internal, "cuda: unknown kernel kind");
 }
 
-/// The most workspace convolution algorithms may use, in bytes:
-/// MEMOPT_CUDA_WORKSPACE_LIMIT (e.g. 268435456), default 256 MiB.
-size_t workspaceLimit() {
-  if (const char *env = std::getenv("MEMOPT_CUDA_WORKSPACE_LIMIT")) {
-    char *end = nullptr;
-    unsigned long long v = std::strtoull(env, &end, 10);
-    if (end && *end == '\0')
-      return static_cast<size_t>(v);
-  }
-  return size_t(256) << 20;
-}
-
 class CudaBackend final : public Backend {
 public:
   CudaBackend() {
@@ -303,60 +292,26 @@ public:
             "device copy");
   }
 
-  void
-  prepare(const Plan &plan,
-          const std::vector<std::vector<TensorRef>> &stepInputs,
-          const std::vector<std::vector<TensorRef>> &stepOutputs) override {
-    size_t limit = workspaceLimit();
-    // Convolution algorithms are timed with a scratch workspace of the
-    // limit's size, then the workspace shrinks to what the chosen ones and
-    // the reductions need.
-    bool hasConv = false;
-    for (const Step &step : plan.steps)
-      hasConv |= step.kernel == KernelKind::Conv2D ||
-                 step.kernel == KernelKind::Conv2DBackwardInput ||
-                 step.kernel == KernelKind::Conv2DBackwardWeight;
-    if (hasConv && limit > 0) {
-      setWorkspace(limit);
-      for (size_t s = 0; s < plan.steps.size(); ++s)
-        cuda::tuneStep(ctx, plan.steps[s], stepInputs[s], stepOutputs[s],
-                       limit);
-    }
-    size_t needed = 0;
-    bool hasGemm = false;
+  void prepare(const Plan &plan,
+               const std::vector<std::vector<TensorRef>> &stepInputs,
+               const std::vector<std::vector<TensorRef>> &stepOutputs,
+               const std::vector<Workspace> &stepWorkspaces) override {
+    // Each convolution's algorithms are timed in its own planned workspace
+    // (its contents mean nothing before the step), among those that fit it.
     usesStepCounter = false;
-    for (const Step &step : plan.steps) {
-      hasGemm |= step.kernel == KernelKind::Linear ||
-                 step.kernel == KernelKind::MatMul;
-      usesStepCounter |= step.kernel == KernelKind::Dropout;
-    }
-    // cuBLAS gets the shared workspace too, so it never allocates while a
-    // step is captured into a graph (at least 4 MiB, cuBLAS's default
-    // before Hopper).
-    if (hasGemm)
-      needed = size_t(4) << 20;
     for (size_t s = 0; s < plan.steps.size(); ++s) {
-      needed =
-          std::max(needed, cuda::workspaceBytes(plan.steps[s], stepInputs[s],
-                                                stepOutputs[s]));
-      needed = std::max(
-          needed,
-          std::min(limit, cuda::reduceWorkspaceBytes(
-                              plan.steps[s], stepInputs[s], stepOutputs[s])));
-      needed = std::max(
-          needed,
-          std::min(limit, cuda::normWorkspaceBytes(plan.steps[s], stepInputs[s],
-                                                   stepOutputs[s])));
+      const Step &step = plan.steps[s];
+      usesStepCounter |= step.kernel == KernelKind::Dropout;
+      useWorkspace(stepWorkspaces[s]);
+      cuda::tuneStep(ctx, step, stepInputs[s], stepOutputs[s],
+                     stepWorkspaces[s].bytes);
     }
-    setWorkspace(needed);
-    if (ctx.workspace)
-      check(cublasSetWorkspace(ctx.cublas, ctx.workspace, ctx.workspaceBytes),
-            "cublasSetWorkspace");
+    useWorkspace({});
+    // cuBLAS runs without a workspace (no GEMM step reserves one), so it
+    // never allocates one of its own while a step is captured into a graph.
+    check(cublasSetWorkspace(ctx.cublas, nullptr, 0), "cublasSetWorkspace");
     resetGraph();
     synchronize();
-    // The tuning scratch was load-time memory, gone before any step: the
-    // high-water the step is measured by starts here.
-    stats.peakBytes = stats.bytesInUse;
   }
 
   bool stageToDevice(size_t slot, void *dst, const void *src,
@@ -435,6 +390,7 @@ public:
   void execute(const Step &step, const std::vector<TensorRef> &inputs,
                const std::vector<TensorRef> &outputs,
                const StepContext &context) override {
+    useWorkspace(context.workspace);
     lookup(step.kernel)(KernelCall{step, inputs, outputs, context, ctx});
   }
 
@@ -463,20 +419,10 @@ public:
   }
 
 private:
-  void setWorkspace(size_t bytes) {
-    if (bytes == ctx.workspaceBytes)
-      return;
-    if (ctx.workspace) {
-      check(cudaStreamSynchronize(ctx.stream), "workspace");
-      cudaFree(ctx.workspace);
-      stats.bytesInUse -= ctx.workspaceBytes;
-      ctx.workspace = nullptr;
-      ctx.workspaceBytes = 0;
-    }
-    if (bytes == 0)
-      return;
-    ctx.workspace = allocate(bytes, 256);
-    ctx.workspaceBytes = bytes;
+  /// Points the kernels at the running step's workspace.
+  void useWorkspace(const Workspace &workspace) {
+    ctx.workspace = workspace.data;
+    ctx.workspaceBytes = workspace.bytes;
   }
 
   void resetGraph() noexcept {
@@ -517,11 +463,6 @@ private:
       cudaStreamDestroy(copyStream);
     copyStream = nullptr;
     resetGraph();
-    if (ctx.workspace) {
-      cudaFree(ctx.workspace);
-      stats.bytesInUse -= ctx.workspaceBytes;
-      ctx.workspace = nullptr;
-    }
     if (ctx.errorFlag)
       cudaFree(ctx.errorFlag);
     if (ctx.cudnn)

@@ -10,7 +10,7 @@
 // kernel reads and writes each tensor in its own dtype (device.cuh's
 // load/store compute in f32, or f64 for f64 tensors) and cuDNN/cuBLAS are
 // called with the tensors' own types and f32 compute. A step therefore uses
-// only the memory the plan gave it, plus the backend's one workspace.
+// only the memory the plan gave it, its workspace included.
 //
 // Work is issued on the backend's stream and never synchronises with the
 // host: the backend checks the error flag once, when the step's work is
@@ -38,8 +38,9 @@ struct CudaContext {
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;
   cudnnHandle_t cudnn = nullptr;
-  /// The one workspace for cuDNN and cuBLAS (allocated at prepare time, its
-  /// size chosen there) and its size.
+  /// The running step's workspace, a slice of the arena the plan reserves
+  /// for it (null and 0 for steps without one): cuDNN's convolutions and
+  /// the multi-block reductions use at most these bytes.
   void *workspace = nullptr;
   size_t workspaceBytes = 0;
   /// A device int: kernels that find bad data (an id or label out of range)
@@ -151,25 +152,10 @@ void batchNormBackward(const KernelCall &call);
 void linear(const KernelCall &call);
 void matmul(const KernelCall &call);
 
-/// Workspace bytes the reductions of Reduce.cu and Norm.cu can use to run
-/// in several blocks (0: they run in one).
-size_t reduceWorkspaceBytes(const Step &step,
-                            const std::vector<TensorRef> &inputs,
-                            const std::vector<TensorRef> &outputs);
-size_t normWorkspaceBytes(const Step &step,
-                          const std::vector<TensorRef> &inputs,
-                          const std::vector<TensorRef> &outputs);
-
-/// Workspace bytes the cuDNN calls of `step` need with the algorithms
-/// chosen for it (0 for other kernels). Called at prepare time, after
-/// `tuneStep`.
-size_t workspaceBytes(const Step &step, const std::vector<TensorRef> &inputs,
-                      const std::vector<TensorRef> &outputs);
-
 /// Chooses the convolution algorithms of a conv step by timing the
 /// candidates whose workspace is at most `workspaceLimit` bytes (like
-/// torch.backends.cudnn.benchmark, but once, at load time). Does nothing
-/// for other kernels.
+/// torch.backends.cudnn.benchmark, but once, at load time), with
+/// `cuda.workspace` as their scratch. Does nothing for other kernels.
 void tuneStep(CudaContext &cuda, const Step &step,
               const std::vector<TensorRef> &inputs,
               const std::vector<TensorRef> &outputs, size_t workspaceLimit);

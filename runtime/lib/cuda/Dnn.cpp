@@ -10,14 +10,14 @@
 //
 // The convolution algorithm of each step is chosen once: tuneStep, at load
 // time, times cuDNN's candidates on the step's own buffers and keeps the
-// fastest one whose workspace fits the limit it is given; steps that were
-// not tuned (or whose tuned algorithm needs more workspace than the backend
-// has) use the first of cuDNN's heuristic candidates that fits, and the
-// zero-workspace algorithm as a last resort. The choices live in a
+// fastest one whose workspace fits the step's planned workspace; steps that
+// were not tuned (or whose tuned algorithm needs more workspace than the
+// step has) use the first of cuDNN's heuristic candidates that fits, and
+// the zero-workspace algorithm as a last resort. The choices live in a
 // process-wide cache keyed by the step's address and checked against the
 // step's shapes and attributes, so a reused address cannot pick up another
 // convolution's algorithm. No kernel allocates: cuDNN only gets the
-// backend's workspace.
+// step's workspace, a slice of the arena the compiler reserved.
 //
 // Batch norm is cuDNN's spatial batch norm. cuDNN keeps the per-channel
 // operands in f32 (f64 for f64 x), so those are the only combinations run
@@ -791,21 +791,6 @@ void matmul(const KernelCall &call) {
       index[d] = 0;
     }
   }
-}
-
-size_t workspaceBytes(const Step &step, const std::vector<TensorRef> &inputs,
-                      const std::vector<TensorRef> &outputs) {
-  const std::optional<ConvOp> op = convOp(step.kernel);
-  if (!op)
-    return 0;
-  const std::vector<int64_t> signature =
-      convSignature(step, convTensors(*op, inputs, outputs));
-  std::lock_guard<std::mutex> lock(cacheMutex());
-  auto it = cache().find(&step);
-  if (it == cache().end() || it->second.signature != signature ||
-      !it->second.tuned)
-    return 0;
-  return it->second.tuned->bytes;
 }
 
 void tuneStep(CudaContext &cuda, const Step &step,

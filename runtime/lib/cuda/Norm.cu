@@ -13,10 +13,11 @@
 //  * layer_norm_backward: grad_gamma and grad_beta sum over rows, and
 //    grad_x may overwrite grad_output or x, so the column sums finish before
 //    grad_x is written: per-row statistics, then column partial sums over
-//    chunks of rows (both in the backend's workspace), then their ordered
+//    chunks of rows (both in the step's workspace), then their ordered
 //    sum, then grad_x one warp per row. With too small a workspace one
-//    block does it all, row by row (correct, slow); normWorkspaceBytes tells
-//    the backend the workspace that avoids this.
+//    block does it all, row by row (correct, slow); the compiler reserves
+//    what avoids this (LayerNormBackwardOp::getWorkspaceBytes mirrors
+//    layerNormBackwardPlan).
 //  * batch_norm_act and its backward (InPlace-ABN): one block per channel,
 //    each channel's reductions done before any of its elements is written.
 //
@@ -29,12 +30,6 @@
 #include <type_traits>
 
 namespace memopt::runtime::cuda {
-
-/// Workspace bytes with which layer_norm_backward runs in parallel (0 for
-/// other kernels); with less it uses a single block.
-size_t normWorkspaceBytes(const Step &step,
-                          const std::vector<TensorRef> &inputs,
-                          const std::vector<TensorRef> &outputs);
 
 namespace {
 
@@ -113,19 +108,12 @@ __global__ void layerNormKernel(const void *x, DType xt, const void *gamma,
 // layer_norm_backward
 //===----------------------------------------------------------------------===//
 
-/// How the parallel layer_norm_backward splits its work, and the workspace
-/// it needs: per-row (mean, invStd), then per (chunk, column) the partial
-/// (sum dy * xhat, sum dy).
+/// How the parallel layer_norm_backward splits its work. Its workspace
+/// holds per-row (mean, invStd), then per (chunk, column) the partial
+/// (sum dy * xhat, sum dy), all doubles.
 struct LayerNormBackwardPlan {
   int64_t rows = 0, width = 0;
   int64_t rowsPerChunk = 0, chunks = 0;
-  size_t statsBytes() const {
-    return static_cast<size_t>(rows) * 2 * sizeof(double);
-  }
-  size_t bytes() const {
-    return statsBytes() +
-           static_cast<size_t>(chunks * width) * 2 * sizeof(double);
-  }
 };
 
 /// The plan with at most `maxChunks` chunks of rows.
@@ -601,15 +589,6 @@ void batchNormActBackward(const KernelCall &call) {
             call.out(2).data, n, c, inner, a.alpha);
   });
   checkLaunch("batch_norm_act_backward");
-}
-
-size_t normWorkspaceBytes(const Step &step,
-                          const std::vector<TensorRef> &inputs,
-                          const std::vector<TensorRef> & /*outputs*/) {
-  if (step.kernel != KernelKind::LayerNormBackward)
-    return 0;
-  const Rows r = layerNormRows(inputs[1], inputs[2]);
-  return layerNormBackwardPlan(r.rows, r.width, kMaxRowChunks).bytes();
 }
 
 } // namespace memopt::runtime::cuda

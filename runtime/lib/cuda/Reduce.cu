@@ -16,9 +16,10 @@
 //    row is reduced before any of its elements is written, so they run in
 //    place.
 //  * cross_entropy and mse_loss reduce the whole tensor: blocks write
-//    partial sums to the backend's workspace and one more kernel adds them
-//    in order; with too small a workspace, a single block does it all.
-//    reduceWorkspaceBytes tells the backend the workspace that avoids this.
+//    partial sums to the step's workspace and one more kernel adds them
+//    in order; with too small a workspace, a single block does it all. The
+//    compiler reserves one partial per block (CrossEntropyOp and MseLossOp's
+//    getWorkspaceBytes), which avoids this.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,12 +28,6 @@
 #include "memopt/runtime/ElementwiseMath.h"
 
 namespace memopt::runtime::cuda {
-
-/// Workspace bytes that let the loss kernels of `step` reduce with many
-/// blocks (0 for other kernels); with less they use a single block.
-size_t reduceWorkspaceBytes(const Step &step,
-                            const std::vector<TensorRef> &inputs,
-                            const std::vector<TensorRef> &outputs);
 
 namespace {
 
@@ -601,21 +596,6 @@ void mseLossBackward(const KernelCall &call) {
             p.numElements);
   });
   checkLaunch("mse_loss_backward");
-}
-
-size_t reduceWorkspaceBytes(const Step &step,
-                            const std::vector<TensorRef> &inputs,
-                            const std::vector<TensorRef> & /*outputs*/) {
-  int64_t blocks = 0;
-  if (step.kernel == KernelKind::CrossEntropy)
-    blocks = crossEntropyBlocks(inputs[0].dim(0));
-  else if (step.kernel == KernelKind::MseLoss)
-    blocks = mseLossBlocks(inputs[0].numElements);
-  if (blocks <= 1)
-    return 0;
-  if (blocks > kMaxPartials)
-    blocks = kMaxPartials;
-  return static_cast<size_t>(blocks) * sizeof(double);
 }
 
 } // namespace memopt::runtime::cuda

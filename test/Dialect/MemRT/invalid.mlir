@@ -108,3 +108,20 @@ func.func @writes_param_without_reading(%p: memref<4xf32> {memrt.role = "param"}
   memrt.kernel "relu" ins(%g : memref<4xf32>) outs(%p : memref<4xf32>) attrs {}
   return
 }
+
+// -----
+
+func.func @workspace_2d() attributes {memrt.arena_bytes = 256 : i64, memrt.alignment = 64 : i64} {
+  // expected-error @+1 {{'memrt.arena_slice' op an i8 slice is a workspace and must be 1-D, got 'memref<4x4xi8>'}}
+  %a = memrt.arena_slice offset 0 : memref<4x4xi8>
+  return
+}
+
+// -----
+
+func.func @workspace_not_a_slice(%ws: memref<64xi8>) attributes {memrt.arena_bytes = 256 : i64, memrt.alignment = 64 : i64} {
+  %a = memrt.arena_slice offset 0 : memref<4xf32>
+  // expected-error @+1 {{'memrt.kernel' op workspace must be an arena slice}}
+  memrt.kernel "relu" ins(%a : memref<4xf32>) outs(%a : memref<4xf32>) workspace(%ws : memref<64xi8>) attrs {}
+  return
+}

@@ -24,3 +24,15 @@ func.func @step(%w: memref<4x8xf32> {memrt.role = "param"}, %x: memref<2x8xf32> 
   memrt.kernel "dropout" ins(%b : memref<8xf32>) outs(%b : memref<8xf32>) attrs {p = 0.5 : f64, seed = 3 : i64}
   return %b : memref<8xf32>
 }
+
+// A kernel's workspace is an i8 arena slice after its outputs.
+// CHECK-LABEL: func.func @workspace
+// CHECK:         %[[WS:.*]] = memrt.arena_slice offset 256 : memref<1152xi8>
+// CHECK:         memrt.kernel "conv2d" ins(%{{.*}}, %{{.*}} : memref<1x2x4x4xf32>, memref<2x2x3x3xf32>) outs(%{{.*}} : memref<1x2x4x4xf32>) workspace(%[[WS]] : memref<1152xi8>) attrs {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>}
+func.func @workspace(%x: memref<1x2x4x4xf32> {memrt.role = "data"}, %w: memref<2x2x3x3xf32> {memrt.role = "param"}) -> memref<1x2x4x4xf32>
+    attributes {memrt.arena_bytes = 1408 : i64, memrt.alignment = 64 : i64} {
+  %y = memrt.arena_slice offset 0 : memref<1x2x4x4xf32>
+  %ws = memrt.arena_slice offset 256 : memref<1152xi8>
+  memrt.kernel "conv2d" ins(%x, %w : memref<1x2x4x4xf32>, memref<2x2x3x3xf32>) outs(%y : memref<1x2x4x4xf32>) workspace(%ws : memref<1152xi8>) attrs {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>}
+  return %y : memref<1x2x4x4xf32>
+}

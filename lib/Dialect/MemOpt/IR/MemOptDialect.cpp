@@ -144,6 +144,17 @@ LogicalResult MemOptDialect::verifyOperationAttribute(Operation *op,
                              << value;
     return success();
   }
+  if (name == kWorkspaceOffsetAttrName) {
+    auto offset = dyn_cast<IntegerAttr>(value);
+    auto workspace = dyn_cast<WorkspaceOpInterface>(op);
+    if (!offset || offset.getInt() < 0 || !workspace ||
+        workspace.getWorkspaceBytes() == 0)
+      return op->emitError() << "'" << name
+                             << "' must be a non-negative integer on an op "
+                                "with a workspace, got "
+                             << value;
+    return success();
+  }
   if (name == "memopt.inplace") {
     auto index = dyn_cast<IntegerAttr>(value);
     if (!index || op->getNumResults() == 0 || index.getInt() < 0 ||

@@ -1,8 +1,9 @@
 //===- PlanMemory.cpp - a static arena offset for every buffer ------------===//
 //
-// `--memopt-plan-memory`: lifetimes from MemoryAnalysis, offsets from the
-// ArenaPlanner (best of several heuristics), checked by the planner's
-// independent verifier before they are written to the IR.
+// `--memopt-plan-memory`: lifetimes from MemoryAnalysis (each op's
+// workspace living during that op alone), offsets from the ArenaPlanner (best
+// of several heuristics), checked by the planner's independent verifier before
+// they are written to the IR.
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,6 +87,20 @@ FailureOr<int64_t> memopt::planFunctionMemory(func::FuncOp func,
     buffers.push_back(buffer);
     owners.push_back(info.value);
   }
+  // Each op's workspace lives during that op alone.
+  SmallVector<Operation *> workspaceOwners;
+  size_t numValueBuffers = buffers.size();
+  for (auto [index, op] : llvm::enumerate(analysis.getOps())) {
+    int64_t bytes = MemoryAnalysis::getWorkspaceBytes(op);
+    if (bytes <= 0)
+      continue;
+    BufferLifetime buffer;
+    buffer.id = buffers.size();
+    buffer.size = static_cast<uint64_t>(bytes);
+    buffer.start = buffer.end = static_cast<int64_t>(index);
+    buffers.push_back(buffer);
+    workspaceOwners.push_back(op);
+  }
   uint64_t align = static_cast<uint64_t>(alignment);
   ArenaPlan arena = planArena(buffers, align);
   if (llvm::Error error = verifyArenaPlan(buffers, arena)) {
@@ -101,7 +116,8 @@ FailureOr<int64_t> memopt::planFunctionMemory(func::FuncOp func,
   for (Operation *op : analysis.getOps())
     if (isa<MemOptDialect>(op->getDialect()) && op->getNumResults() > 0)
       offsets[op].assign(op->getNumResults(), -1);
-  for (auto [value, offset] : llvm::zip(owners, arena.offsets)) {
+  ArrayRef<uint64_t> valueOffsets(arena.offsets.data(), numValueBuffers);
+  for (auto [value, offset] : llvm::zip(owners, valueOffsets)) {
     auto result = cast<OpResult>(value);
     offsets[result.getOwner()][result.getResultNumber()] =
         static_cast<int64_t>(offset);
@@ -109,6 +125,11 @@ FailureOr<int64_t> memopt::planFunctionMemory(func::FuncOp func,
   Builder b(func.getContext());
   for (auto &[op, list] : offsets)
     op->setAttr("memopt.offsets", b.getDenseI64ArrayAttr(list));
+  for (auto [op, offset] :
+       llvm::zip(workspaceOwners,
+                 ArrayRef<uint64_t>(arena.offsets).drop_front(numValueBuffers)))
+    op->setAttr(MemOptDialect::kWorkspaceOffsetAttrName,
+                b.getI64IntegerAttr(static_cast<int64_t>(offset)));
   func->setAttr("memopt.arena_bytes",
                 b.getI64IntegerAttr(static_cast<int64_t>(arena.arenaSize)));
   func->setAttr(

@@ -35,6 +35,9 @@ int64_t ArenaSliceOp::getSizeInBytes() {
 LogicalResult ArenaSliceOp::verify() {
   if (failed(verifyStatic(*this, getType())))
     return failure();
+  if (getType().getElementType().isInteger(8) && getType().getRank() != 1)
+    return emitOpError("an i8 slice is a workspace and must be 1-D, got ")
+           << getType();
   auto func = (*this)->getParentOfType<FunctionOpInterface>();
   if (!func)
     return emitOpError("must be inside a function");
@@ -108,6 +111,12 @@ LogicalResult KernelOp::verify() {
   for (Value v : llvm::concat<Value>(getIns(), getOuts()))
     if (failed(verifyStatic(*this, cast<MemRefType>(v.getType()))))
       return failure();
+  if (Value workspace = getWorkspace()) {
+    if (!workspace.getDefiningOp<ArenaSliceOp>())
+      return emitOpError("workspace must be an arena slice");
+    if (failed(verifyStatic(*this, cast<MemRefType>(workspace.getType()))))
+      return failure();
+  }
   return success();
 }
 

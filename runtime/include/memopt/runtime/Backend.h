@@ -46,11 +46,22 @@ struct TensorRef {
 };
 
 /// What a step needs besides its tensors.
+/// A step's planned scratch memory: `bytes` at `data`, inside the arena
+/// (null and 0 when the plan reserves none).
+struct Workspace {
+  void *data = nullptr;
+  size_t bytes = 0;
+};
+
 struct StepContext {
   /// The caller's training-step counter (dropout's mask depends on it).
   uint64_t stepCounter = 0;
   /// The step's index in the plan, for messages.
   size_t stepIndex = 0;
+  /// The step's workspace. A kernel uses at most these bytes; with too few
+  /// it takes a path that needs less (a slower algorithm), or, on the CPU,
+  /// allocates the rest for the call.
+  Workspace workspace;
 };
 
 /// Bytes a backend currently holds and the most it has held at once.
@@ -81,7 +92,8 @@ public:
   virtual void
   prepare(const Plan & /*plan*/,
           const std::vector<std::vector<TensorRef>> & /*stepInputs*/,
-          const std::vector<std::vector<TensorRef>> & /*stepOutputs*/) {}
+          const std::vector<std::vector<TensorRef>> & /*stepOutputs*/,
+          const std::vector<Workspace> & /*stepWorkspaces*/) {}
 
   /// Runs one validated step. `inputs` and `outputs` follow the step's
   /// order. Throws Error(KernelFailure) for bad data (an id out of range);

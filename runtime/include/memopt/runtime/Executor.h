@@ -144,6 +144,7 @@ private:
   /// Whether the results hold a completed run's values not yet applied.
   bool resultsFresh = false;
   std::vector<std::vector<TensorRef>> stepInputs, stepOutputs;
+  std::vector<Workspace> stepWorkspaces;
   /// Prefetched values the backend did not stage itself, by argument.
   std::vector<std::pair<size_t, std::vector<uint8_t>>> prefetched;
   /// Arguments staged by the backend, to mark set at the next start().

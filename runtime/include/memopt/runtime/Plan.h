@@ -89,6 +89,10 @@ struct Step {
   std::string loc;
   /// Recomputes a forward value for the backward pass (checkpointing).
   bool recompute = false;
+  /// Scratch bytes the kernel may use while it runs, at this arena offset
+  /// (the compiler's WorkspaceOpInterface reservation); 0 bytes: none.
+  uint64_t workspaceOffset = 0;
+  uint64_t workspaceBytes = 0;
 
   template <typename AttrsT> const AttrsT &get() const {
     return std::get<AttrsT>(attrs);
@@ -131,8 +135,9 @@ public:
 };
 
 /// Bytes of arena tensors live at each step (from their live ranges; every
-/// arena tensor at every step for a version 1 plan): what the arena holds
-/// while step i runs. Index `steps.size()` is after the last step.
+/// arena tensor at every step for a version 1 plan), plus the step's
+/// workspace: what the arena holds while step i runs. Index `steps.size()` is
+/// after the last step.
 std::vector<uint64_t> liveArenaBytesPerStep(const Plan &plan);
 
 } // namespace memopt::runtime

@@ -68,6 +68,10 @@ def MemOpt_Dialect : Dialect {
     /// (`--memopt-mixed-precision` sets it).
     static constexpr ::llvm::StringLiteral kLossScaleAttrName =
         "memopt.loss_scale";
+    /// On an op with a workspace: its planned arena offset
+    /// (`--memopt-plan-memory`).
+    static constexpr ::llvm::StringLiteral kWorkspaceOffsetAttrName =
+        "memopt.workspace_offset";
   }];
 }
 
@@ -163,6 +167,11 @@ def MemOpt_InferResultTypes : TraitList<[
 // element-wise default; the op then implements `getFlops` (CostModel.cpp).
 def MemOpt_FlopModel
     : DeclareOpInterfaceMethods<MemOpt_CostOpInterface, ["getFlops"]>;
+
+// Listed in an op's traits when its kernel needs a planned workspace; the op
+// then implements `getWorkspaceBytes` (WorkspaceModel.cpp).
+def MemOpt_WorkspaceModel
+    : DeclareOpInterfaceMethods<MemOpt_WorkspaceOpInterface>;
 
 // The cost trait a computing op's base class adds: the interface with its
 // default, unless the op's own traits declare MemOpt_FlopModel (an op cannot

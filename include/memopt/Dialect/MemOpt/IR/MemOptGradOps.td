@@ -36,7 +36,8 @@ def MemOpt_SumToOp : MemOpt_GradOp<"sum_to"> {
 }
 
 def MemOpt_Conv2DBackwardInputOp
-    : MemOpt_GradOp<"conv2d_backward_input", [MemOpt_FlopModel]> {
+    : MemOpt_GradOp<"conv2d_backward_input",
+      [MemOpt_FlopModel, MemOpt_WorkspaceModel]> {
   let summary = "gradient of conv2d with respect to its input";
   let description = [{
     The transposed convolution of `grad_output` (`N×K×OH×OW`) with `weight`,
@@ -59,7 +60,8 @@ def MemOpt_Conv2DBackwardInputOp
 }
 
 def MemOpt_Conv2DBackwardWeightOp
-    : MemOpt_GradOp<"conv2d_backward_weight", [MemOpt_FlopModel]> {
+    : MemOpt_GradOp<"conv2d_backward_weight",
+      [MemOpt_FlopModel, MemOpt_WorkspaceModel]> {
   let summary = "gradient of conv2d with respect to its weight";
   let description = [{
     Correlates the conv2d's `input` with `grad_output`, giving the gradient
@@ -147,7 +149,8 @@ def MemOpt_BatchNormBackwardOp
 }
 
 def MemOpt_LayerNormBackwardOp
-    : MemOpt_GradOp<"layer_norm_backward", [MemOpt_FlopModel]> {
+    : MemOpt_GradOp<"layer_norm_backward",
+      [MemOpt_FlopModel, MemOpt_WorkspaceModel]> {
   let summary = "gradients of layer normalisation";
   let description = [{
     From the upstream gradient, the forward input `x` and `gamma`, computes

@@ -144,4 +144,25 @@ def MemOpt_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
   ];
 }
 
+def MemOpt_WorkspaceOpInterface : OpInterface<"WorkspaceOpInterface"> {
+  let cppNamespace = "::memopt";
+  let description = [{
+    An op whose kernel needs scratch memory while it runs, beyond its
+    operands and results: the im2col matrix of a convolution, the partial
+    sums of a parallel reduction. The memory analysis counts it as live
+    during the op, `--memopt-plan-memory` reserves it in the arena for that
+    op alone (`memopt.workspace_offset`), and the lowering hands it to the
+    kernel as a `workspace` buffer, so a backend allocates nothing at run
+    time: what cuDNN and cuBLAS workspaces are in PyTorch, here a planned
+    slice. Backends use at most the bytes the plan reserves and choose their
+    algorithms accordingly (WorkspaceModel.cpp documents each op's model).
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Scratch bytes the op's kernel uses while it runs (0: none).
+      }],
+      "int64_t", "getWorkspaceBytes", (ins)>,
+  ];
+}
+
 #endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTINTERFACES_TD

@@ -23,7 +23,7 @@ defvar Pair00 = "{0, 0}";
 //===----------------------------------------------------------------------===//
 
 def MemOpt_Conv2DOp : MemOpt_ForwardOp<"conv2d",
-    [MemOpt_FlopModel, MemOpt_PrecisionModel]> {
+    [MemOpt_FlopModel, MemOpt_PrecisionModel, MemOpt_WorkspaceModel]> {
   let summary = "2-D convolution (cross-correlation), NCHW";
   let description = [{
     Cross-correlates an `N×C×H×W` input with a `K×(C/groups)×R×S` weight and
@@ -472,7 +472,7 @@ def MemOpt_EmbeddingOp : MemOpt_ForwardOp<"embedding"> {
 //===----------------------------------------------------------------------===//
 
 def MemOpt_CrossEntropyOp : MemOpt_ForwardOp<"cross_entropy",
-    [MemOpt_PrecisionModel]> {
+    [MemOpt_PrecisionModel, MemOpt_WorkspaceModel]> {
   let summary = "softmax cross-entropy with class labels, mean reduction";
   let description = [{
     Computes `mean_n(−log softmax(logits[n])[labels[n]])` for `N×C` logits
@@ -493,7 +493,7 @@ def MemOpt_CrossEntropyOp : MemOpt_ForwardOp<"cross_entropy",
 
 def MemOpt_MseLossOp
     : MemOpt_ForwardOp<"mse_loss",
-      [MemOpt_PrecisionModel, AllTypesMatch<["prediction", "target"]>]> {
+      [MemOpt_PrecisionModel, MemOpt_WorkspaceModel, AllTypesMatch<["prediction", "target"]>]> {
   let summary = "mean squared error, mean reduction";
   let description = [{
     Computes `mean((prediction − target)²)` over all elements, as

@@ -256,8 +256,13 @@ def MemOptPlanMemory : Pass<"memopt-plan-memory", "mlir::ModuleOp"> {
     lifetime, by longest lifetime) and the smallest arena wins; an
     independent checker verifies every plan.
 
+    An op with a workspace (WorkspaceOpInterface: convolutions, the losses'
+    and layer norm's multi-block reductions) gets a buffer of that many
+    bytes that lives during the op alone.
+
     Results: `memopt.offsets` on each op (one per result, -1 for a result
-    without its own buffer) and, on the function, `memopt.arena_bytes` and
+    without its own buffer), `memopt.workspace_offset` on each op with a
+    workspace and, on the function, `memopt.arena_bytes` and
     `memopt.arena_lower_bound` (the max-live bytes no plan can go below).
     `--convert-memopt-to-memrt` places buffers at these offsets.
   }];

@@ -49,20 +49,24 @@ class MemRT_Op<string mnemonic, list<Trait> traits = []>
     : Op<MemRT_Dialect, mnemonic, traits>;
 
 def MemRT_Buffer : MemRefOf<[F16, BF16, F32, F64, I32, I64]>;
+// A kernel's scratch bytes.
+def MemRT_Workspace : MemRefRankOf<[I8], [1]>;
 
 def MemRT_ArenaSliceOp : MemRT_Op<"arena_slice", [Pure]> {
   let summary = "a buffer at a fixed byte offset of the function's arena";
   let description = [{
     Names the bytes `[offset, offset + size)` of the enclosing function's
     arena as a buffer of the result type. The slice must lie inside
-    `memrt.arena_bytes` and respect `memrt.alignment`.
+    `memrt.arena_bytes` and respect `memrt.alignment`. A 1-D `i8` slice is
+    a kernel's workspace.
 
     ```mlir
     %0 = memrt.arena_slice offset 4096 : memref<8x64x32x32xf32>
+    %ws = memrt.arena_slice offset 0 : memref<27648xi8>
     ```
   }];
   let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$offset);
-  let results = (outs MemRT_Buffer:$result);
+  let results = (outs MemRefOf<[F16, BF16, F32, F64, I32, I64, I8]>:$result);
   let assemblyFormat = "`offset` $offset attr-dict `:` type($result)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -106,18 +110,27 @@ def MemRT_KernelOp : MemRT_Op<"kernel", [AttrSizedOperandSegments]> {
     Runs the runtime kernel `kernel` (a memopt op name without the dialect
     prefix), reading `ins` and writing `outs`, with `attrs` holding every
     attribute of the op it came from (defaults included) under the memopt
-    dialect's names.
+    dialect's names. The optional `workspace`, an `i8` arena slice, is
+    scratch memory the kernel may use while it runs (the op's
+    WorkspaceOpInterface bytes); its contents mean nothing before or after.
 
     ```mlir
     memrt.kernel "relu" ins(%0 : memref<8x64xf32>) outs(%1 : memref<8x64xf32>) attrs {}
+    memrt.kernel "conv2d" ins(%x, %w : memref<8x3x32x32xf32>, memref<16x3x3x3xf32>)
+        outs(%y : memref<8x16x32x32xf32>) workspace(%ws : memref<110592xi8>)
+        attrs {dilations = array<i64: 1, 1>, groups = 1 : i64,
+               padding = array<i64: 1, 1>, strides = array<i64: 1, 1>}
     ```
   }];
   let arguments = (ins StrAttr:$kernel,
                    Arg<Variadic<MemRT_Buffer>, "read", [MemRead]>:$ins,
                    Arg<Variadic<MemRT_Buffer>, "written", [MemWrite]>:$outs,
+                   Arg<Optional<MemRT_Workspace>, "scratch",
+                       [MemRead, MemWrite]>:$workspace,
                    DictionaryAttr:$attrs);
   let assemblyFormat = [{
     $kernel (`ins` `(` $ins^ `:` type($ins) `)`)? `outs` `(` $outs `:` type($outs) `)`
+    (`workspace` `(` $workspace^ `:` type($workspace) `)`)?
     `attrs` $attrs attr-dict
   }];
   let hasVerifier = 1;
