@@ -86,9 +86,7 @@ int64_t MemoryAnalysis::getFlops(Operation *op) {
 }
 
 int64_t MemoryAnalysis::getWorkspaceBytes(Operation *op) {
-  if (auto workspace = dyn_cast<WorkspaceOpInterface>(op))
-    return workspace.getWorkspaceBytes();
-  return 0;
+  return memopt::getWorkspaceBytes(op);
 }
 
 //===----------------------------------------------------------------------===//

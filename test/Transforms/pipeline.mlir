@@ -21,6 +21,14 @@
 // RUN: FileCheck %s --check-prefix=MP --input-file=%t.mp.mlir
 // MP: memopt.update_loss_scale {{.*}}growth_interval = 100
 //
+// workspace-limit caps the kernels' workspaces right after autodiff, so
+// checkpointing's budget measures the capped step.
+// RUN: memopt-opt %examples/cnn.mlir "--memopt-pipeline=workspace-limit=16KiB budget=16MiB" -o %t.ws.mlir
+// RUN: memopt-opt %examples/cnn.mlir --memopt-autodiff --memopt-workspace-limit=bytes=16KiB "--memopt-checkpoint=strategy=budget budget=16MiB" --memopt-schedule --memopt-plan-memory -o %t.ws.passes.mlir
+// RUN: diff %t.ws.mlir %t.ws.passes.mlir
+// RUN: FileCheck %s --check-prefix=WS --input-file=%t.ws.mlir
+// WS: memopt.workspace_limit = 16384 : i64
+//
 // An unknown option, or a bad value, is an error.
 // RUN: not memopt-opt %examples/mlp.mlir --memopt-pipeline=fast=true -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: no such option fast

@@ -122,6 +122,12 @@ cl::opt<std::string> budget(
     cl::desc("Fit the whole step (arguments plus planned arena) in this many "
              "bytes, e.g. 512MiB, recomputing as little as possible"),
     cl::init(""), cl::cat(category));
+cl::opt<std::string> workspaceLimit(
+    "workspace-limit",
+    cl::desc("Most scratch bytes any one kernel reserves in the arena, e.g. "
+             "4MiB (--memopt-workspace-limit): convolutions then work a "
+             "chunk of output rows at a time; no cap by default"),
+    cl::init(""), cl::cat(category));
 cl::opt<bool> inplace(
     "inplace",
     cl::desc("Run element-wise ops in place over operands that are dead "
@@ -215,6 +221,8 @@ std::string pipelineFor(ModuleOp module, bool optimize) {
       os << " checkpoint=" << checkpointStrategy;
     if (!budget.empty())
       os << " budget=" << budget;
+    if (!workspaceLimit.empty())
+      os << " workspace-limit=" << workspaceLimit;
     os << "}";
     return pipeline;
   }
@@ -236,6 +244,8 @@ std::string pipelineFor(ModuleOp module, bool optimize) {
        << " lr=" << learningRate << " momentum=" << momentumFactor
        << " weight-decay=" << weightDecay << "},";
   }
+  if (!workspaceLimit.empty())
+    os << "memopt-workspace-limit{bytes=" << workspaceLimit << "},";
   if (optimize && (inplace || abn))
     os << (abn ? "memopt-inplace{abn=true}," : "memopt-inplace,");
   if (optimize)

@@ -119,7 +119,8 @@ public:
   /// The op's FLOPs: CostOpInterface's count, 0 for ops without it.
   static int64_t getFlops(mlir::Operation *op);
   /// Scratch bytes the op's kernel uses while it runs:
-  /// WorkspaceOpInterface's, 0 for ops without it.
+  /// WorkspaceOpInterface's under the function's `memopt.workspace_limit`,
+  /// 0 for ops without it.
   static int64_t getWorkspaceBytes(mlir::Operation *op);
 
   mlir::func::FuncOp getFunction() const { return func; }

@@ -120,9 +120,7 @@ struct KernelLowering : public ConversionPattern {
     // The kernel's scratch bytes: a slice of its own, live during this
     // kernel only once planned.
     Value workspace;
-    auto needsWorkspace = dyn_cast<WorkspaceOpInterface>(op);
-    if (int64_t bytes = needsWorkspace ? needsWorkspace.getWorkspaceBytes() : 0;
-        bytes > 0) {
+    if (int64_t bytes = getWorkspaceBytes(op); bytes > 0) {
       auto offset = op->getAttrOfType<IntegerAttr>(
           MemOptDialect::kWorkspaceOffsetAttrName);
       if (planning && !offset)

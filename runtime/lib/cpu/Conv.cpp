@@ -6,7 +6,9 @@
 // unit stride and no padding needs no im2col: the input already is that
 // matrix. The column matrix (one image-group at a time) lives in the step's
 // workspace, which the compiler reserves in the arena for exactly this
-// (WorkspaceModel.cpp); only a plan without one makes the call allocate it.
+// (WorkspaceModel.cpp); when the plan caps workspaces (`workspace-limit`)
+// the matrix is built and multiplied a chunk of output rows at a time. Only
+// a plan without a workspace for one output row makes the call allocate.
 //
 // The gradients are the same products transposed: the input's gradient is
 // W^T * dY scattered back by col2im (the adjoint of im2col: overlapping
@@ -26,18 +28,20 @@ namespace memopt::runtime::cpu {
 
 namespace {
 
-/// Lays out the receptive fields of one image-group (`channels` x H x W)
-/// as rows (c, r, s) and columns (oh, ow) of `col`.
+/// Lays out the receptive fields of output rows [y0, y1) of one image-group
+/// (`channels` x H x W) as rows (c, r, s) and columns (oh in [y0, y1), ow)
+/// of `col`, whose rows are (y1 - y0) * ow long.
 template <typename T>
 void im2col(const T *src, int64_t channels, int64_t h, int64_t w, int64_t kh,
-            int64_t kw, const Conv2DAttrs &a, int64_t oh, int64_t ow, T *col) {
+            int64_t kw, const Conv2DAttrs &a, int64_t y0, int64_t y1,
+            int64_t ow, T *col) {
   const int64_t sh = a.strides[0], sw = a.strides[1];
   const int64_t ph = a.padding[0], pw = a.padding[1];
   const int64_t dh = a.dilations[0], dw = a.dilations[1];
   for (int64_t c = 0; c < channels; ++c) {
     for (int64_t r = 0; r < kh; ++r) {
       for (int64_t s = 0; s < kw; ++s) {
-        T *row = col + ((c * kh + r) * kw + s) * oh * ow;
+        T *row = col + ((c * kh + r) * kw + s) * (y1 - y0) * ow;
         // Columns ow with 0 <= ow*sw + shift < w read the input; the rest
         // are padding. Compute that range once per row instead of testing
         // every element.
@@ -46,8 +50,8 @@ void im2col(const T *src, int64_t channels, int64_t h, int64_t w, int64_t kh,
         int64_t hi = w - 1 - shift < 0 ? -1 : (w - 1 - shift) / sw;
         lo = std::min(lo, ow);
         hi = std::min(hi, ow - 1);
-        for (int64_t y = 0; y < oh; ++y) {
-          T *out = row + y * ow;
+        for (int64_t y = y0; y < y1; ++y) {
+          T *out = row + (y - y0) * ow;
           int64_t ih = y * sh - ph + r * dh;
           if (ih < 0 || ih >= h || hi < lo) {
             std::fill(out, out + ow, T(0));
@@ -68,18 +72,20 @@ void im2col(const T *src, int64_t channels, int64_t h, int64_t w, int64_t kh,
   }
 }
 
-/// The adjoint of im2col: adds each column entry (c, r, s; oh, ow) to the
-/// input position it was read from. `dst` must be zeroed by the caller.
+/// The adjoint of im2col over output rows [y0, y1): adds each column entry
+/// (c, r, s; oh, ow) to the input position it was read from. `dst` must be
+/// zeroed by the caller before the first chunk.
 template <typename T>
 void col2im(const T *col, int64_t channels, int64_t h, int64_t w, int64_t kh,
-            int64_t kw, const Conv2DAttrs &a, int64_t oh, int64_t ow, T *dst) {
+            int64_t kw, const Conv2DAttrs &a, int64_t y0, int64_t y1,
+            int64_t ow, T *dst) {
   const int64_t sh = a.strides[0], sw = a.strides[1];
   const int64_t ph = a.padding[0], pw = a.padding[1];
   const int64_t dh = a.dilations[0], dw = a.dilations[1];
   for (int64_t c = 0; c < channels; ++c) {
     for (int64_t r = 0; r < kh; ++r) {
       for (int64_t s = 0; s < kw; ++s) {
-        const T *row = col + ((c * kh + r) * kw + s) * oh * ow;
+        const T *row = col + ((c * kh + r) * kw + s) * (y1 - y0) * ow;
         // The same column range as in im2col.
         int64_t shift = s * dw - pw;
         int64_t lo = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
@@ -88,11 +94,11 @@ void col2im(const T *col, int64_t channels, int64_t h, int64_t w, int64_t kh,
         hi = std::min(hi, ow - 1);
         if (hi < lo)
           continue;
-        for (int64_t y = 0; y < oh; ++y) {
+        for (int64_t y = y0; y < y1; ++y) {
           int64_t ih = y * sh - ph + r * dh;
           if (ih < 0 || ih >= h)
             continue;
-          const T *in = row + y * ow;
+          const T *in = row + (y - y0) * ow;
           T *out = dst + (c * h + ih) * w;
           for (int64_t x = lo; x <= hi; ++x)
             out[x * sw + shift] += in[x];
@@ -101,31 +107,6 @@ void col2im(const T *col, int64_t channels, int64_t h, int64_t w, int64_t kh,
     }
   }
 }
-
-/// Storage for the im2col matrix of `elements` values: the step's planned
-/// workspace when it holds them, else a buffer of the call's own (plans
-/// written without workspaces).
-template <typename T> class ColumnBuffer {
-public:
-  ColumnBuffer(const KernelCall &call, int64_t elements) {
-    if (elements == 0)
-      return;
-    const Workspace &ws = call.context.workspace;
-    size_t bytes = static_cast<size_t>(elements) * sizeof(T);
-    if (ws.data && ws.bytes >= bytes &&
-        reinterpret_cast<uintptr_t>(ws.data) % alignof(T) == 0) {
-      ptr = static_cast<T *>(ws.data);
-      return;
-    }
-    own.resize(static_cast<size_t>(elements));
-    ptr = own.data();
-  }
-  T *data() { return ptr; }
-
-private:
-  std::vector<T> own;
-  T *ptr = nullptr;
-};
 
 /// The sizes shared by conv2d and its gradients, from the input (x or dx),
 /// weight (w or dw) and output (y or dy) tensors.
@@ -143,40 +124,76 @@ struct ConvSizes {
                a.padding[0] == 0 && a.padding[1] == 0) {}
 };
 
+/// Storage for im2col matrices: the step's planned workspace, which holds
+/// the matrix of `rowsPerChunk` output rows at a time (all of them unless
+/// the plan capped the workspace), or, for a plan without a workspace big
+/// enough for one output row, a whole matrix of the call's own.
+template <typename T> class ColumnBuffer {
+public:
+  ColumnBuffer(const KernelCall &call, const ConvSizes &z) {
+    rowsPerChunk = z.oh;
+    if (z.direct || z.colCols == 0)
+      return;
+    const Workspace &ws = call.context.workspace;
+    size_t rowBytes = static_cast<size_t>(z.colRows * z.ow) * sizeof(T);
+    if (ws.data && rowBytes > 0 && ws.bytes >= rowBytes &&
+        reinterpret_cast<uintptr_t>(ws.data) % alignof(T) == 0) {
+      ptr = static_cast<T *>(ws.data);
+      rowsPerChunk = std::min<int64_t>(z.oh, ws.bytes / rowBytes);
+      return;
+    }
+    own.resize(static_cast<size_t>(z.colRows * z.colCols));
+    ptr = own.data();
+  }
+  T *data() { return ptr; }
+  /// Output rows whose columns fit at once.
+  int64_t rowsPerChunk = 0;
+
+private:
+  std::vector<T> own;
+  T *ptr = nullptr;
+};
+
+/// Calls `f(y0, y1)` for consecutive chunks of output rows covering
+/// [0, oh), `rows` at a time.
+template <typename F> void forEachRowChunk(int64_t oh, int64_t rows, F &&f) {
+  for (int64_t y0 = 0; y0 < oh; y0 += rows)
+    f(y0, std::min(oh, y0 + rows));
+}
+
 template <typename T> void conv2dImpl(const KernelCall &call) {
   const TensorRef &x = call.in(0), &w = call.in(1), &y = call.out(0);
   const Conv2DAttrs &a = call.step.get<Conv2DAttrs>();
-  const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), wd = x.dim(3);
-  const int64_t k = w.dim(0), kh = w.dim(2), kw = w.dim(3);
-  const int64_t oh = y.dim(2), ow = y.dim(3);
-  const int64_t groups = a.groups, cg = c / groups, kg = k / groups;
-  const int64_t colRows = cg * kh * kw, colCols = oh * ow;
-  const bool direct = kh == 1 && kw == 1 && a.strides[0] == 1 &&
-                      a.strides[1] == 1 && a.padding[0] == 0 &&
-                      a.padding[1] == 0;
-  ColumnBuffer<T> col(call, direct ? 0 : colRows * colCols);
+  const ConvSizes z(x, w, y, a);
+  ColumnBuffer<T> col(call, z);
   const T *px = x.as<const T>(), *pw = w.as<const T>();
   const T *bias = call.inputs.size() == 3 ? call.in(2).as<const T>() : nullptr;
   T *py = y.as<T>();
 
-  for (int64_t img = 0; img < n; ++img) {
-    for (int64_t g = 0; g < groups; ++g) {
-      const T *src = px + (img * c + g * cg) * h * wd;
-      const T *matrix = src;
-      if (!direct) {
-        im2col(src, cg, h, wd, kh, kw, a, oh, ow, col.data());
-        matrix = col.data();
-      }
-      T *dst = py + (img * k + g * kg) * colCols;
+  for (int64_t img = 0; img < z.n; ++img) {
+    for (int64_t g = 0; g < z.groups; ++g) {
+      const T *src = px + (img * z.c + g * z.cg) * z.h * z.w;
+      T *dst = py + (img * z.k + g * z.kg) * z.colCols;
       T beta = T(0);
       if (bias) {
-        for (int64_t o = 0; o < kg; ++o)
-          std::fill(dst + o * colCols, dst + (o + 1) * colCols,
-                    bias[g * kg + o]);
+        for (int64_t o = 0; o < z.kg; ++o)
+          std::fill(dst + o * z.colCols, dst + (o + 1) * z.colCols,
+                    bias[g * z.kg + o]);
         beta = T(1);
       }
-      gemm<T>(false, false, kg, colCols, colRows, T(1), pw + g * kg * colRows,
-              colRows, matrix, colCols, beta, dst, colCols);
+      const T *weights = pw + g * z.kg * z.colRows;
+      if (z.direct) {
+        gemm<T>(false, false, z.kg, z.colCols, z.colRows, T(1), weights,
+                z.colRows, src, z.colCols, beta, dst, z.colCols);
+        continue;
+      }
+      // Y_g[:, chunk] = W_g (kg x colRows) * col (colRows x chunk).
+      forEachRowChunk(z.oh, col.rowsPerChunk, [&](int64_t y0, int64_t y1) {
+        const int64_t cols = (y1 - y0) * z.ow;
+        im2col(src, z.cg, z.h, z.w, z.kh, z.kw, a, y0, y1, z.ow, col.data());
+        gemm<T>(false, false, z.kg, cols, z.colRows, T(1), weights, z.colRows,
+                col.data(), cols, beta, dst + y0 * z.ow, z.colCols);
+      });
     }
   }
 }
@@ -185,7 +202,7 @@ template <typename T> void conv2dBackwardInputImpl(const KernelCall &call) {
   const TensorRef &dy = call.in(0), &w = call.in(1), &dx = call.out(0);
   const Conv2DAttrs &a = call.step.get<Conv2DAttrs>();
   const ConvSizes z(dx, w, dy, a);
-  ColumnBuffer<T> col(call, z.direct ? 0 : z.colRows * z.colCols);
+  ColumnBuffer<T> col(call, z);
   const T *pdy = dy.as<const T>(), *pw = w.as<const T>();
   T *pdx = dx.as<T>();
   if (!z.direct)
@@ -194,14 +211,21 @@ template <typename T> void conv2dBackwardInputImpl(const KernelCall &call) {
     for (int64_t g = 0; g < z.groups; ++g) {
       const T *grad = pdy + (img * z.k + g * z.kg) * z.colCols;
       T *dst = pdx + (img * z.c + g * z.cg) * z.h * z.w;
-      // col = W_g^T (colRows x kg) * dY_g (kg x colCols); a 1x1 unit conv's
-      // col is the input gradient itself.
-      T *matrix = z.direct ? dst : col.data();
-      gemm<T>(true, false, z.colRows, z.colCols, z.kg, T(1),
-              pw + g * z.kg * z.colRows, z.colRows, grad, z.colCols, T(0),
-              matrix, z.colCols);
-      if (!z.direct)
-        col2im(col.data(), z.cg, z.h, z.w, z.kh, z.kw, a, z.oh, z.ow, dst);
+      const T *weights = pw + g * z.kg * z.colRows;
+      // A 1x1 unit conv's col is the input gradient itself.
+      if (z.direct) {
+        gemm<T>(true, false, z.colRows, z.colCols, z.kg, T(1), weights,
+                z.colRows, grad, z.colCols, T(0), dst, z.colCols);
+        continue;
+      }
+      // col = W_g^T (colRows x kg) * dY_g[:, chunk] (kg x chunk), scattered
+      // back by col2im.
+      forEachRowChunk(z.oh, col.rowsPerChunk, [&](int64_t y0, int64_t y1) {
+        const int64_t cols = (y1 - y0) * z.ow;
+        gemm<T>(true, false, z.colRows, cols, z.kg, T(1), weights, z.colRows,
+                grad + y0 * z.ow, z.colCols, T(0), col.data(), cols);
+        col2im(col.data(), z.cg, z.h, z.w, z.kh, z.kw, a, y0, y1, z.ow, dst);
+      });
     }
   }
 }
@@ -210,23 +234,28 @@ template <typename T> void conv2dBackwardWeightImpl(const KernelCall &call) {
   const TensorRef &dy = call.in(0), &x = call.in(1), &dw = call.out(0);
   const Conv2DAttrs &a = call.step.get<Conv2DAttrs>();
   const ConvSizes z(x, dw, dy, a);
-  ColumnBuffer<T> col(call, z.direct ? 0 : z.colRows * z.colCols);
+  ColumnBuffer<T> col(call, z);
   const T *pdy = dy.as<const T>(), *px = x.as<const T>();
   T *pdw = dw.as<T>();
   for (int64_t img = 0; img < z.n; ++img) {
     for (int64_t g = 0; g < z.groups; ++g) {
       const T *src = px + (img * z.c + g * z.cg) * z.h * z.w;
-      const T *matrix = src;
-      if (!z.direct) {
-        im2col(src, z.cg, z.h, z.w, z.kh, z.kw, a, z.oh, z.ow, col.data());
-        matrix = col.data();
+      const T *grad = pdy + (img * z.k + g * z.kg) * z.colCols;
+      T *dst = pdw + g * z.kg * z.colRows;
+      if (z.direct) {
+        gemm<T>(false, true, z.kg, z.colRows, z.colCols, T(1), grad, z.colCols,
+                src, z.colCols, img == 0 ? T(0) : T(1), dst, z.colRows);
+        continue;
       }
-      // dW_g (kg x colRows) += dY_g (kg x colCols) * col^T; the first image
-      // overwrites.
-      gemm<T>(false, true, z.kg, z.colRows, z.colCols, T(1),
-              pdy + (img * z.k + g * z.kg) * z.colCols, z.colCols, matrix,
-              z.colCols, img == 0 ? T(0) : T(1), pdw + g * z.kg * z.colRows,
-              z.colRows);
+      // dW_g (kg x colRows) += dY_g[:, chunk] (kg x chunk) * col^T; the
+      // first chunk of the first image overwrites.
+      forEachRowChunk(z.oh, col.rowsPerChunk, [&](int64_t y0, int64_t y1) {
+        const int64_t cols = (y1 - y0) * z.ow;
+        im2col(src, z.cg, z.h, z.w, z.kh, z.kw, a, y0, y1, z.ow, col.data());
+        gemm<T>(false, true, z.kg, z.colRows, cols, T(1), grad + y0 * z.ow,
+                z.colCols, col.data(), cols, img == 0 && y0 == 0 ? T(0) : T(1),
+                dst, z.colRows);
+      });
     }
   }
 }

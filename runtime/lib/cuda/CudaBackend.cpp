@@ -25,8 +25,9 @@
 // replay it (one launch per step instead of one per kernel), since every
 // tensor stays at its address. Plans with dropout are the exception: its
 // mask depends on the step counter, a kernel argument the graph would
-// freeze, so they run kernel by kernel. MEMOPT_CUDA_GRAPHS=0 turns graphs
-// off.
+// freeze, so they run kernel by kernel, as does a plan whose capture
+// failed (a library call a graph cannot record). MEMOPT_CUDA_GRAPHS=0 turns
+// graphs off.
 //
 //===----------------------------------------------------------------------===//
 
@@ -225,11 +226,20 @@ public:
             "cudaStreamCreate");
       check(cublasCreate(&ctx.cublas), "cublasCreate");
       check(cublasSetStream(ctx.cublas, ctx.stream), "cublasSetStream");
+      // f16/bf16 GEMMs accumulate in f32 throughout, split-K reductions
+      // included, as the CPU backend does.
+      check(cublasSetMathMode(
+                ctx.cublas,
+                static_cast<cublasMath_t>(
+                    CUBLAS_DEFAULT_MATH |
+                    CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)),
+            "cublasSetMathMode");
       check(cudnnCreate(&ctx.cudnn), "cudnnCreate");
       check(cudnnSetStream(ctx.cudnn, ctx.stream), "cudnnSetStream");
       check(cudaMalloc(reinterpret_cast<void **>(&ctx.errorFlag), sizeof(int)),
             "cudaMalloc");
-      check(cudaMemset(ctx.errorFlag, 0, sizeof(int)), "cudaMemset");
+      check(cudaMemsetAsync(ctx.errorFlag, 0, sizeof(int), ctx.stream),
+            "cudaMemset");
       cudaDeviceProp prop{};
       check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
       deviceName = prop.name;
@@ -296,6 +306,15 @@ public:
                const std::vector<std::vector<TensorRef>> &stepInputs,
                const std::vector<std::vector<TensorRef>> &stepOutputs,
                const std::vector<Workspace> &stepWorkspaces) override {
+    // Tensors and workspaces start at multiples of the plan's alignment; a
+    // device load of an f64 (or a double partial sum) needs 8 bytes, vector
+    // loads 16.
+    if (plan.alignment < 16)
+      throw Error(ErrorCode::InvalidArgument,
+                  runtime::concat("cuda: the plan's alignment is ",
+                                  plan.alignment,
+                                  " bytes; the GPU needs at least 16 "
+                                  "(compile with alignment=16 or more)"));
     // Each convolution's algorithms are timed in its own planned workspace
     // (its contents mean nothing before the step), among those that fit it.
     usesStepCounter = false;
@@ -307,6 +326,7 @@ public:
                      stepWorkspaces[s].bytes);
     }
     useWorkspace({});
+    captureFailed = false;
     // cuBLAS runs without a workspace (no GEMM step reserves one), so it
     // never allocates one of its own while a step is captured into a graph.
     check(cublasSetWorkspace(ctx.cublas, nullptr, 0), "cublasSetWorkspace");
@@ -360,7 +380,7 @@ public:
   }
 
   void runStep(const std::function<void()> &issue) override {
-    if (!graphsEnabled || usesStepCounter) {
+    if (!graphsEnabled || usesStepCounter || captureFailed) {
       issue();
       return;
     }
@@ -371,19 +391,28 @@ public:
     cudaGraph_t graph = nullptr;
     check(cudaStreamBeginCapture(ctx.stream, cudaStreamCaptureModeThreadLocal),
           "cudaStreamBeginCapture");
+    bool issued = false;
     try {
       issue();
+      issued = true;
     } catch (...) {
-      cudaStreamEndCapture(ctx.stream, &graph);
-      if (graph)
-        cudaGraphDestroy(graph);
-      cudaGetLastError();
-      throw;
+      // Ends the capture below; the step then runs eagerly, where a real
+      // error is thrown again with nothing captured in the way.
     }
-    check(cudaStreamEndCapture(ctx.stream, &graph), "cudaStreamEndCapture");
-    cudaError_t status = cudaGraphInstantiate(&graphExec, graph, 0);
-    cudaGraphDestroy(graph);
-    check(status, "cudaGraphInstantiate");
+    cudaError_t status = cudaStreamEndCapture(ctx.stream, &graph);
+    if (issued && status == cudaSuccess)
+      status = cudaGraphInstantiate(&graphExec, graph, 0);
+    if (graph)
+      cudaGraphDestroy(graph);
+    if (!issued || status != cudaSuccess) {
+      // Nothing of the capture ran. A call the capture could not record
+      // (or a failure it hid): run this plan kernel by kernel.
+      cudaGetLastError();
+      graphExec = nullptr;
+      captureFailed = true;
+      issue();
+      return;
+    }
     check(cudaGraphLaunch(graphExec, ctx.stream), "cudaGraphLaunch");
   }
 
@@ -400,7 +429,10 @@ public:
     check(cudaMemcpy(&flag, ctx.errorFlag, sizeof flag, cudaMemcpyDeviceToHost),
           "error flag");
     if (flag != 0) {
-      check(cudaMemset(ctx.errorFlag, 0, sizeof(int)), "cudaMemset");
+      // On the step's stream: the next step's kernels must not run before
+      // the flag is clear (the stream does not wait for the legacy one).
+      check(cudaMemsetAsync(ctx.errorFlag, 0, sizeof(int), ctx.stream),
+            "cudaMemset");
       throw Error(
           ErrorCode::KernelFailure,
           runtime::concat("cuda: step #", flag - 1,
@@ -489,6 +521,8 @@ private:
   }();
   /// Whether a kernel of the plan reads the step counter (dropout).
   bool usesStepCounter = false;
+  /// The plan's capture failed once: it runs kernel by kernel.
+  bool captureFailed = false;
   std::string deviceName;
 };
 

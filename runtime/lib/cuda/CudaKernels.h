@@ -129,7 +129,9 @@ void crossEntropyBackward(const KernelCall &call);
 void mseLoss(const KernelCall &call);
 void mseLossBackward(const KernelCall &call);
 
-// Norm.cu: layer norm, and InPlace-ABN's fused batch norm + activation.
+// Norm.cu: layer norm, InPlace-ABN's fused batch norm + activation, and
+// inference batch norm (element-wise, so it may run in place).
+void batchNormInference(const KernelCall &call);
 void layerNorm(const KernelCall &call);
 void layerNormBackward(const KernelCall &call);
 void batchNormAct(const KernelCall &call);
@@ -147,7 +149,6 @@ void conv2d(const KernelCall &call);
 void conv2dBackwardInput(const KernelCall &call);
 void conv2dBackwardWeight(const KernelCall &call);
 void batchNorm(const KernelCall &call);
-void batchNormInference(const KernelCall &call);
 void batchNormBackward(const KernelCall &call);
 void linear(const KernelCall &call);
 void matmul(const KernelCall &call);

@@ -647,11 +647,25 @@ void conv2dBackwardWeight(const KernelCall &call) {
   runConvolution(call, ConvOp::BackwardFilter);
 }
 
+/// cuDNN does not document in-place batch norm, so a plan that writes
+/// `output` over `input` (which the compiler never does for these kernels)
+/// is refused rather than run on an unspecified behaviour.
+void refuseAliasing(const TensorRef &output, const TensorRef &input,
+                    const char *what) {
+  if (output.data == input.data && output.numElements > 0)
+    throw Error(ErrorCode::KernelFailure,
+                runtime::concat("cuda: ", what,
+                                " in place is not supported (cuDNN does not "
+                                "document in-place batch norm); give the "
+                                "output its own buffer"));
+}
+
 void batchNorm(const KernelCall &call) {
   // (x, gamma, beta, running_mean, running_var) ->
   // (y, new_running_mean, new_running_var)
   const TensorRef &x = call.in(0), &gamma = call.in(1);
   const BatchNormAttrs &a = call.step.get<BatchNormAttrs>();
+  refuseAliasing(call.out(0), x, "batch_norm");
   BatchNormDescs d(call.step, x, gamma);
   copyAsync(call, call.out(1).data, call.in(3).data, call.in(3).bytes());
   copyAsync(call, call.out(2).data, call.in(4).data, call.in(4).bytes());
@@ -665,25 +679,12 @@ void batchNorm(const KernelCall &call) {
         "cudnnBatchNormalizationForwardTraining");
 }
 
-void batchNormInference(const KernelCall &call) {
-  // (x, gamma, beta, running_mean, running_var) -> y
-  const TensorRef &x = call.in(0), &gamma = call.in(1);
-  const BatchNormAttrs &a = call.step.get<BatchNormAttrs>();
-  BatchNormDescs d(call.step, x, gamma);
-  if (x.numElements == 0)
-    return;
-  check(cudnnBatchNormalizationForwardInference(
-            call.cuda.cudnn, CUDNN_BATCHNORM_SPATIAL, kOne.forType(x.dtype),
-            kZero.forType(x.dtype), d.x, x.data, d.x, call.out(0).data, d.param,
-            gamma.data, call.in(2).data, call.in(3).data, call.in(4).data,
-            a.epsilon),
-        "cudnnBatchNormalizationForwardInference");
-}
-
 void batchNormBackward(const KernelCall &call) {
   // (grad_output, x, gamma) -> (grad_x, grad_gamma, grad_beta)
   const TensorRef &dy = call.in(0), &x = call.in(1), &gamma = call.in(2);
   const double epsilon = call.step.get<NormBackwardAttrs>().epsilon;
+  refuseAliasing(call.out(0), dy, "batch_norm_backward");
+  refuseAliasing(call.out(0), x, "batch_norm_backward");
   BatchNormDescs d(call.step, x, gamma);
   if (x.numElements == 0)
     return;

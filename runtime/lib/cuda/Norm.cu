@@ -1,4 +1,4 @@
-//===- Norm.cu - layer_norm, batch_norm_act and their gradients on the GPU ===//
+//===- Norm.cu - layer_norm, batch_norm_act, batch_norm_inference (GPU) ---===//
 //
 // The CPU kernels' arithmetic (cpu/Norm.cpp) with deterministic parallel
 // reductions: statistics in double with two passes (mean, then the centred
@@ -589,6 +589,57 @@ void batchNormActBackward(const KernelCall &call) {
             call.out(2).data, n, c, inner, a.alpha);
   });
   checkLaunch("batch_norm_act_backward");
+}
+
+//===----------------------------------------------------------------------===//
+// batch_norm_inference
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// y = x·s + shift per channel, with s = gamma/√(var + ε) and shift =
+/// beta − mean·s taken in double and rounded to the compute type once, as
+/// the CPU kernel does. Element-wise, so y may be x (cuDNN does not
+/// document in-place batch norm), and any float dtype pairing of x and the
+/// per-channel operands runs.
+template <typename C>
+__global__ void
+batchNormInferenceKernel(const void *x, DType xt, const void *gamma,
+                         const void *beta, const void *mean, const void *var,
+                         DType pt, void *y, int64_t total, int64_t channels,
+                         int64_t inner, double epsilon) {
+  MEMOPT_GRID_STRIDE(i, total) {
+    const int64_t ch = (i / inner) % channels;
+    const double invStd =
+        math::inverseStd(loadAs<double>(var, pt, ch), epsilon);
+    const double scale = __dmul_rn(loadAs<double>(gamma, pt, ch), invStd);
+    const C s = static_cast<C>(scale);
+    const C shift = static_cast<C>(
+        __dsub_rn(loadAs<double>(beta, pt, ch),
+                  __dmul_rn(loadAs<double>(mean, pt, ch), scale)));
+    storeAs(y, xt, i, addRn(mulRn(loadAs<C>(x, xt, i), s), shift));
+  }
+}
+
+} // namespace
+
+void batchNormInference(const KernelCall &call) {
+  // (x, gamma, beta, running_mean, running_var) -> y
+  const TensorRef &x = call.in(0), &gamma = call.in(1);
+  if (x.numElements == 0)
+    return;
+  const double epsilon = call.step.get<BatchNormAttrs>().epsilon;
+  const int64_t c = x.dim(1);
+  const int64_t inner = x.numElements / (x.dim(0) * c);
+  dispatchCompute(call, [&](auto tag) {
+    using C = decltype(tag);
+    batchNormInferenceKernel<C>
+        <<<blocksFor(x.numElements), kThreads, 0, call.cuda.stream>>>(
+            x.data, x.dtype, gamma.data, call.in(2).data, call.in(3).data,
+            call.in(4).data, gamma.dtype, call.out(0).data, x.numElements, c,
+            inner, epsilon);
+  });
+  checkLaunch("batch_norm_inference");
 }
 
 } // namespace memopt::runtime::cuda

@@ -126,3 +126,18 @@ func.func @updates_type(%p: tensor<2xf32> {memopt.param}, %x: tensor<4xf32>) -> 
 func.func @param_and_opt_state(%x: tensor<4xf32> {memopt.param, memopt.optimizer_state}) {
   return
 }
+
+// -----
+
+// expected-error @+1 {{'memopt.workspace_limit' must be a non-negative integer on a function, got -1 : i64}}
+func.func @negative_workspace_limit() attributes {memopt.workspace_limit = -1 : i64} {
+  return
+}
+
+// -----
+
+func.func @workspace_offset_without_workspace(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'memopt.workspace_offset' must be a non-negative integer on an op with a workspace, got 0 : i64}}
+  %y = memopt.relu %x {memopt.workspace_offset = 0 : i64} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}

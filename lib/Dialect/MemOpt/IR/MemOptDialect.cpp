@@ -125,7 +125,8 @@ LogicalResult MemOptDialect::verifyOperationAttribute(Operation *op,
   StringRef name = attr.getName().getValue();
   Attribute value = attr.getValue();
   bool isFunc = isa<FunctionOpInterface>(op);
-  if (name == "memopt.arena_bytes" || name == "memopt.arena_lower_bound") {
+  if (name == "memopt.arena_bytes" || name == "memopt.arena_lower_bound" ||
+      name == kWorkspaceLimitAttrName) {
     auto bytes = dyn_cast<IntegerAttr>(value);
     if (!isFunc || !bytes || bytes.getInt() < 0)
       return op->emitError() << "'" << name
@@ -146,9 +147,7 @@ LogicalResult MemOptDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == kWorkspaceOffsetAttrName) {
     auto offset = dyn_cast<IntegerAttr>(value);
-    auto workspace = dyn_cast<WorkspaceOpInterface>(op);
-    if (!offset || offset.getInt() < 0 || !workspace ||
-        workspace.getWorkspaceBytes() == 0)
+    if (!offset || offset.getInt() < 0 || getWorkspaceBytes(op) == 0)
       return op->emitError() << "'" << name
                              << "' must be a non-negative integer on an op "
                                 "with a workspace, got "

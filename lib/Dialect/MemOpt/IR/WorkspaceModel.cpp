@@ -22,13 +22,22 @@
 //
 // Every other op needs no workspace (and does not implement the interface).
 //
+// Under a cap (the function's `memopt.workspace_limit`) each op reserves
+// what its kernels can still use: convolutions build the matrix a chunk of
+// output rows at a time (at least one row, C/groups·R·S·OW elements, which
+// the CPU cannot do without, so that much is kept even above the cap); the
+// reductions reserve nothing (one block) unless their partials fit, and
+// layer_norm_backward as many chunks of partials as fit.
+//
 //===----------------------------------------------------------------------===//
 
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <limits>
 
 using namespace mlir;
 using namespace memopt;
@@ -45,61 +54,85 @@ int64_t computeBytes(Operation *op) {
   return 4;
 }
 
-/// The im2col matrix of one image-group of a convolution whose input is
-/// `input` (N×C×H×W), weight `weight` (K×C/g×R×S) and output `output`
-/// (N×K×OH×OW), or 0 when the input already is that matrix.
+/// The im2col matrix of one image-group of a convolution with weight
+/// `weight` (K×C/g×R×S) and output `output` (N×K×OH×OW), in chunks of whole
+/// output rows when `limit` cannot hold it all, or 0 when the input already
+/// is that matrix.
 int64_t convWorkspace(Operation *op, Value weight, Value output,
-                      ArrayRef<int64_t> strides, ArrayRef<int64_t> padding) {
+                      ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
+                      int64_t limit) {
   ShapedType w = shapedType(weight), y = shapedType(output);
   int64_t r = w.getDimSize(2), s = w.getDimSize(3);
   bool direct = r == 1 && s == 1 && strides[0] == 1 && strides[1] == 1 &&
                 padding[0] == 0 && padding[1] == 0;
   if (direct)
     return 0;
-  int64_t rows = w.getDimSize(1) * r * s;
-  int64_t cols = y.getDimSize(2) * y.getDimSize(3);
-  return rows * cols * computeBytes(op);
+  int64_t rowBytes =
+      w.getDimSize(1) * r * s * y.getDimSize(3) * computeBytes(op);
+  int64_t outputRows = y.getDimSize(2);
+  if (rowBytes == 0 || outputRows == 0)
+    return 0;
+  return rowBytes * std::clamp<int64_t>(limit / rowBytes, 1, outputRows);
 }
 
-/// Partial sums of a reduction over `blocks` blocks (none for one block).
-int64_t partialSums(int64_t blocks) {
+/// Partial sums of a reduction over `blocks` blocks: none for one block, or
+/// when they do not fit `limit` (the kernel then runs in one block).
+int64_t partialSums(int64_t blocks, int64_t limit) {
   constexpr int64_t kMaxPartials = 1024;
   if (blocks <= 1)
     return 0;
-  return std::min(blocks, kMaxPartials) * static_cast<int64_t>(sizeof(double));
+  int64_t bytes =
+      std::min(blocks, kMaxPartials) * static_cast<int64_t>(sizeof(double));
+  return bytes <= limit ? bytes : 0;
 }
 
 } // namespace
 
-int64_t Conv2DOp::getWorkspaceBytes() {
+int64_t memopt::getWorkspaceBytes(Operation *op) {
+  auto workspace = dyn_cast<WorkspaceOpInterface>(op);
+  if (!workspace)
+    return 0;
+  int64_t limit = std::numeric_limits<int64_t>::max();
+  if (auto func = op->getParentOfType<FunctionOpInterface>())
+    if (auto cap = func->getAttrOfType<IntegerAttr>(
+            MemOptDialect::kWorkspaceLimitAttrName))
+      limit = cap.getInt();
+  return workspace.getWorkspaceBytes(limit);
+}
+
+int64_t Conv2DOp::getWorkspaceBytes(int64_t limit) {
   return convWorkspace(*this, getWeight(), getResult(), getStrides(),
-                       getPadding());
+                       getPadding(), limit);
 }
 
-int64_t Conv2DBackwardInputOp::getWorkspaceBytes() {
+int64_t Conv2DBackwardInputOp::getWorkspaceBytes(int64_t limit) {
   return convWorkspace(*this, getWeight(), getGradOutput(), getStrides(),
-                       getPadding());
+                       getPadding(), limit);
 }
 
-int64_t Conv2DBackwardWeightOp::getWorkspaceBytes() {
+int64_t Conv2DBackwardWeightOp::getWorkspaceBytes(int64_t limit) {
   return convWorkspace(*this, getResult(), getGradOutput(), getStrides(),
-                       getPadding());
+                       getPadding(), limit);
 }
 
 /// A warp per row, eight rows a block.
-int64_t CrossEntropyOp::getWorkspaceBytes() {
-  return partialSums(
-      llvm::divideCeil(shapedType(getLogits()).getDimSize(0), 8));
+int64_t CrossEntropyOp::getWorkspaceBytes(int64_t limit) {
+  return partialSums(llvm::divideCeil(shapedType(getLogits()).getDimSize(0), 8),
+                     limit);
 }
 
 /// 256 elements a block.
-int64_t MseLossOp::getWorkspaceBytes() {
+int64_t MseLossOp::getWorkspaceBytes(int64_t limit) {
   return partialSums(
-      llvm::divideCeil(shapedType(getPrediction()).getNumElements(), 256));
+      llvm::divideCeil(shapedType(getPrediction()).getNumElements(), 256),
+      limit);
 }
 
-int64_t LayerNormBackwardOp::getWorkspaceBytes() {
+/// Per-row statistics, then the column partials of `chunks` chunks of rows
+/// (fewer when `limit` holds fewer, none when it cannot hold one).
+int64_t LayerNormBackwardOp::getWorkspaceBytes(int64_t limit) {
   constexpr int64_t kColumnThreadsWanted = 16384, kMaxRowChunks = 1024;
+  constexpr int64_t kPair = 2 * static_cast<int64_t>(sizeof(double));
   int64_t width = shapedType(getGamma()).getNumElements();
   if (width == 0)
     return 0;
@@ -107,8 +140,11 @@ int64_t LayerNormBackwardOp::getWorkspaceBytes() {
   int64_t chunks =
       std::clamp<int64_t>(llvm::divideCeil(kColumnThreadsWanted, width), 1,
                           std::max<int64_t>(1, std::min(kMaxRowChunks, rows)));
+  int64_t statsBytes = rows * kPair, chunkBytes = width * kPair;
+  if (limit < statsBytes + chunkBytes)
+    return 0;
+  chunks = std::min(chunks, (limit - statsBytes) / chunkBytes);
   int64_t rowsPerChunk = std::max<int64_t>(1, llvm::divideCeil(rows, chunks));
   chunks = llvm::divideCeil(rows, rowsPerChunk);
-  int64_t bytesPerDouble = static_cast<int64_t>(sizeof(double));
-  return (rows + chunks * width) * 2 * bytesPerDouble;
+  return statsBytes + chunks * chunkBytes;
 }

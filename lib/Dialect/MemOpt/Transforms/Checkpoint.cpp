@@ -658,38 +658,6 @@ FailureOr<SmallVector<Measurement>> measureRange(func::FuncOp func,
 // Options
 //===----------------------------------------------------------------------===//
 
-/// "123", "1.5GiB", "512 MiB", "64KB": bytes (binary and decimal units).
-std::optional<int64_t> parseBytes(StringRef text) {
-  text = text.trim();
-  size_t digits = 0;
-  while (digits < text.size() &&
-         (llvm::isDigit(text[digits]) || text[digits] == '.'))
-    ++digits;
-  StringRef number = text.take_front(digits);
-  StringRef unit = text.drop_front(digits).trim();
-  double value = 0;
-  if (number.empty() || number.getAsDouble(value) || value < 0)
-    return std::nullopt;
-  static const std::pair<StringRef, double> units[] = {{"", 1.0},
-                                                       {"B", 1.0},
-                                                       {"KiB", 1024.0},
-                                                       {"MiB", 1048576.0},
-                                                       {"GiB", 1073741824.0},
-                                                       {"TiB", 1099511627776.0},
-                                                       {"KB", 1e3},
-                                                       {"MB", 1e6},
-                                                       {"GB", 1e9},
-                                                       {"TB", 1e12}};
-  for (auto [name, scale] : units)
-    if (unit == name) {
-      double bytes = std::floor(value * scale);
-      if (bytes > 9.0e18)
-        return std::nullopt;
-      return static_cast<int64_t>(bytes);
-    }
-  return std::nullopt;
-}
-
 std::string formatBytes(int64_t bytes) {
   double value = static_cast<double>(bytes);
   if (bytes < 1024)
@@ -727,7 +695,7 @@ struct MemOptCheckpointPass
                                       "budget=512MiB";
         return signalPassFailure();
       }
-      budgetBytes = parseBytes(budget);
+      budgetBytes = parseByteSize(budget);
       if (!budgetBytes) {
         getOperation().emitError()
             << "memopt-checkpoint: invalid budget '" << budget
@@ -1111,3 +1079,35 @@ MemOptCheckpointPass::chooseBudget(func::FuncOp func, const StageChain &chain) {
 }
 
 } // namespace
+
+/// "123", "1.5GiB", "512 MiB", "64KB": bytes (binary and decimal units).
+std::optional<int64_t> memopt::parseByteSize(StringRef text) {
+  text = text.trim();
+  size_t digits = 0;
+  while (digits < text.size() &&
+         (llvm::isDigit(text[digits]) || text[digits] == '.'))
+    ++digits;
+  StringRef number = text.take_front(digits);
+  StringRef unit = text.drop_front(digits).trim();
+  double value = 0;
+  if (number.empty() || number.getAsDouble(value) || value < 0)
+    return std::nullopt;
+  static const std::pair<StringRef, double> units[] = {{"", 1.0},
+                                                       {"B", 1.0},
+                                                       {"KiB", 1024.0},
+                                                       {"MiB", 1048576.0},
+                                                       {"GiB", 1073741824.0},
+                                                       {"TiB", 1099511627776.0},
+                                                       {"KB", 1e3},
+                                                       {"MB", 1e6},
+                                                       {"GB", 1e9},
+                                                       {"TB", 1e12}};
+  for (auto [name, scale] : units)
+    if (unit == name) {
+      double bytes = std::floor(value * scale);
+      if (bytes > 9.0e18)
+        return std::nullopt;
+      return static_cast<int64_t>(bytes);
+    }
+  return std::nullopt;
+}

@@ -82,6 +82,10 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "growth-interval",
       llvm::cl::desc("Finite steps before the loss scale grows"),
       llvm::cl::init(2000)};
+  Option<std::string> workspaceLimit{
+      *this, "workspace-limit",
+      llvm::cl::desc("Most workspace bytes any one kernel reserves, e.g. "
+                     "4MiB (--memopt-workspace-limit); no cap by default")};
   Option<int64_t> alignment{*this, "alignment",
                             llvm::cl::desc("Arena alignment in bytes"),
                             llvm::cl::init(64)};
@@ -110,6 +114,12 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
   autodiff.momentum = options.momentum;
   autodiff.weightDecay = options.weightDecay;
   pm.addPass(createMemOptAutodiff(autodiff));
+  // Before checkpointing: its budgets measure the capped workspaces.
+  if (!options.workspaceLimit.empty()) {
+    MemOptWorkspaceLimitOptions limit;
+    limit.bytes = options.workspaceLimit;
+    pm.addPass(createMemOptWorkspaceLimit(limit));
+  }
   std::string strategy = options.checkpoint;
   if (strategy.empty())
     strategy = options.budget.empty() ? "none" : "budget";

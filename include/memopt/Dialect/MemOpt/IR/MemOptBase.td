@@ -72,6 +72,10 @@ def MemOpt_Dialect : Dialect {
     /// (`--memopt-plan-memory`).
     static constexpr ::llvm::StringLiteral kWorkspaceOffsetAttrName =
         "memopt.workspace_offset";
+    /// On a function: the most workspace bytes any op's kernel may reserve
+    /// (`--memopt-workspace-limit`); no cap without it.
+    static constexpr ::llvm::StringLiteral kWorkspaceLimitAttrName =
+        "memopt.workspace_limit";
   }];
 }
 

@@ -156,12 +156,19 @@ def MemOpt_WorkspaceOpInterface : OpInterface<"WorkspaceOpInterface"> {
     time: what cuDNN and cuBLAS workspaces are in PyTorch, here a planned
     slice. Backends use at most the bytes the plan reserves and choose their
     algorithms accordingly (WorkspaceModel.cpp documents each op's model).
+    The function attribute `memopt.workspace_limit` (bytes) caps every op's
+    reservation, trading kernel speed for memory.
   }];
   let methods = [
     InterfaceMethod<[{
-        Scratch bytes the op's kernel uses while it runs (0: none).
+        Scratch bytes the op's kernel uses while it runs (0: none) when the
+        plan grants it at most `limit` bytes (INT64_MAX: no cap). A kernel
+        that cannot run in less than some minimum returns that minimum even
+        above `limit`; one with a path that needs nothing returns 0.
+        `memopt::getWorkspaceBytes(op)` applies the enclosing function's
+        `memopt.workspace_limit`.
       }],
-      "int64_t", "getWorkspaceBytes", (ins)>,
+      "int64_t", "getWorkspaceBytes", (ins "int64_t":$limit)>,
   ];
 }
 

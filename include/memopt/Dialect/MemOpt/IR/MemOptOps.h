@@ -81,4 +81,13 @@ broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
 #define GET_OP_CLASSES
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h.inc"
 
+namespace memopt {
+
+/// The workspace bytes `op`'s kernel reserves: its WorkspaceOpInterface
+/// count under the enclosing function's `memopt.workspace_limit`, 0 for ops
+/// without the interface.
+int64_t getWorkspaceBytes(mlir::Operation *op);
+
+} // namespace memopt
+
 #endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTOPS_H

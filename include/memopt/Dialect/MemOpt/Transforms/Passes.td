@@ -275,6 +275,29 @@ def MemOptPlanMemory : Pass<"memopt-plan-memory", "mlir::ModuleOp"> {
   ];
 }
 
+def MemOptWorkspaceLimit : Pass<"memopt-workspace-limit", "mlir::ModuleOp"> {
+  let summary = "Cap the workspace every kernel may reserve";
+  let description = [{
+    Sets `memopt.workspace_limit` on every function: the most scratch bytes
+    any one op's kernel reserves in the arena (WorkspaceOpInterface). Below
+    an op's full need its kernel takes a path that needs less: convolutions
+    build their im2col matrix a chunk of output rows at a time (at least one
+    row, which is kept even above the cap) and cuDNN picks among the
+    algorithms that fit; the losses and layer norm's backward reduce in
+    fewer blocks. The memory analysis, the report, checkpointing's budgets
+    and the planner all see the capped sizes. Run it before any of them
+    (`--memopt-pipeline` does, with `workspace-limit=`).
+
+    ```sh
+    memopt-opt step.mlir --memopt-workspace-limit=bytes=4MiB --memopt-plan-memory
+    ```
+  }];
+  let options = [
+    Option<"bytes", "bytes", "std::string", /*default=*/"\"\"",
+           "The cap, e.g. 4MiB, 65536 or 0 (required)">
+  ];
+}
+
 def MemOptEvalMode : Pass<"memopt-eval-mode", "mlir::ModuleOp"> {
   let summary = "Rewrite training graphs for evaluation (PyTorch's eval() + no_grad)";
   let description = [{

@@ -14,6 +14,7 @@
 #include "mlir/Support/LLVM.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -24,6 +25,11 @@ namespace memopt {
 /// diagnostic when the dependences cannot be ordered.
 mlir::FailureOr<std::pair<int64_t, int64_t>>
 scheduleFunction(mlir::func::FuncOp func);
+
+/// Bytes from "123", "1.5GiB", "512 MiB" or "64KB" (binary and decimal
+/// units), as the byte-valued pass options take them; std::nullopt for
+/// anything else.
+std::optional<int64_t> parseByteSize(llvm::StringRef text);
 
 /// `--memopt-plan-memory` on one function: writes the offsets and the arena
 /// attributes and returns the arena's size in bytes. `numBuffers`, when
