@@ -85,8 +85,15 @@ const Case kCases[] = {
      "memopt-pipeline{optimizer=sgd lr=0.05}", 1e-4, 3},
     {"CnnMomentum", Case::Example, "cnn.mlir",
      "memopt-pipeline{optimizer=momentum lr=0.05}", 1e-3, 3},
+    // Workspaces capped to the minimum: one output row of im2col per
+    // convolution (cuDNN then picks among the algorithms that fit it), no
+    // partial sums for the loss (one block).
+    {"CnnWorkspaceCapped", Case::Example, "cnn.mlir",
+     "memopt-pipeline{optimizer=momentum lr=0.05 workspace-limit=0}", 1e-3, 2},
+    // Inference batch norm in place (the own kernel, not cuDNN's).
     {"CnnEval", Case::Example, "cnn.mlir",
-     "memopt-eval-mode,memopt-schedule,memopt-plan-memory", 1e-4, 1},
+     "memopt-eval-mode,memopt-inplace,memopt-schedule,memopt-plan-memory", 1e-4,
+     1},
     {"ResNetCheckpointInPlace", Case::Suite, "cifar-resnet",
      "memopt-pipeline{optimizer=momentum lr=0.05 checkpoint=sqrt "
      "inplace=true}",
@@ -212,6 +219,34 @@ TEST(CudaDifferentialReshape, CopiesLikeTheCpu) {
     exec.getResult(0, out, sizeof out);
     for (int i = 0; i < 6; ++i)
       EXPECT_EQ(out[i], x[i]) << device << " element " << i;
+  }
+}
+
+/// Device loads need aligned tensors: the GPU refuses a plan aligned to
+/// fewer than 16 bytes with a message, where the CPU runs it.
+TEST(CudaDifferentialAlignment, RefusesPlansAlignedBelow16Bytes) {
+  if (auto why = cudaUnavailable())
+    GTEST_SKIP() << "no usable CUDA device: " << *why;
+  auto plan = memopt::runtime::Plan::parse(R"({
+    "format": "memopt-plan", "version": 2, "function": "copy",
+    "arena_bytes": 16, "alignment": 8,
+    "tensors": [
+      {"id": 0, "dtype": "f32", "shape": [4], "storage": "argument", "argument": 0},
+      {"id": 1, "dtype": "f32", "shape": [4], "storage": "arena", "offset": 0, "live": [0, 1]}
+    ],
+    "arguments": [{"name": "x", "role": "data", "tensor": 0}],
+    "results": [1],
+    "steps": [{"kernel": "relu", "inputs": [0], "outputs": [1]}]
+  })");
+  memopt::runtime::Executor cpu(plan, "cpu");
+  try {
+    memopt::runtime::Executor gpu(plan, "cuda");
+    ADD_FAILURE() << "a plan aligned to 8 bytes was accepted on the GPU";
+  } catch (const memopt::runtime::Error &e) {
+    EXPECT_EQ(e.code(), memopt::runtime::ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("the GPU needs at least 16"),
+              std::string::npos)
+        << e.what();
   }
 }
 
