@@ -431,6 +431,48 @@ def binary_info(opt):
     return {"path": opt, "sha256": digest, "mtime": mtime.isoformat(timespec="seconds")}
 
 
+def bench_parser(name, doc):
+    """The options every memory benchmark takes; its results go to
+    bench/results/<name>.json."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"),
+                        help="build directory holding bin/memopt-opt")
+    parser.add_argument("--memopt-opt", help="memopt-opt binary (overrides --build)")
+    parser.add_argument("--quick", action="store_true",
+                        help="tiny sizes, a few seconds (smoke test)")
+    parser.add_argument("--output", help="JSON file (default: "
+                        f"bench/results/{name}.json; with --quick a temporary file)")
+    return parser
+
+
+def bench_setup(name, args):
+    """The memopt-opt binary to measure (waiting a few seconds while it is
+    being relinked) and the JSON file to write."""
+    opt = os.path.abspath(args.memopt_opt or os.path.join(args.build, "bin", "memopt-opt"))
+    for _ in range(5):
+        if os.access(opt, os.X_OK):
+            break
+        time.sleep(3)
+    else:
+        sys.exit(f"{name}: {opt} is not an executable memopt-opt")
+    output = args.output or (
+        os.path.join(tempfile.gettempdir(), name.replace("_", "-") + "-quick.json")
+        if args.quick else os.path.join(ROOT, "bench", "results", name + ".json"))
+    return opt, output
+
+
+def bench_header(name, args, opt):
+    """What every result file starts with: the run, machine, commit and binary."""
+    return {
+        "benchmark": name,
+        "mode": "quick" if args.quick else "full",
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "git": git_info(),
+        "memopt_opt": binary_info(opt),
+    }
+
+
 def write_json(path, data):
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
@@ -543,32 +585,15 @@ def print_tables(data):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--build", default=os.path.join(ROOT, "build"),
-                        help="build directory holding bin/memopt-opt")
-    parser.add_argument("--memopt-opt", help="memopt-opt binary (overrides --build)")
-    parser.add_argument("--quick", action="store_true",
-                        help="tiny sizes, a few seconds (smoke test)")
-    parser.add_argument("--output", help="JSON file (default: "
-                        "bench/results/checkpoint.json; with --quick a temporary file)")
+    parser = bench_parser("checkpoint", __doc__)
     parser.add_argument("--sections", default="suite,sweep,deep,ilp,compile",
                         help="comma-separated subset of suite,sweep,deep,ilp,compile")
     args = parser.parse_args()
-    opt = os.path.abspath(args.memopt_opt or os.path.join(args.build, "bin", "memopt-opt"))
-    if not os.access(opt, os.X_OK):
-        sys.exit(f"checkpoint: {opt} is not an executable memopt-opt")
+    opt, output = bench_setup("checkpoint", args)
     cfg = QUICK if args.quick else FULL
-    output = args.output or (
-        os.path.join(tempfile.gettempdir(), "checkpoint-quick.json") if args.quick
-        else os.path.join(ROOT, "bench", "results", "checkpoint.json"))
     sections = args.sections.split(",")
     data = {
-        "benchmark": "checkpoint",
-        "mode": "quick" if args.quick else "full",
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "machine": machine(),
-        "git": git_info(),
-        "memopt_opt": binary_info(opt),
+        **bench_header("checkpoint", args, opt),
         "pipeline": pipeline("<checkpoint>", "<saved-for-backward report>", "<report>"),
         "definitions": DEFINITIONS,
     }

@@ -34,8 +34,6 @@ Writes JSON and prints Markdown tables (docs/benchmarks.md quotes them).
 --quick runs tiny sizes in seconds, for smoke tests, and writes to a
 temporary file unless --output is given.
 """
-import argparse
-import datetime
 import json
 import os
 import re
@@ -51,6 +49,7 @@ import checkpoint  # noqa: E402  (machine, git and binary info, JSON writing)
 import memory_plan  # noqa: E402  (the suite: models and sizes)
 
 ROOT, GEN = memory_plan.ROOT, memory_plan.GEN
+log, fmt = checkpoint.log, checkpoint.fmt_mib
 MIB = 1024 ** 2
 
 # The conv nets: generated again with --activation leaky_relu for ABN.
@@ -105,10 +104,6 @@ DEFINITIONS = {
 
 _ELEM_BYTES = checkpoint._ELEM_BYTES
 _RELU_RE = re.compile(r"= memopt\.relu %\S+(?: \{([^}]*)\})? : (tensor<[^>]*>)")
-
-
-def log(*args):
-    print(*args, file=sys.stderr, flush=True)
 
 
 def pipeline(step, inplace, before, after):
@@ -255,10 +250,6 @@ def vgg16_check(results):
     return None
 
 
-def fmt(b):
-    return f"{b / MIB:.1f}"
-
-
 def print_tables(data):
     print("Training step (SGD), ReLU nets: no in-place -> --memopt-inplace "
           "(ratio); MiB")
@@ -321,29 +312,11 @@ def print_tables(data):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--build", default=os.path.join(ROOT, "build"),
-                        help="build directory holding bin/memopt-opt")
-    parser.add_argument("--memopt-opt", help="memopt-opt binary (overrides --build)")
-    parser.add_argument("--quick", action="store_true",
-                        help="tiny sizes, a few seconds (smoke test)")
-    parser.add_argument("--output", help="JSON file (default: "
-                        "bench/results/inplace.json; with --quick a temporary file)")
-    args = parser.parse_args()
-    opt = os.path.abspath(args.memopt_opt or os.path.join(args.build, "bin", "memopt-opt"))
-    if not os.access(opt, os.X_OK):
-        sys.exit(f"inplace: {opt} is not an executable memopt-opt")
+    args = checkpoint.bench_parser("inplace", __doc__).parse_args()
+    opt, output = checkpoint.bench_setup("inplace", args)
     cfg = QUICK if args.quick else FULL
-    output = args.output or (
-        os.path.join(tempfile.gettempdir(), "inplace-quick.json") if args.quick
-        else os.path.join(ROOT, "bench", "results", "inplace.json"))
     data = {
-        "benchmark": "inplace",
-        "mode": "quick" if args.quick else "full",
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "machine": checkpoint.machine(),
-        "git": checkpoint.git_info(),
-        "memopt_opt": checkpoint.binary_info(opt),
+        **checkpoint.bench_header("inplace", args, opt),
         "pipeline": pipeline("<memopt-autodiff | memopt-eval-mode>",
                              "<none | memopt-inplace | memopt-inplace{abn=true}>",
                              "<saved-for-backward report>", "<report>"),

@@ -40,8 +40,6 @@ Writes JSON and prints Markdown tables (docs/benchmarks.md quotes them).
 --quick runs tiny sizes in seconds, for smoke tests, and writes to a
 temporary file unless --output is given.
 """
-import argparse
-import datetime
 import json
 import os
 import re
@@ -57,6 +55,7 @@ import checkpoint  # noqa: E402  (machine, git and binary info, JSON writing)
 import memory_plan  # noqa: E402  (the suite: models and sizes)
 
 ROOT, GEN = memory_plan.ROOT, memory_plan.GEN
+log, fmt = checkpoint.log, checkpoint.fmt_mib
 MIB = 1024 ** 2
 
 FULL = {"suite": memory_plan.SUITE, "timeout": 300, "optimal_timeout": 120,
@@ -128,10 +127,6 @@ DEFINITIONS = {
 }
 
 _CAST_RE = re.compile(r"(?:\"memopt\.cast\"|\bmemopt\.cast\b)")
-
-
-def log(*args):
-    print(*args, file=sys.stderr, flush=True)
 
 
 def pipeline(precision, ckpt, inplace, before, after, fwd=None):
@@ -415,10 +410,6 @@ def suite(opt, cfg, tmp):
     return results
 
 
-def fmt(b):
-    return f"{b / MIB:.1f}"
-
-
 def print_tables(data):
     print("Training step (SGD): f32 -> fp16 (ratio) and bf16 ratio; MiB")
     print()
@@ -481,34 +472,11 @@ def print_tables(data):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--build", default=os.path.join(ROOT, "build"),
-                        help="build directory holding bin/memopt-opt")
-    parser.add_argument("--memopt-opt", help="memopt-opt binary (overrides --build)")
-    parser.add_argument("--quick", action="store_true",
-                        help="tiny sizes, a few seconds (smoke test)")
-    parser.add_argument("--output", help="JSON file (default: "
-                        "bench/results/mixed_precision.json; with --quick a "
-                        "temporary file)")
-    args = parser.parse_args()
-    opt = os.path.abspath(args.memopt_opt or os.path.join(args.build, "bin", "memopt-opt"))
-    for _ in range(5):  # the binary may be mid-relink
-        if os.access(opt, os.X_OK):
-            break
-        time.sleep(3)
-    else:
-        sys.exit(f"mixed_precision: {opt} is not an executable memopt-opt")
+    args = checkpoint.bench_parser("mixed_precision", __doc__).parse_args()
+    opt, output = checkpoint.bench_setup("mixed_precision", args)
     cfg = QUICK if args.quick else FULL
-    output = args.output or (
-        os.path.join(tempfile.gettempdir(), "mixed-precision-quick.json") if args.quick
-        else os.path.join(ROOT, "bench", "results", "mixed_precision.json"))
     data = {
-        "benchmark": "mixed_precision",
-        "mode": "quick" if args.quick else "full",
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "machine": checkpoint.machine(),
-        "git": checkpoint.git_info(),
-        "memopt_opt": checkpoint.binary_info(opt),
+        **checkpoint.bench_header("mixed_precision", args, opt),
         "pipeline": pipeline("<fp16 | bf16>", "<strategy=sqrt | strategy=optimal>",
                              True, "<saved-for-backward report>", "<report>",
                              "<forward report>"),

@@ -474,28 +474,28 @@ private:
       uint64_t offset, bytes;
       int64_t first, last;
       bool hasLife;
-      /// A tensor id, or for a workspace -1 - the step index.
-      int64_t owner;
+      /// A workspace of step `index`, or tensor `index`.
+      bool workspace;
+      int64_t index;
       std::string name() const {
-        return owner >= 0 ? concat("tensors[", owner, "]")
-                          : concat("steps[", -1 - owner, "] workspace");
+        return workspace ? concat("steps[", index, "] workspace")
+                         : concat("tensors[", index, "]");
       }
     };
     std::vector<Slice> slices;
     for (const TensorInfo &t : plan.tensors)
       if (t.storage == StorageKind::Arena && t.bytes > 0)
         slices.push_back({t.offset, t.bytes, t.liveFirst, t.liveLast,
-                          plan.version >= 2, t.id});
+                          plan.version >= 2, false, t.id});
     for (size_t s = 0; s < plan.steps.size(); ++s)
       if (const Step &step = plan.steps[s]; step.workspaceBytes > 0)
         slices.push_back({step.workspaceOffset, step.workspaceBytes,
                           static_cast<int64_t>(s), static_cast<int64_t>(s),
-                          true, -1 - static_cast<int64_t>(s)});
+                          true, true, static_cast<int64_t>(s)});
     // Tensors by id, then workspaces by step: of two overlapping slices,
     // the message names the later entry of the file first.
-    const int64_t numTensors = static_cast<int64_t>(plan.tensors.size());
-    auto entryOrder = [&](const Slice &a) {
-      return a.owner >= 0 ? a.owner : numTensors + (-1 - a.owner);
+    auto entryOrder = [](const Slice &a) {
+      return std::make_pair(a.workspace, a.index);
     };
     std::sort(slices.begin(), slices.end(),
               [&](const Slice &a, const Slice &b) {

@@ -45,6 +45,14 @@ Shape contiguousStrides(const Shape &shape) {
   return strides;
 }
 
+Shape permutedStrides(const Shape &shape, const std::vector<int64_t> &perm) {
+  Shape own = contiguousStrides(shape);
+  Shape strides(perm.size());
+  for (size_t d = 0; d < perm.size(); ++d)
+    strides[d] = own[perm[d]];
+  return strides;
+}
+
 std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b) {
   size_t rank = std::max(a.size(), b.size());
   Shape out(rank);

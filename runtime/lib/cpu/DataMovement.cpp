@@ -96,12 +96,8 @@ void reshape(const KernelCall &call) {
 
 void transpose(const KernelCall &call) {
   const TensorRef &x = call.in(0), &y = call.out(0);
-  const std::vector<int64_t> &perm =
-      call.step.get<TransposeAttrs>().permutation;
-  Shape own = contiguousStrides(*x.shape);
-  Shape strides(perm.size());
-  for (size_t d = 0; d < perm.size(); ++d)
-    strides[d] = own[perm[d]];
+  const Shape strides =
+      permutedStrides(*x.shape, call.step.get<TransposeAttrs>().permutation);
   dispatchSize(x.dtype, [&](auto tag) {
     using E = decltype(tag);
     gatherStrided<E>(x.as<const E>(), 0, *y.shape, strides, y.as<E>());

@@ -9,6 +9,7 @@
 
 #include "CpuKernels.h"
 #include "Gemm.h"
+#include "MatMulBatches.h"
 
 #include <algorithm>
 
@@ -53,42 +54,11 @@ template <typename T> void matmulImpl(const KernelCall &call) {
     return;
   }
 
-  // Per-batch offsets under NumPy broadcasting: the output's batch index is
-  // decomposed over its batch dimensions; a dimension of size 1 (or absent)
-  // in an operand contributes nothing to that operand's offset.
-  size_t batchRank = ry - 2;
-  Shape batchShape(y.shape->begin(), y.shape->end() - 2);
-  std::vector<int64_t> strideA(batchRank, 0), strideB(batchRank, 0);
-  int64_t sa = matA, sb = matB;
-  for (size_t i = 0; i < batchRank; ++i) {
-    size_t d = batchRank - 1 - i; // Output batch dim, from the back.
-    if (i < ra - 2) {
-      int64_t size = a.dim(ra - 3 - i);
-      strideA[d] = size == 1 ? 0 : sa;
-      sa *= size;
-    }
-    if (i < rb - 2) {
-      int64_t size = b.dim(rb - 3 - i);
-      strideB[d] = size == 1 ? 0 : sb;
-      sb *= size;
-    }
-  }
-  std::vector<int64_t> index(batchRank, 0);
-  int64_t offA = 0, offB = 0;
-  for (int64_t i = 0; i < batch; ++i) {
-    gemm<T>(attrs.transposeA, attrs.transposeB, m, n, k, T(1), pa + offA, lda,
-            pb + offB, ldb, T(0), py + i * m * n, n);
-    // Advance the batch multi-index (odometer) and the operand offsets.
-    for (size_t d = batchRank; d-- > 0;) {
-      offA += strideA[d];
-      offB += strideB[d];
-      if (++index[d] < batchShape[d])
-        break;
-      offA -= strideA[d] * batchShape[d];
-      offB -= strideB[d] * batchShape[d];
-      index[d] = 0;
-    }
-  }
+  MatMulBatches(a, b, y).forEach(
+      batch, [&](int64_t i, int64_t offA, int64_t offB) {
+        gemm<T>(attrs.transposeA, attrs.transposeB, m, n, k, T(1), pa + offA,
+                lda, pb + offB, ldb, T(0), py + i * m * n, n);
+      });
 }
 
 } // namespace

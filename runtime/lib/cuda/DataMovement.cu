@@ -219,12 +219,8 @@ void reshape(const KernelCall &call) {
 
 void transpose(const KernelCall &call) {
   const TensorRef &x = call.in(0), &y = call.out(0);
-  const std::vector<int64_t> &perm =
-      call.step.get<TransposeAttrs>().permutation;
-  Shape own = contiguousStrides(*x.shape);
-  Shape strides(perm.size());
-  for (size_t d = 0; d < perm.size(); ++d)
-    strides[d] = own[perm[d]];
+  const Shape strides =
+      permutedStrides(*x.shape, call.step.get<TransposeAttrs>().permutation);
   StridedView v = stridedView(*y.shape, strides, 0);
   dispatchSize(x.dtype, [&](auto tag) {
     using E = decltype(tag);

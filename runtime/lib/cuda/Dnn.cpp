@@ -42,6 +42,7 @@
 
 #include "Bias.h"
 #include "CudaKernels.h"
+#include "MatMulBatches.h"
 
 #include <algorithm>
 #include <climits>
@@ -751,47 +752,18 @@ void matmul(const KernelCall &call) {
     return;
   }
 
-  // Per-batch offsets under NumPy broadcasting, as in cpu/Linear.cpp.
-  const size_t batchRank = ry - 2;
-  const std::vector<int64_t> batchShape(y.shape->begin(), y.shape->end() - 2);
-  std::vector<int64_t> strideA(batchRank, 0), strideB(batchRank, 0);
-  int64_t sa = matA, sb = matB;
-  for (size_t i = 0; i < batchRank; ++i) {
-    const size_t d = batchRank - 1 - i; // Output batch dim, from the back.
-    if (i < ra - 2) {
-      const int64_t size = a.dim(ra - 3 - i);
-      strideA[d] = size == 1 ? 0 : sa;
-      sa *= size;
-    }
-    if (i < rb - 2) {
-      const int64_t size = b.dim(rb - 3 - i);
-      strideB[d] = size == 1 ? 0 : sb;
-      sb *= size;
-    }
-  }
+  const MatMulBatches batches(a, b, y);
   const Gemm g{y.dtype, attrs.transposeA, attrs.transposeB, m, n, k, lda, ldb};
   int64_t stepA = 0, stepB = 0;
-  if (uniformStride(batchShape, strideA, stepA) &&
-      uniformStride(batchShape, strideB, stepB)) {
+  if (uniformStride(batches.shape, batches.strideA, stepA) &&
+      uniformStride(batches.shape, batches.strideB, stepB)) {
     gemmStridedBatched(call, g, pa, stepA, pb, stepB, py, batch);
     return;
   }
-  std::vector<int64_t> index(batchRank, 0);
-  int64_t offA = 0, offB = 0;
-  for (int64_t i = 0; i < batch; ++i) {
+  batches.forEach(batch, [&](int64_t i, int64_t offA, int64_t offB) {
     gemm(call, g, pa + offA * elem, pb + offB * elem, kZero,
          py + i * m * n * elem);
-    // Advance the batch multi-index (odometer) and the operand offsets.
-    for (size_t d = batchRank; d-- > 0;) {
-      offA += strideA[d];
-      offB += strideB[d];
-      if (++index[d] < batchShape[d])
-        break;
-      offA -= strideA[d] * batchShape[d];
-      offB -= strideB[d] * batchShape[d];
-      index[d] = 0;
-    }
-  }
+  });
 }
 
 void tuneStep(CudaContext &cuda, const Step &step,

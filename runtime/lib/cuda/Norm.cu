@@ -16,8 +16,7 @@
 //    chunks of rows (both in the step's workspace), then their ordered
 //    sum, then grad_x one warp per row. With too small a workspace one
 //    block does it all, row by row (correct, slow); the compiler reserves
-//    what avoids this (LayerNormBackwardOp::getWorkspaceBytes mirrors
-//    layerNormBackwardPlan).
+//    what avoids this (both split the work by ReductionLayout.h).
 //  * batch_norm_act and its backward (InPlace-ABN): one block per channel,
 //    each channel's reductions done before any of its elements is written.
 //
@@ -26,6 +25,7 @@
 #include "Device.cuh"
 
 #include "memopt/runtime/ElementwiseMath.h"
+#include "memopt/runtime/ReductionLayout.h"
 
 #include <type_traits>
 
@@ -37,10 +37,6 @@ namespace {
 constexpr int kRowWarps = kThreads / 32;
 /// Threads of the per-channel blocks of batch_norm_act.
 constexpr int kChannelThreads = 512;
-/// Threads the column partial sums of layer_norm_backward aim for.
-constexpr int64_t kColumnThreadsWanted = 16384;
-/// The most row chunks of those partial sums.
-constexpr int64_t kMaxRowChunks = 1024;
 /// layer_norm_backward's single-block fallback: threads, and the columns
 /// each thread accumulates per sweep over the rows.
 constexpr int kFallbackThreads = 1024;
@@ -107,34 +103,6 @@ __global__ void layerNormKernel(const void *x, DType xt, const void *gamma,
 //===----------------------------------------------------------------------===//
 // layer_norm_backward
 //===----------------------------------------------------------------------===//
-
-/// How the parallel layer_norm_backward splits its work. Its workspace
-/// holds per-row (mean, invStd), then per (chunk, column) the partial
-/// (sum dy * xhat, sum dy), all doubles.
-struct LayerNormBackwardPlan {
-  int64_t rows = 0, width = 0;
-  int64_t rowsPerChunk = 0, chunks = 0;
-};
-
-/// The plan with at most `maxChunks` chunks of rows.
-LayerNormBackwardPlan layerNormBackwardPlan(int64_t rows, int64_t width,
-                                            int64_t maxChunks) {
-  LayerNormBackwardPlan p;
-  p.rows = rows;
-  p.width = width;
-  int64_t chunks = (kColumnThreadsWanted + width - 1) / width;
-  if (chunks > kMaxRowChunks)
-    chunks = kMaxRowChunks;
-  if (chunks > maxChunks)
-    chunks = maxChunks;
-  if (chunks > rows)
-    chunks = rows;
-  if (chunks < 1)
-    chunks = 1;
-  p.rowsPerChunk = (rows + chunks - 1) / chunks;
-  p.chunks = (rows + p.rowsPerChunk - 1) / p.rowsPerChunk;
-  return p;
-}
 
 template <typename C>
 __global__ void rowStatsKernel(const void *x, DType xt, double *stats,
@@ -512,8 +480,12 @@ void layerNormBackwardImpl(const KernelCall &call, double epsilon) {
                   &dbeta = call.out(2);
   const Rows r = layerNormRows(x, gamma);
   cudaStream_t stream = call.cuda.stream;
-  const size_t statsBytes = static_cast<size_t>(r.rows) * 2 * sizeof(double);
-  const size_t chunkBytes = static_cast<size_t>(r.width) * 2 * sizeof(double);
+  // The split the compiler reserved the workspace for (ReductionLayout.h),
+  // with as many chunks as the workspace holds.
+  const size_t statsBytes =
+      static_cast<size_t>(reduction::layerNormStatsBytes(r.rows));
+  const size_t chunkBytes =
+      static_cast<size_t>(reduction::layerNormChunkBytes(r.width));
   const size_t available = call.cuda.workspace ? call.cuda.workspaceBytes : 0;
   if (available < statsBytes + chunkBytes) {
     layerNormBackwardSingleBlockKernel<C><<<1, kFallbackThreads, 0, stream>>>(
@@ -522,9 +494,10 @@ void layerNormBackwardImpl(const KernelCall &call, double epsilon) {
     checkLaunch("layer_norm_backward");
     return;
   }
-  const LayerNormBackwardPlan plan = layerNormBackwardPlan(
-      r.rows, r.width,
-      static_cast<int64_t>((available - statsBytes) / chunkBytes));
+  const reduction::LayerNormBackwardChunks plan =
+      reduction::layerNormBackwardChunks(
+          r.rows, r.width,
+          static_cast<int64_t>((available - statsBytes) / chunkBytes));
   double *stats = static_cast<double *>(call.cuda.workspace);
   double *partials = stats + 2 * r.rows;
 

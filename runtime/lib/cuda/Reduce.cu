@@ -18,14 +18,15 @@
 //  * cross_entropy and mse_loss reduce the whole tensor: blocks write
 //    partial sums to the step's workspace and one more kernel adds them
 //    in order; with too small a workspace, a single block does it all. The
-//    compiler reserves one partial per block (CrossEntropyOp and MseLossOp's
-//    getWorkspaceBytes), which avoids this.
+//    compiler reserves one partial per block (both count blocks by
+//    ReductionLayout.h), which avoids this.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Device.cuh"
 
 #include "memopt/runtime/ElementwiseMath.h"
+#include "memopt/runtime/ReductionLayout.h"
 
 namespace memopt::runtime::cuda {
 
@@ -33,8 +34,10 @@ namespace {
 
 /// Warps per block of the row kernels (blocks of kThreads threads).
 constexpr int kRowWarps = kThreads / 32;
-/// The most blocks of a whole-tensor reduction (partials in the workspace).
-constexpr int64_t kMaxPartials = 1024;
+// The losses' blocks are what the compiler reserves partial sums for.
+static_assert(kRowWarps == reduction::kLossRowsPerBlock &&
+                  kThreads == reduction::kLossElementsPerBlock,
+              "the loss kernels' block shape must match ReductionLayout.h");
 /// Threads of the single-block fallback.
 constexpr int kSingleBlockThreads = 1024;
 
@@ -303,25 +306,14 @@ struct LossLaunch {
 /// `wanted` blocks when the workspace holds their partial sums.
 LossLaunch lossLaunch(const KernelCall &call, int64_t wanted) {
   LossLaunch l;
-  if (wanted > kMaxPartials)
-    wanted = kMaxPartials;
-  if (wanted > 1 && call.cuda.workspace &&
-      call.cuda.workspaceBytes >=
-          static_cast<size_t>(wanted) * sizeof(double)) {
-    l.blocks = static_cast<unsigned>(wanted);
+  const int64_t bytes = reduction::lossPartialBytes(wanted);
+  if (bytes > 0 && call.cuda.workspace &&
+      call.cuda.workspaceBytes >= static_cast<size_t>(bytes)) {
+    l.blocks = static_cast<unsigned>(reduction::lossPartials(wanted));
     l.threads = kThreads;
     l.partials = static_cast<double *>(call.cuda.workspace);
   }
   return l;
-}
-
-/// Blocks the losses want: one warp per row of cross_entropy, kThreads
-/// elements per block of mse_loss.
-int64_t crossEntropyBlocks(int64_t rows) {
-  return (rows + kRowWarps - 1) / kRowWarps;
-}
-int64_t mseLossBlocks(int64_t elements) {
-  return (elements + kThreads - 1) / kThreads;
 }
 
 /// Thread 0's block total goes to the block's partial, or, for a single
@@ -546,7 +538,7 @@ void crossEntropy(const KernelCall &call) {
   const TensorRef &logits = call.in(0), &labels = call.in(1);
   const int64_t n = logits.dim(0), c = logits.dim(1);
   const int code = static_cast<int>(call.context.stepIndex) + 1;
-  const LossLaunch l = lossLaunch(call, crossEntropyBlocks(n));
+  const LossLaunch l = lossLaunch(call, reduction::crossEntropyBlocks(n));
   crossEntropyKernel<<<l.blocks, l.threads, 0, call.cuda.stream>>>(
       logits.data, logits.dtype, labels.data, labels.dtype, n, c, l.partials,
       call.out(0).data, call.cuda.errorFlag, code);
@@ -573,7 +565,8 @@ void crossEntropyBackward(const KernelCall &call) {
 
 void mseLoss(const KernelCall &call) {
   const TensorRef &p = call.in(0), &t = call.in(1), &out = call.out(0);
-  const LossLaunch l = lossLaunch(call, mseLossBlocks(p.numElements));
+  const LossLaunch l =
+      lossLaunch(call, reduction::mseLossBlocks(p.numElements));
   mseLossKernel<<<l.blocks, l.threads, 0, call.cuda.stream>>>(
       p.data, t.data, p.dtype, p.numElements, l.partials, out.data);
   checkLaunch("mse_loss");

@@ -20,6 +20,9 @@
 //   rows, chunks chosen so that about 16384 threads sum columns; all
 //   doubles.
 //
+// The reductions' layout is the runtime's memopt/runtime/ReductionLayout.h
+// (header-only), which the CUDA kernels split their work by.
+//
 // Every other op needs no workspace (and does not implement the interface).
 //
 // Under a cap (the function's `memopt.workspace_limit`) each op reserves
@@ -32,15 +35,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
+#include "memopt/runtime/ReductionLayout.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
-#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <limits>
 
 using namespace mlir;
 using namespace memopt;
+namespace reduction = memopt::runtime::reduction;
 
 namespace {
 
@@ -75,14 +79,11 @@ int64_t convWorkspace(Operation *op, Value weight, Value output,
   return rowBytes * std::clamp<int64_t>(limit / rowBytes, 1, outputRows);
 }
 
-/// Partial sums of a reduction over `blocks` blocks: none for one block, or
-/// when they do not fit `limit` (the kernel then runs in one block).
+/// Partial sums of a loss reduction that wants `blocks` blocks: none for
+/// one block, or when they do not fit `limit` (the kernel then runs in one
+/// block).
 int64_t partialSums(int64_t blocks, int64_t limit) {
-  constexpr int64_t kMaxPartials = 1024;
-  if (blocks <= 1)
-    return 0;
-  int64_t bytes =
-      std::min(blocks, kMaxPartials) * static_cast<int64_t>(sizeof(double));
+  int64_t bytes = reduction::lossPartialBytes(blocks);
   return bytes <= limit ? bytes : 0;
 }
 
@@ -115,36 +116,31 @@ int64_t Conv2DBackwardWeightOp::getWorkspaceBytes(int64_t limit) {
                        getPadding(), limit);
 }
 
-/// A warp per row, eight rows a block.
 int64_t CrossEntropyOp::getWorkspaceBytes(int64_t limit) {
-  return partialSums(llvm::divideCeil(shapedType(getLogits()).getDimSize(0), 8),
-                     limit);
-}
-
-/// 256 elements a block.
-int64_t MseLossOp::getWorkspaceBytes(int64_t limit) {
   return partialSums(
-      llvm::divideCeil(shapedType(getPrediction()).getNumElements(), 256),
+      reduction::crossEntropyBlocks(shapedType(getLogits()).getDimSize(0)),
       limit);
 }
 
-/// Per-row statistics, then the column partials of `chunks` chunks of rows
-/// (fewer when `limit` holds fewer, none when it cannot hold one).
+int64_t MseLossOp::getWorkspaceBytes(int64_t limit) {
+  return partialSums(
+      reduction::mseLossBlocks(shapedType(getPrediction()).getNumElements()),
+      limit);
+}
+
+/// Per-row statistics, then the column partials of as many chunks of rows
+/// as `limit` holds (all of them without a cap), none when it cannot hold
+/// one chunk.
 int64_t LayerNormBackwardOp::getWorkspaceBytes(int64_t limit) {
-  constexpr int64_t kColumnThreadsWanted = 16384, kMaxRowChunks = 1024;
-  constexpr int64_t kPair = 2 * static_cast<int64_t>(sizeof(double));
   int64_t width = shapedType(getGamma()).getNumElements();
   if (width == 0)
     return 0;
   int64_t rows = shapedType(getX()).getNumElements() / width;
-  int64_t chunks =
-      std::clamp<int64_t>(llvm::divideCeil(kColumnThreadsWanted, width), 1,
-                          std::max<int64_t>(1, std::min(kMaxRowChunks, rows)));
-  int64_t statsBytes = rows * kPair, chunkBytes = width * kPair;
+  int64_t statsBytes = reduction::layerNormStatsBytes(rows);
+  int64_t chunkBytes = reduction::layerNormChunkBytes(width);
   if (limit < statsBytes + chunkBytes)
     return 0;
-  chunks = std::min(chunks, (limit - statsBytes) / chunkBytes);
-  int64_t rowsPerChunk = std::max<int64_t>(1, llvm::divideCeil(rows, chunks));
-  chunks = llvm::divideCeil(rows, rowsPerChunk);
-  return statsBytes + chunks * chunkBytes;
+  return reduction::layerNormBackwardChunks(rows, width,
+                                            (limit - statsBytes) / chunkBytes)
+      .bytes(rows, width);
 }

@@ -32,6 +32,11 @@ int64_t numElements(const Shape &shape);
 /// Row-major element strides.
 Shape contiguousStrides(const Shape &shape);
 
+/// The element strides of a row-major tensor of `shape` read through the
+/// permutation `perm` of its dimensions: dimension d of the transposed view
+/// steps by the stride of dimension perm[d].
+Shape permutedStrides(const Shape &shape, const std::vector<int64_t> &perm);
+
 /// NumPy broadcasting: aligned from the trailing dimension, each pair equal
 /// or one of them 1. std::nullopt when the shapes do not broadcast.
 std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b);
