@@ -26,7 +26,9 @@ constexpr KernelEntry kKernels[] = {
     {KernelKind::LeakyRelu, "leaky_relu"},
     {KernelKind::Elu, "elu"},
     {KernelKind::Add, "add"},
+    {KernelKind::Sub, "sub"},
     {KernelKind::Mul, "mul"},
+    {KernelKind::Div, "div"},
     {KernelKind::BatchNorm, "batch_norm"},
     {KernelKind::BatchNormInference, "batch_norm_inference"},
     {KernelKind::LayerNorm, "layer_norm"},
@@ -118,7 +120,9 @@ bool kernelAllowsInPlace(KernelKind kind, size_t outputIndex,
   case KernelKind::LayerNorm:
     return outputIndex == 0 && inputIndex == 0;
   case KernelKind::Add:
+  case KernelKind::Sub:
   case KernelKind::Mul:
+  case KernelKind::Div:
   case KernelKind::ReluBackward:
   case KernelKind::GeluBackward:
   case KernelKind::SigmoidBackward:

@@ -1238,7 +1238,9 @@ KernelAttrs checkStep(KernelKind kind, const json &attrs,
   case KernelKind::Elu:
     return unary(r, 1.0);
   case KernelKind::Add:
+  case KernelKind::Sub:
   case KernelKind::Mul:
+  case KernelKind::Div:
     return binary(r);
   case KernelKind::BatchNorm:
     return batchNorm(r);

@@ -69,6 +69,33 @@ func.func @residual(%x: tensor<3x4xf32> {memopt.param}, %s: tensor<4xf32> {memop
 
 // -----
 
+// sub: d lhs = dy, d rhs = -dy, negated after sum_to (over rhs's smaller
+// shape). div, PyTorch's rule over the saved lhs and rhs: d lhs = dy / rhs,
+// d rhs = -(dy / rhs) * lhs / rhs, sharing dy / rhs with d lhs.
+// CHECK-LABEL: func.func @sub_div
+// CHECK:         %[[D:.*]] = memopt.sub %[[X:arg0]], %[[B:arg1]] : tensor<3x4xf32>, tensor<4xf32>
+// CHECK:         %[[Q:.*]] = memopt.div %[[D]], %[[S:arg2]] : tensor<3x4xf32>, tensor<3x1xf32>
+// CHECK:         %[[DQ:.*]] = memopt.mse_loss_backward
+// CHECK:         %[[T:.*]] = memopt.div %[[DQ]], %[[S]] : tensor<3x4xf32>, tensor<3x1xf32>
+// CHECK:         %[[P:.*]] = memopt.mul %[[T]], %[[D]] : tensor<3x4xf32>, tensor<3x4xf32>
+// CHECK:         %[[R:.*]] = memopt.div %[[P]], %[[S]] : tensor<3x4xf32>, tensor<3x1xf32>
+// CHECK:         %[[RS:.*]] = memopt.sum_to %[[R]] : (tensor<3x4xf32>) -> tensor<3x1xf32>
+// CHECK:         %[[DS:.*]] = memopt.mul %[[RS]], %[[M1:.*]] : tensor<3x1xf32>, tensor<f32>
+// CHECK:         %[[BS:.*]] = memopt.sum_to %[[T]] : (tensor<3x4xf32>) -> tensor<4xf32>
+// CHECK:         %[[DB:.*]] = memopt.mul %[[BS]], %{{.*}} : tensor<4xf32>, tensor<f32>
+// CHECK:         memopt.sgd_update %[[X]], %[[T]]
+// CHECK:         memopt.sgd_update %[[B]], %[[DB]]
+// CHECK:         memopt.sgd_update %[[S]], %[[DS]]
+func.func @sub_div(%x: tensor<3x4xf32> {memopt.param}, %b: tensor<4xf32> {memopt.param},
+                   %s: tensor<3x1xf32> {memopt.param}, %t: tensor<3x4xf32>) -> tensor<f32> {
+  %d = memopt.sub %x, %b : tensor<3x4xf32>, tensor<4xf32>
+  %q = memopt.div %d, %s : tensor<3x4xf32>, tensor<3x1xf32>
+  %l = memopt.mse_loss %q, %t : tensor<3x4xf32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // Attention pieces: matmul with transposes, causal softmax (saves its output),
 // dropout (regenerates its mask from the same seed), slices of one projection.
 // CHECK-LABEL: func.func @attention

@@ -62,3 +62,32 @@ func.func @leaky(%w1: tensor<8x8xf32> {memopt.param}, %w2: tensor<8x8xf32> {memo
   %loss = memopt.cross_entropy %z, %t : tensor<4x8xf32>, tensor<4xi64>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// sub's backward reads nothing; div's reads both operands (PyTorch's rule).
+// Data normalised before the first parameter needs no gradient, so nothing
+// reads %n afterwards and the div overwrites it (the sub may not: %x is an
+// argument). In the trained part the div overwrites neither operand (its
+// backward reads both), and the sub writes over the quotient, which no
+// backward op reads.
+// CHECK-LABEL: func.func @sub_div
+// CHECK:      %[[N:.*]] = memopt.sub %arg1, %arg2 : tensor<4x8xf32>, tensor<8xf32>
+// CHECK-NEXT: %[[Z:.*]] = memopt.div %[[N]], %arg3 {memopt.inplace = 0 : i64}
+// CHECK-NEXT: %[[H:.*]] = memopt.linear %[[Z]], %arg0
+// CHECK-NEXT: %[[S:.*]] = memopt.sigmoid %[[H]] :
+// CHECK-NEXT: %[[Q:.*]] = memopt.div %[[H]], %[[S]] :
+// CHECK-NEXT: %{{.*}} = memopt.sub %[[Q]], %[[Z]] {memopt.inplace = 0 : i64}
+// CHECK:      memopt.div %{{.*}}, %[[S]]
+// CHECK:      memopt.mul %{{.*}}, %[[H]]
+func.func @sub_div(%w: tensor<8x8xf32> {memopt.param}, %x: tensor<4x8xf32>,
+                   %mu: tensor<8xf32>, %sd: tensor<8xf32>, %t: tensor<4xi64>) -> tensor<f32> {
+  %n = memopt.sub %x, %mu : tensor<4x8xf32>, tensor<8xf32>
+  %z = memopt.div %n, %sd : tensor<4x8xf32>, tensor<8xf32>
+  %h = memopt.linear %z, %w : tensor<4x8xf32>, tensor<8x8xf32>
+  %s = memopt.sigmoid %h : tensor<4x8xf32>
+  %q = memopt.div %h, %s : tensor<4x8xf32>, tensor<4x8xf32>
+  %o = memopt.sub %q, %z : tensor<4x8xf32>, tensor<4x8xf32>
+  %loss = memopt.cross_entropy %o, %t : tensor<4x8xf32>, tensor<4xi64>
+  return %loss : tensor<f32>
+}

@@ -79,6 +79,34 @@ TEST_F(ShapeInferenceTest, MatMulBroadcastsBatchDims) {
   EXPECT_EQ(mm.getType(), f32({2, 4, 5, 7}));
 }
 
+TEST_F(ShapeInferenceTest, SubAndDivBroadcastLikeAddAndMul) {
+  func::FuncOp func = makeFunc({f32({4, 1, 3}), f32({5, 1})});
+  Value a = func.getArgument(0), b = func.getArgument(1);
+  Location loc = builder.getUnknownLoc();
+  auto sub = SubOp::create(builder, loc, a, b);
+  auto div = DivOp::create(builder, loc, b, a);
+  auto add = AddOp::create(builder, loc, a, b);
+  EXPECT_EQ(sub.getType(), f32({4, 5, 3}));
+  EXPECT_EQ(div.getType(), f32({4, 5, 3}));
+  // The interfaces answer as add's and mul's do: one operation per element,
+  // autocast follows, and no broadcast operand is an in-place candidate.
+  for (Operation *op : {sub.getOperation(), div.getOperation()}) {
+    EXPECT_EQ(cast<CostOpInterface>(op).getFlops(),
+              cast<CostOpInterface>(add.getOperation()).getFlops());
+    EXPECT_EQ(cast<PrecisionOpInterface>(op).getPrecisionClass(),
+              PrecisionClass::Follow);
+    EXPECT_TRUE(cast<InPlaceOpInterface>(op).getInPlaceOperands().empty());
+  }
+  auto same = DivOp::create(builder, loc, sub, sub);
+  EXPECT_EQ(cast<InPlaceOpInterface>(same.getOperation()).getInPlaceOperands(),
+            (SmallVector<unsigned>{0, 1}));
+  // sub's gradient reads nothing; div's reads both operands (PyTorch's rule).
+  EXPECT_TRUE(sub.getSavedForBackward().empty());
+  EXPECT_EQ(div.getSavedForBackward(), (SmallVector<Value>{b, a}));
+  func::ReturnOp::create(builder, loc);
+  EXPECT_TRUE(succeeded(verify(*module)));
+}
+
 TEST_F(ShapeInferenceTest, BatchNormReturnsStatistics) {
   func::FuncOp func =
       makeFunc({f32({2, 3, 4, 4}), f32({3}), f32({3}), f32({3}), f32({3})});

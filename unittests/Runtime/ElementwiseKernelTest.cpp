@@ -1,8 +1,9 @@
-//===- ElementwiseKernelTest.cpp - activations, add/mul, dropout ----------===//
+//===- ElementwiseKernelTest.cpp - activations, binary ops, dropout -------===//
 //
 // Activations against libm formulas in double for every float dtype,
-// add/mul over awkward broadcasts (scalars, size-1 dims, rank mismatch),
-// and dropout against the documented mask function.
+// add/sub/mul/div over awkward broadcasts (scalars, size-1 dims, rank
+// mismatch), by zero and in place, and dropout against the documented mask
+// function.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,7 @@
 
 #include "memopt/runtime/Dropout.h"
 
+#include <cmath>
 #include <functional>
 
 using namespace memopt::runtime;
@@ -69,8 +71,21 @@ TEST(ActivationKernelTest, EluWithAlphaAndDefault) {
              [](double x) { return x > 0 ? x : std::expm1(x); });
 }
 
+struct BinaryKernel {
+  const char *name;
+  double (*f)(double, double);
+};
+
+const BinaryKernel kBinaryKernels[] = {
+    {"add", [](double u, double v) { return u + v; }},
+    {"sub", [](double u, double v) { return u - v; }},
+    {"mul", [](double u, double v) { return u * v; }},
+    {"div", [](double u, double v) { return u / v; }},
+};
+
 std::vector<double> referenceBroadcast(const HostTensor &a, const HostTensor &b,
-                                       bool isAdd, Shape &out) {
+                                       double (*f)(double, double),
+                                       Shape &out) {
   out = *broadcastShapes(a.shape, b.shape);
   size_t rank = out.size();
   std::vector<double> y(count(out));
@@ -89,24 +104,29 @@ std::vector<double> referenceBroadcast(const HostTensor &a, const HostTensor &b,
       }
       return t.values[off];
     };
-    y[i] = isAdd ? at(a) + at(b) : at(a) * at(b);
+    y[i] = f(at(a), at(b));
   }
   return y;
 }
 
 void checkBinary(Shape sa, Shape sb, DType dtype = DType::F32) {
   HostTensor a = randomTensor(dtype, sa, 3), b = randomTensor(dtype, sb, 4);
-  for (bool isAdd : {true, false}) {
+  // A divisor at least 0.5 away from zero keeps every quotient finite in f16.
+  HostTensor divisor = b;
+  for (double &v : divisor.values)
+    v = roundTo(dtype, v < 0 ? v - 0.5 : v + 0.5);
+  for (const BinaryKernel &k : kBinaryKernels) {
+    const HostTensor &rhs = std::string(k.name) == "div" ? divisor : b;
     Shape out;
-    std::vector<double> want = referenceBroadcast(a, b, isAdd, out);
+    std::vector<double> want = referenceBroadcast(a, rhs, k.f, out);
     for (double &v : want)
       v = roundTo(dtype, v);
     std::vector<double> got =
-        runOp1(isAdd ? "add" : "mul", json::object(), {a, b}, {dtype, out});
+        runOp1(k.name, json::object(), {a, rhs}, {dtype, out});
     Tolerance tol = toleranceFor(dtype);
     EXPECT_TRUE(close(got, want, tol.atol, tol.rtol))
-        << (isAdd ? "add " : "mul ") << formatShape(sa) << " "
-        << formatShape(sb);
+        << k.name << " " << formatShape(sa) << " " << formatShape(sb) << " "
+        << dtypeName(dtype);
   }
 }
 
@@ -130,6 +150,33 @@ TEST(BinaryKernelTest, OtherDtypes) {
   checkBinary({2, 1, 4}, {3, 1}, DType::F64);
   checkBinary({2, 3, 4}, {3, 1}, DType::F16);
   checkBinary({2, 3, 4}, {4}, DType::BF16);
+}
+
+TEST(BinaryKernelTest, DivisionByZeroFollowsIeee) {
+  for (DType dtype : {DType::F32, DType::F64, DType::F16, DType::BF16}) {
+    HostTensor a{dtype, {4}, {1, -1, 0, 2}}, b{dtype, {4}, {0, 0, 0, -0.0}};
+    std::vector<double> y = runOp1("div", json::object(), {a, b}, {dtype, {4}});
+    EXPECT_TRUE(std::isinf(y[0]) && y[0] > 0) << dtypeName(dtype);
+    EXPECT_TRUE(std::isinf(y[1]) && y[1] < 0) << dtypeName(dtype);
+    EXPECT_TRUE(std::isnan(y[2])) << dtypeName(dtype);
+    EXPECT_TRUE(std::isinf(y[3]) && y[3] < 0) << dtypeName(dtype);
+  }
+}
+
+TEST(BinaryKernelTest, InPlaceOverEitherOperand) {
+  for (DType dtype : {DType::F32, DType::F16}) {
+    HostTensor a = randomTensor(dtype, {3, 5}, 5),
+               b = randomTensor(dtype, {3, 5}, 6, 0.5, 2);
+    for (const BinaryKernel &k : kBinaryKernels) {
+      auto got = runOp1(k.name, json::object(), {a, b}, {dtype, a.shape});
+      for (size_t over : {0, 1})
+        EXPECT_EQ(runOpInPlace(k.name, json::object(), {a, b},
+                               {{dtype, a.shape}}, {{0, over}})[0],
+                  got)
+            << k.name << " in place over input " << over << " "
+            << dtypeName(dtype);
+    }
+  }
 }
 
 TEST(DropoutKernelTest, MatchesTheDocumentedMask) {

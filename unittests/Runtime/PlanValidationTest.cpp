@@ -533,6 +533,17 @@ TEST(PlanValidationTest, Attributes) {
                     {x, HostTensor{DType::F32, {2, 8}, {}}},
                     {{DType::F32, x.shape}},
                     "operand shapes 2x3x8x8 and 2x8 do not broadcast");
+  expectStepRefused("sub", json::object(),
+                    {x, HostTensor{DType::F32, {3, 1, 8}, {}}},
+                    {{DType::F32, {2, 3, 8, 1}}},
+                    "expected output 0 shape 2x3x8x8, got 2x3x8x1");
+  expectStepRefused("div", json::object(), {x, HostTensor{DType::F16, {8}, {}}},
+                    {{DType::F32, x.shape}},
+                    "expected rhs dtype f32 (as lhs), got f16");
+  expectStepRefused("div", {{"rounding_mode", "floor"}},
+                    {x, HostTensor{DType::F32, {8}, {}}},
+                    {{DType::F32, x.shape}},
+                    "unknown attribute 'rounding_mode' for kernel 'div'");
   expectStepRefused("leaky_relu", {{"alpha", true}}, {x},
                     {{DType::F32, x.shape}},
                     "attribute 'alpha' must be a number, got true");

@@ -43,10 +43,10 @@ std::optional<std::string> cudaUnavailable() {
 }
 
 /// A graph exercising the element-wise and pooling kernels the suite models
-/// do not all reach: sigmoid, tanh, ELU, leaky ReLU (unfused), mul, slices
-/// and their backward,
-/// transposes, average and max pooling, global average pooling and the MSE
-/// loss.
+/// do not all reach: sigmoid, tanh, ELU, leaky ReLU (unfused), mul, sub and
+/// div (a broadcast dividend, a divisor in (0.5, 1.5)), slices and their
+/// backward, transposes, average and max pooling, global average pooling and
+/// the MSE loss.
 const char *kZoo = R"mlir(
 func.func @zoo(%w: tensor<4x3x3x3xf32> {memopt.param}, %s: tensor<4x1x1xf32> {memopt.param},
                %l: tensor<6x4xf32> {memopt.param}, %x: tensor<2x3x8x8xf32>,
@@ -55,7 +55,11 @@ func.func @zoo(%w: tensor<4x3x3x3xf32> {memopt.param}, %s: tensor<4x1x1xf32> {me
   %e = memopt.elu %c {alpha = 0.7 : f64} : tensor<2x4x8x8xf32>
   %m = memopt.mul %e, %s : tensor<2x4x8x8xf32>, tensor<4x1x1xf32>
   %g = memopt.sigmoid %m : tensor<2x4x8x8xf32>
-  %a = memopt.avg_pool2d %g {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<2x4x8x8xf32>
+  %half = arith.constant dense<5.000000e-01> : tensor<f32>
+  %den = memopt.add %g, %half : tensor<2x4x8x8xf32>, tensor<f32>
+  %r = memopt.div %s, %den : tensor<4x1x1xf32>, tensor<2x4x8x8xf32>
+  %d = memopt.sub %g, %r : tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>
+  %a = memopt.avg_pool2d %d {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<2x4x8x8xf32>
   %p = memopt.max_pool2d %a {kernel_size = array<i64: 2, 2>} : tensor<2x4x4x4xf32>
   %h0 = memopt.tanh %p : tensor<2x4x2x2xf32>
   %h = memopt.leaky_relu %h0 {alpha = 0.2 : f64} : tensor<2x4x2x2xf32>

@@ -103,6 +103,27 @@ std::vector<GradCase> &cases() {
           "  %m = memopt.mul %sq, %b : tensor<2x3x4xf64>, tensor<3x1xf64>\n"
           "  %y = memopt.add %m, %b : tensor<2x3x4xf64>, tensor<3x1xf64>",
           "tensor<2x3x4xf64>"));
+  add("sub_broadcast_both_sides",
+      withMseLoss(
+          p("a", "tensor<2x3x4xf64>") + ", " + p("b", "tensor<3x1xf64>") +
+              ", " + p("c", "tensor<4xf64>"),
+          "  %d = memopt.sub %a, %b : tensor<2x3x4xf64>, tensor<3x1xf64>\n"
+          "  %y = memopt.sub %c, %d : tensor<4xf64>, tensor<2x3x4xf64>",
+          "tensor<2x3x4xf64>"));
+  // Denominators b² + 0.5 and a² + 0.5 stay at least 0.5 away from zero
+  // (parameters are uniform in [-1, 1]).
+  add("div_broadcast_both_sides",
+      withMseLoss(
+          p("a", "tensor<2x3x4xf64>") + ", " + p("b", "tensor<3x1xf64>"),
+          "  %half = arith.constant dense<5.0e-01> : tensor<f64>\n"
+          "  %b2 = memopt.mul %b, %b : tensor<3x1xf64>, tensor<3x1xf64>\n"
+          "  %db = memopt.add %b2, %half : tensor<3x1xf64>, tensor<f64>\n"
+          "  %a2 = memopt.mul %a, %a : tensor<2x3x4xf64>, tensor<2x3x4xf64>\n"
+          "  %da = memopt.add %a2, %half : tensor<2x3x4xf64>, tensor<f64>\n"
+          "  %q = memopt.div %a, %db : tensor<2x3x4xf64>, tensor<3x1xf64>\n"
+          "  %r = memopt.div %b, %da : tensor<3x1xf64>, tensor<2x3x4xf64>\n"
+          "  %y = memopt.add %q, %r : tensor<2x3x4xf64>, tensor<2x3x4xf64>",
+          "tensor<2x3x4xf64>"));
   add("batch_norm",
       withMseLoss(
           p("x", "tensor<4x3x2x2xf64>") + ", " + p("g", "tensor<3xf64>") +

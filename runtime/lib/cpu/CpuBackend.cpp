@@ -52,7 +52,9 @@ KernelEntry lookup(KernelKind kind) {
   case KernelKind::Elu:
     return {cpu::unary, true};
   case KernelKind::Add:
+  case KernelKind::Sub:
   case KernelKind::Mul:
+  case KernelKind::Div:
     return {cpu::binary, true};
   case KernelKind::BatchNorm:
     return {cpu::batchNorm, true};

@@ -1,4 +1,4 @@
-//===- Elementwise.cpp - activations, their gradients, add/mul, dropout ---===//
+//===- Elementwise.cpp - activations, their gradients, binary ops, dropout ===//
 //
 // The scalar functions come from ElementwiseMath.h and Dropout.h, shared
 // with the CUDA backend. Each loop reads element i of every input before
@@ -88,10 +88,18 @@ void broadcastBinary(const TensorRef &a, const TensorRef &b, const TensorRef &y,
 
 template <typename T> void binaryImpl(const KernelCall &call) {
   const TensorRef &a = call.in(0), &b = call.in(1), &y = call.out(0);
-  if (call.step.kernel == KernelKind::Add)
-    broadcastBinary<T>(a, b, y, [](T u, T v) { return u + v; });
-  else
-    broadcastBinary<T>(a, b, y, [](T u, T v) { return u * v; });
+  switch (call.step.kernel) {
+  case KernelKind::Add:
+    return broadcastBinary<T>(a, b, y, [](T u, T v) { return u + v; });
+  case KernelKind::Sub:
+    return broadcastBinary<T>(a, b, y, [](T u, T v) { return u - v; });
+  case KernelKind::Mul:
+    return broadcastBinary<T>(a, b, y, [](T u, T v) { return u * v; });
+  case KernelKind::Div:
+    return broadcastBinary<T>(a, b, y, [](T u, T v) { return u / v; });
+  default:
+    throw Error(ErrorCode::Internal, "binary kernel called for another kernel");
+  }
 }
 
 template <typename T> void dropoutImpl(const KernelCall &call) {

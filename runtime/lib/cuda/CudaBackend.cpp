@@ -115,7 +115,9 @@ KernelFn lookup(KernelKind kind) {
   case KernelKind::Elu:
     return cuda::unary;
   case KernelKind::Add:
+  case KernelKind::Sub:
   case KernelKind::Mul:
+  case KernelKind::Div:
     return cuda::binary;
   case KernelKind::BatchNorm:
     return cuda::batchNorm;

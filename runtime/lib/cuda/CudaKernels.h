@@ -88,8 +88,8 @@ void checkLaunch(const char *kernel);
 void copyAsync(const KernelCall &call, void *dst, const void *src,
                size_t bytes);
 
-// Elementwise.cu: forward activations, add/mul with broadcasting, the
-// activation backward ops, dropout.
+// Elementwise.cu: forward activations, add/sub/mul/div with broadcasting,
+// the activation backward ops, dropout.
 void unary(const KernelCall &call);
 void binary(const KernelCall &call);
 void activationBackward(const KernelCall &call);

@@ -1,4 +1,4 @@
-//===- Elementwise.cu - activations, their gradients, add/mul, dropout ----===//
+//===- Elementwise.cu - activations, their gradients, binary ops, dropout -===//
 //
 // The CUDA versions of cpu/Elementwise.cpp, with the same scalar functions
 // (ElementwiseMath.h, Dropout.h). Every tensor is read and written in its
@@ -6,10 +6,10 @@
 // operand is f64, float otherwise (f16/bf16 round once, on the store).
 //
 // Each thread reads element i of every input before writing element i of
-// the output, so every kernel here may run in place (Kernel.h). add/mul
-// broadcast NumPy-style: an output index is split into per-dimension
-// indices and each operand advances by its broadcast strides (0 where it
-// has size 1 or no dimension).
+// the output, so every kernel here may run in place (Kernel.h). add, sub,
+// mul and div broadcast NumPy-style: an output index is split into
+// per-dimension indices and each operand advances by its broadcast strides (0
+// where it has size 1 or no dimension).
 //
 //===----------------------------------------------------------------------===//
 
@@ -98,7 +98,7 @@ template <typename T> void unaryImpl(const KernelCall &call) {
 }
 
 //===----------------------------------------------------------------------===//
-// add and mul with broadcasting
+// add, sub, mul and div with broadcasting
 //===----------------------------------------------------------------------===//
 
 struct AddOp {
@@ -106,9 +106,19 @@ struct AddOp {
     return u + v;
   }
 };
+struct SubOp {
+  template <typename T> __device__ T operator()(T u, T v) const {
+    return u - v;
+  }
+};
 struct MulOp {
   template <typename T> __device__ T operator()(T u, T v) const {
     return u * v;
+  }
+};
+struct DivOp {
+  template <typename T> __device__ T operator()(T u, T v) const {
+    return u / v;
   }
 };
 
@@ -168,7 +178,8 @@ __global__ void binaryKernel(const void *a, const void *b, void *y, DType dtype,
   }
 }
 
-template <typename T> void binaryImpl(const KernelCall &call) {
+template <typename T, typename Op>
+void launchBinary(const KernelCall &call, Op op, const char *name) {
   const TensorRef &a = call.in(0), &b = call.in(1), &y = call.out(0);
   const int64_t n = y.numElements;
   BroadcastMode mode = BroadcastMode::Strided;
@@ -187,15 +198,23 @@ template <typename T> void binaryImpl(const KernelCall &call) {
     broadcastStrides(deviceTensor(a), out.rank, shape.strides[0]);
     broadcastStrides(deviceTensor(b), out.rank, shape.strides[1]);
   }
-  const unsigned blocks = blocksFor(n);
-  if (call.step.kernel == KernelKind::Add) {
-    binaryKernel<T><<<blocks, kThreads, 0, call.cuda.stream>>>(
-        a.data, b.data, y.data, y.dtype, n, mode, shape, AddOp{});
-    checkLaunch("add");
-  } else {
-    binaryKernel<T><<<blocks, kThreads, 0, call.cuda.stream>>>(
-        a.data, b.data, y.data, y.dtype, n, mode, shape, MulOp{});
-    checkLaunch("mul");
+  binaryKernel<T><<<blocksFor(n), kThreads, 0, call.cuda.stream>>>(
+      a.data, b.data, y.data, y.dtype, n, mode, shape, op);
+  checkLaunch(name);
+}
+
+template <typename T> void binaryImpl(const KernelCall &call) {
+  switch (call.step.kernel) {
+  case KernelKind::Add:
+    return launchBinary<T>(call, AddOp{}, "add");
+  case KernelKind::Sub:
+    return launchBinary<T>(call, SubOp{}, "sub");
+  case KernelKind::Mul:
+    return launchBinary<T>(call, MulOp{}, "mul");
+  case KernelKind::Div:
+    return launchBinary<T>(call, DivOp{}, "div");
+  default:
+    throw Error(ErrorCode::Internal, "binary kernel called for another kernel");
   }
 }
 

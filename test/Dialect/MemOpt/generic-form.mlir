@@ -44,7 +44,9 @@
 // CHECK-NEXT: %7 = memopt.elu %6 {alpha = 5.000000e-01 : f64} : tensor<4x16xf16>{{$}}
 // CHECK-NEXT: %8 = memopt.add %7, %arg1 : tensor<4x16xf16>, tensor<16xf16>{{$}}
 // CHECK-NEXT: %9 = memopt.mul %arg2, %arg3 : tensor<4x1x3xf64>, tensor<5x1xf64>{{$}}
-// CHECK-NEXT: return %8, %9 : tensor<4x16xf16>, tensor<4x5x3xf64>
+// CHECK-NEXT: %10 = memopt.sub %arg1, %8 : tensor<16xf16>, tensor<4x16xf16>{{$}}
+// CHECK-NEXT: %11 = memopt.div %9, %arg3 : tensor<4x5x3xf64>, tensor<5x1xf64>{{$}}
+// CHECK-NEXT: return %10, %11 : tensor<4x16xf16>, tensor<4x5x3xf64>
 "func.func"() <{function_type = (tensor<4x16xf16>, tensor<16xf16>, tensor<4x1x3xf64>, tensor<5x1xf64>) -> (tensor<4x16xf16>, tensor<4x5x3xf64>), sym_name = "elementwise"}> ({
 ^bb0(%x: tensor<4x16xf16>, %bias: tensor<16xf16>, %c: tensor<4x1x3xf64>, %d: tensor<5x1xf64>):
   %0 = "memopt.relu"(%x) : (tensor<4x16xf16>) -> tensor<4x16xf16>
@@ -57,7 +59,9 @@
   %7 = "memopt.elu"(%6) <{alpha = 5.000000e-01 : f64}> : (tensor<4x16xf16>) -> tensor<4x16xf16>
   %8 = "memopt.add"(%7, %bias) : (tensor<4x16xf16>, tensor<16xf16>) -> tensor<4x16xf16>
   %9 = "memopt.mul"(%c, %d) : (tensor<4x1x3xf64>, tensor<5x1xf64>) -> tensor<4x5x3xf64>
-  "func.return"(%8, %9) : (tensor<4x16xf16>, tensor<4x5x3xf64>) -> ()
+  %10 = "memopt.sub"(%bias, %8) : (tensor<16xf16>, tensor<4x16xf16>) -> tensor<4x16xf16>
+  %11 = "memopt.div"(%9, %d) : (tensor<4x5x3xf64>, tensor<5x1xf64>) -> tensor<4x5x3xf64>
+  "func.return"(%10, %11) : (tensor<4x16xf16>, tensor<4x5x3xf64>) -> ()
 }) : () -> ()
 
 // CHECK-LABEL: func.func @norms_pools(

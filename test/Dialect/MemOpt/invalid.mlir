@@ -470,7 +470,7 @@ func.func @elu_integer(%x: tensor<4xi32>) {
 }
 
 //===----------------------------------------------------------------------===//
-// add, mul
+// add, sub, mul, div
 //===----------------------------------------------------------------------===//
 
 // -----
@@ -518,6 +518,54 @@ func.func @mul_broadcast_trailing(%a: tensor<2x3x4xf32>, %b: tensor<3xf32>) {
 func.func @mul_result_shape(%a: tensor<4x3xf32>, %b: tensor<3xf32>) {
   // expected-error @+1 {{'memopt.mul' op expected result shape 4x3, got 3}}
   %0 = "memopt.mul"(%a, %b) : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @sub_broadcast(%a: tensor<2x4xf32>, %b: tensor<3x4xf32>) {
+  // expected-error @+1 {{'memopt.sub' op operand shapes 2x4 and 3x4 do not broadcast}}
+  %0 = memopt.sub %a, %b : tensor<2x4xf32>, tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @sub_element_type(%a: tensor<4x3xbf16>, %b: tensor<3xf16>) {
+  // expected-error @+1 {{'memopt.sub' op expected rhs element type 'bf16' (as lhs), got 'f16'}}
+  %0 = memopt.sub %a, %b : tensor<4x3xbf16>, tensor<3xf16>
+  return
+}
+
+// -----
+
+func.func @sub_result_shape(%a: tensor<3xf32>, %b: tensor<2x1xf32>) {
+  // expected-error @+1 {{'memopt.sub' op expected result shape 2x3, got 3}}
+  %0 = "memopt.sub"(%a, %b) : (tensor<3xf32>, tensor<2x1xf32>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @div_broadcast_trailing(%a: tensor<5x4xf32>, %b: tensor<5xf32>) {
+  // expected-error @+1 {{'memopt.div' op operand shapes 5x4 and 5 do not broadcast}}
+  %0 = memopt.div %a, %b : tensor<5x4xf32>, tensor<5xf32>
+  return
+}
+
+// -----
+
+func.func @div_integer(%a: tensor<4xi64>, %b: tensor<4xi64>) {
+  // expected-error @+1 {{'memopt.div' op operand #0 must be statically shaped tensor of f16, bf16, f32 or f64}}
+  %0 = "memopt.div"(%a, %b) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @div_result_element_type(%a: tensor<4x3xf32>, %b: tensor<f32>) {
+  // expected-error @+1 {{'memopt.div' op expected result type 'tensor<4x3xf32>', got 'tensor<4x3xf16>'}}
+  %0 = "memopt.div"(%a, %b) : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf16>
   return
 }
 

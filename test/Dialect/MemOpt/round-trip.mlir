@@ -133,22 +133,40 @@ func.func @activations(%x: tensor<8x64xf16>)
         tensor<8x64xf16>, tensor<8x64xf16>, tensor<8x64xf16>, tensor<8x64xf16>, tensor<8x64xf16>
 }
 
+// GENERIC-LABEL: sym_name = "binary"
+// GENERIC: %{{.*}} = "memopt.sub"(%{{.*}}, %{{.*}}) : (tensor<64x1x1xf32>, tensor<8x64x32x32xf32>) -> tensor<8x64x32x32xf32>
+// GENERIC: %{{.*}} = "memopt.div"(%{{.*}}, %{{.*}}) : (tensor<4x1x3xf64>, tensor<5x1xf64>) -> tensor<4x5x3xf64>
+
 // CHECK-LABEL: func.func @binary(
 // CHECK-NEXT: %0 = memopt.add %arg0, %arg1 : tensor<8x64x32x32xf32>, tensor<64x1x1xf32>{{$}}
 // CHECK-NEXT: %1 = memopt.mul %arg2, %arg3 : tensor<4x1x3xf64>, tensor<5x1xf64>{{$}}
 // CHECK-NEXT: %2 = memopt.mul %arg4, %arg2 : tensor<f64>, tensor<4x1x3xf64>{{$}}
 // CHECK-NEXT: %3 = memopt.add %arg0, %arg0 : tensor<8x64x32x32xf32>, tensor<8x64x32x32xf32>{{$}}
-// CHECK-NEXT: return %0, %1, %2, %3 : tensor<8x64x32x32xf32>, tensor<4x5x3xf64>, tensor<4x1x3xf64>, tensor<8x64x32x32xf32>
+// CHECK-NEXT: %4 = memopt.sub %arg1, %arg0 : tensor<64x1x1xf32>, tensor<8x64x32x32xf32>{{$}}
+// CHECK-NEXT: %5 = memopt.div %arg2, %arg3 : tensor<4x1x3xf64>, tensor<5x1xf64>{{$}}
+// CHECK-NEXT: %6 = memopt.div %arg2, %arg4 : tensor<4x1x3xf64>, tensor<f64>{{$}}
+// CHECK-NEXT: %7 = memopt.sub %arg5, %arg5 : tensor<2x3xbf16>, tensor<2x3xbf16>{{$}}
+// CHECK-NEXT: %8 = memopt.div %arg5, %7 : tensor<2x3xbf16>, tensor<2x3xbf16>{{$}}
+// CHECK-NEXT: return %0, %1, %2, %3, %4, %5, %6, %8 : tensor<8x64x32x32xf32>, tensor<4x5x3xf64>, tensor<4x1x3xf64>, tensor<8x64x32x32xf32>, tensor<8x64x32x32xf32>, tensor<4x5x3xf64>, tensor<4x1x3xf64>, tensor<2x3xbf16>
 func.func @binary(%a: tensor<8x64x32x32xf32>, %b: tensor<64x1x1xf32>, %c: tensor<4x1x3xf64>,
-                  %d: tensor<5x1xf64>, %s: tensor<f64>)
-    -> (tensor<8x64x32x32xf32>, tensor<4x5x3xf64>, tensor<4x1x3xf64>, tensor<8x64x32x32xf32>) {
+                  %d: tensor<5x1xf64>, %s: tensor<f64>, %h: tensor<2x3xbf16>)
+    -> (tensor<8x64x32x32xf32>, tensor<4x5x3xf64>, tensor<4x1x3xf64>, tensor<8x64x32x32xf32>,
+        tensor<8x64x32x32xf32>, tensor<4x5x3xf64>, tensor<4x1x3xf64>, tensor<2x3xbf16>) {
   %0 = memopt.add %a, %b : tensor<8x64x32x32xf32>, tensor<64x1x1xf32>
   // Both operands broadcast: 4x1x3 and 5x1 give 4x5x3.
   %1 = memopt.mul %c, %d : tensor<4x1x3xf64>, tensor<5x1xf64>
   // A 0-d operand broadcasts against anything.
   %2 = memopt.mul %s, %c : tensor<f64>, tensor<4x1x3xf64>
   %3 = memopt.add %a, %a : tensor<8x64x32x32xf32>, tensor<8x64x32x32xf32>
-  return %0, %1, %2, %3 : tensor<8x64x32x32xf32>, tensor<4x5x3xf64>, tensor<4x1x3xf64>, tensor<8x64x32x32xf32>
+  // sub and div broadcast like add and mul, on either side.
+  %4 = memopt.sub %b, %a : tensor<64x1x1xf32>, tensor<8x64x32x32xf32>
+  %5 = memopt.div %c, %d : tensor<4x1x3xf64>, tensor<5x1xf64>
+  %6 = memopt.div %c, %s : tensor<4x1x3xf64>, tensor<f64>
+  %7 = memopt.sub %h, %h : tensor<2x3xbf16>, tensor<2x3xbf16>
+  %8 = memopt.div %h, %7 : tensor<2x3xbf16>, tensor<2x3xbf16>
+  return %0, %1, %2, %3, %4, %5, %6, %8
+      : tensor<8x64x32x32xf32>, tensor<4x5x3xf64>, tensor<4x1x3xf64>, tensor<8x64x32x32xf32>,
+        tensor<8x64x32x32xf32>, tensor<4x5x3xf64>, tensor<4x1x3xf64>, tensor<2x3xbf16>
 }
 
 //===----------------------------------------------------------------------===//

@@ -47,6 +47,11 @@ Value scalar(OpBuilder &b, Location loc, Type like, double value) {
       DenseElementsAttr::get(type, b.getFloatAttr(element, value)));
 }
 
+/// -v, as a product with a 0-d constant -1 (exact in every float type).
+Value negate(OpBuilder &b, Location loc, Value v) {
+  return MulOp::create(b, loc, v, scalar(b, loc, v.getType(), -1.0));
+}
+
 /// `v` as a matrix: every dimension but the last folded into rows.
 Value asMatrix(OpBuilder &b, Location loc, Value v) {
   RankedTensorType t = typeOf(v);
@@ -192,6 +197,21 @@ LogicalResult AddOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
   return success();
 }
 
+SmallVector<Value> SubOp::getSavedForBackward() { return {}; }
+
+LogicalResult SubOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                    ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(*this, grads);
+  Location loc = getLoc();
+  if (needed[0])
+    grads[0] = sumTo(b, loc, dys[0], getLhs().getType());
+  // -sumTo(dy) rather than sumTo(-dy): the negation runs over rhs's shape,
+  // which broadcasting may have made smaller.
+  if (needed[1])
+    grads[1] = negate(b, loc, sumTo(b, loc, dys[0], getRhs().getType()));
+  return success();
+}
+
 SmallVector<Value> MulOp::getSavedForBackward() {
   SmallVector<Value> saved;
   // d lhs reads rhs and vice versa: only what a needed gradient reads would
@@ -211,6 +231,34 @@ LogicalResult MulOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
   if (needed[1])
     grads[1] = sumTo(b, loc, MulOp::create(b, loc, dys[0], getLhs()),
                      getRhs().getType());
+  return success();
+}
+
+SmallVector<Value> DivOp::getSavedForBackward() {
+  // PyTorch's rule: d lhs reads rhs, d rhs reads lhs and rhs. The result
+  // could stand in for lhs (d rhs = -dy * result / rhs), but keeping the
+  // operands leaves the result free to die early or be overwritten in place.
+  return {getLhs(), getRhs()};
+}
+
+/// PyTorch's div backward: d lhs = dy / rhs and d rhs = -dy * lhs / rhs^2,
+/// computed as -(dy / rhs) * lhs / rhs, sharing dy / rhs with d lhs and never
+/// forming rhs^2 (which overflows f16 from |rhs| = 256), each summed to its
+/// operand's shape.
+LogicalResult DivOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                    ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(*this, grads);
+  if (!needed[0] && !needed[1])
+    return success();
+  Location loc = getLoc();
+  Value scaled = DivOp::create(b, loc, dys[0], getRhs());
+  if (needed[0])
+    grads[0] = sumTo(b, loc, scaled, getLhs().getType());
+  if (needed[1]) {
+    Value product = MulOp::create(b, loc, scaled, getLhs());
+    Value quotient = DivOp::create(b, loc, product, getRhs());
+    grads[1] = negate(b, loc, sumTo(b, loc, quotient, getRhs().getType()));
+  }
   return success();
 }
 
@@ -485,6 +533,6 @@ LogicalResult MseLossOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
   if (needed[0])
     grads[0] = dp;
   if (needed[1])
-    grads[1] = MulOp::create(b, loc, dp, scalar(b, loc, dp.getType(), -1.0));
+    grads[1] = negate(b, loc, dp);
   return success();
 }

@@ -399,19 +399,17 @@ static LogicalResult inferBroadcast(std::optional<Location> loc,
   return check.result(*shape, lhs->getElementType(), results);
 }
 
-LogicalResult AddOp::inferReturnTypes(MLIRContext *,
-                                      std::optional<Location> loc,
-                                      Adaptor adaptor,
-                                      SmallVectorImpl<Type> &results) {
-  return inferBroadcast<AddOp>(loc, adaptor, results);
-}
-
-LogicalResult MulOp::inferReturnTypes(MLIRContext *,
-                                      std::optional<Location> loc,
-                                      Adaptor adaptor,
-                                      SmallVectorImpl<Type> &results) {
-  return inferBroadcast<MulOp>(loc, adaptor, results);
-}
+#define MEMOPT_BROADCAST(OP)                                                   \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &results) {                                        \
+    return inferBroadcast<OP>(loc, adaptor, results);                          \
+  }
+MEMOPT_BROADCAST(AddOp)
+MEMOPT_BROADCAST(SubOp)
+MEMOPT_BROADCAST(MulOp)
+MEMOPT_BROADCAST(DivOp)
+#undef MEMOPT_BROADCAST
 
 //===----------------------------------------------------------------------===//
 // Normalisation

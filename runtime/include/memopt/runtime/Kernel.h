@@ -33,7 +33,9 @@ enum class KernelKind {
   LeakyRelu,
   Elu,
   Add,
+  Sub,
   Mul,
+  Div,
   BatchNorm,
   BatchNormInference,
   LayerNorm,
@@ -248,7 +250,8 @@ using KernelAttrs =
 /// any output is written:
 ///  * output 0 over input 0: the element-wise forward kernels, dropout,
 ///    softmax, batch_norm, batch_norm_act and layer_norm (over x), and
-///    reshape, which then copies nothing; add and mul also over input 1;
+///    reshape, which then copies nothing; add, sub, mul and div also over
+///    input 1;
 ///  * output 0 over either input: the activation backward kernels
 ///    (grad or saved), softmax_backward (grad or output), batch_norm_backward
 ///    and layer_norm_backward (grad_output or x), batch_norm_act_backward

@@ -138,13 +138,16 @@ def MemOpt_EluOp : MemOpt_UnaryOp<"elu",
 // Broadcasting binary ops
 //===----------------------------------------------------------------------===//
 
-class MemOpt_BinaryOp<string mnemonic, string what>
+class MemOpt_BinaryOp<string mnemonic, string what, string formula = "",
+                      string details = "">
     : MemOpt_ForwardOp<mnemonic, [MemOpt_InPlaceOpInterface]> {
   let summary = "element-wise " # what # " with NumPy broadcasting";
   let description = [{
-    Computes the element-wise }] # what # [{ of `lhs` and `rhs`, which have the
+    Computes the element-wise }] # what # [{ of `lhs` and `rhs`}] # formula
+      # [{, which have the
     same element type. Shapes broadcast as in NumPy: aligned from the
-    trailing dimension, each pair of sizes equal or one of them 1.
+    trailing dimension, each pair of sizes equal or one of them 1.}] # details
+      # [{
 
     ```mlir
     %y = memopt.}] # mnemonic # [{ %a, %b : tensor<8x64x32x32xf32>, tensor<64x1x1xf32>
@@ -157,7 +160,11 @@ class MemOpt_BinaryOp<string mnemonic, string what>
 }
 
 def MemOpt_AddOp : MemOpt_BinaryOp<"add", "sum">;
+def MemOpt_SubOp : MemOpt_BinaryOp<"sub", "difference", " (`lhs - rhs`)">;
 def MemOpt_MulOp : MemOpt_BinaryOp<"mul", "product">;
+def MemOpt_DivOp : MemOpt_BinaryOp<"div", "quotient", " (`lhs / rhs`)", [{
+    Division follows IEEE 754 like `torch.div`: a zero divisor gives ±inf, or
+    NaN for `0 / 0`.}]>;
 
 //===----------------------------------------------------------------------===//
 // Normalisation

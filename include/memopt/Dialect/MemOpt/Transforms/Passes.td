@@ -162,10 +162,10 @@ def MemOptInPlace : Pass<"memopt-inplace", "mlir::ModuleOp"> {
   let description = [{
     `ReLU(inplace=True)`, decided from the whole training step. An op whose
     kernel can write its result over an operand (`InPlaceOpInterface`:
-    element-wise activations and their backward ops, `add` and `mul` over a
-    same-shaped operand, `dropout`, `batch_norm_inference`) is marked
-    `memopt.inplace = N` when operand N's buffer is dead once the op has read
-    it:
+    element-wise activations and their backward ops, `add`, `sub`, `mul` and
+    `div` over a same-shaped operand, `dropout`, `batch_norm_inference`) is
+    marked `memopt.inplace = N` when operand N's buffer is dead once the op
+    has read it:
 
     * the buffer is not a function argument (parameters, state and inputs
       are never overwritten) and not a constant;
