@@ -25,6 +25,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 
 using nlohmann::json;
@@ -180,9 +181,22 @@ std::string endOf(uint64_t offset, uint64_t bytes) {
 /// Encodes one constant value in `dtype`; `where`/`index` name it.
 void encodeConstant(const json &v, DType dtype, uint8_t *dst,
                     const std::string &where, size_t index) {
-  if (!v.is_number())
+  // Floats that JSON cannot hold are the strings "inf", "-inf" and "nan".
+  std::optional<double> special;
+  if (v.is_string() && !isIntegerDType(dtype)) {
+    const std::string &s = v.get_ref<const std::string &>();
+    if (s == "inf")
+      special = std::numeric_limits<double>::infinity();
+    else if (s == "-inf")
+      special = -std::numeric_limits<double>::infinity();
+    else if (s == "nan")
+      special = std::numeric_limits<double>::quiet_NaN();
+  }
+  if (!v.is_number() && !special)
     fail(where,
-         concat("values[", index, "] must be a number, got ", kindOf(v)));
+         concat("values[", index, "] must be a number",
+                isIntegerDType(dtype) ? "" : " or \"inf\", \"-inf\", \"nan\"",
+                ", got ", kindOf(v)));
   if (isIntegerDType(dtype)) {
     if (!v.is_number_integer() ||
         (v.is_number_unsigned() &&
@@ -201,9 +215,7 @@ void encodeConstant(const json &v, DType dtype, uint8_t *dst,
     }
     return;
   }
-  double d = v.get<double>();
-  if (!std::isfinite(d))
-    fail(where, concat("values[", index, "] is not finite"));
+  double d = special ? *special : v.get<double>();
   switch (dtype) {
   case DType::F64:
     std::memcpy(dst, &d, 8);

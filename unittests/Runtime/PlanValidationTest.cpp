@@ -8,6 +8,7 @@
 
 #include "TestUtil.h"
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 
@@ -402,8 +403,26 @@ TEST(PlanValidationTest, Constants) {
                           {"shape", {1}},
                           {"storage", "constant"},
                           {"values", {"one"}}});
-  expectRefused(
-      p, "plan: tensors[7]: values[0] must be a number, got string \"one\"");
+  expectRefused(p, "plan: tensors[7]: values[0] must be a number or \"inf\", "
+                   "\"-inf\", \"nan\", got string \"one\"");
+  p = mlpPlan();
+  p["tensors"].push_back({{"id", 7},
+                          {"dtype", "i64"},
+                          {"shape", {1}},
+                          {"storage", "constant"},
+                          {"values", {"inf"}}});
+  expectRefused(p, "plan: tensors[7]: values[0] must be a number, got string "
+                   "\"inf\"");
+  // JSON has no infinity: float constants spell it as a string (masks).
+  p = mlpPlan();
+  p["tensors"].push_back({{"id", 7},
+                          {"dtype", "f32"},
+                          {"shape", {3}},
+                          {"storage", "constant"},
+                          {"values", {"-inf", 2.0, "inf"}}});
+  std::vector<double> special = decode(
+      DType::F32, Plan::parse(p.dump())->tensors[7].constantData.data(), 3);
+  EXPECT_EQ(special, (std::vector<double>{-INFINITY, 2.0, INFINITY}));
   // A splat fills every element.
   p = mlpPlan();
   p["tensors"].push_back({{"id", 7},

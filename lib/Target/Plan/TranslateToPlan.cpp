@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <map>
 
 using namespace mlir;
@@ -79,8 +80,17 @@ FailureOr<Json> constantValues(Location loc, ElementsAttr value) {
   Json values = Json::array();
   Type elementType = value.getElementType();
   if (isa<FloatType>(elementType)) {
-    for (APFloat v : value.getValues<APFloat>())
-      values.push_back(v.convertToDouble());
+    // JSON has no inf or NaN: those are written as strings (a causal
+    // attention mask holds -inf).
+    for (APFloat v : value.getValues<APFloat>()) {
+      double d = v.convertToDouble();
+      if (std::isnan(d))
+        values.push_back("nan");
+      else if (std::isinf(d))
+        values.push_back(d > 0 ? "inf" : "-inf");
+      else
+        values.push_back(d);
+    }
   } else if (elementType.isInteger()) {
     for (APInt v : value.getValues<APInt>())
       values.push_back(v.getSExtValue());
