@@ -6,7 +6,8 @@ set -euo pipefail
 PKGS=(g++ cmake ninja-build python3
       libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
       libopenblas-dev nlohmann-json3-dev libgtest-dev libgmock-dev
-      coinor-libcbc-dev pkg-config)
+      coinor-libcbc-dev pkg-config
+      libonnx-dev libprotobuf-dev python3-onnx)
 
 missing=()
 for p in "${PKGS[@]}"; do

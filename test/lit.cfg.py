@@ -51,3 +51,22 @@ tool_dirs = [config.memopt_tools_dir, config.llvm_tools_dir]
 tools = ["memopt-opt", "memopt-translate", "memopt-run"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# `%onnx-python`: a Python that can import the `onnx` package (Debian's
+# python3-onnx lives in /usr/bin/python3's path, which may not be the Python
+# CMake found). The ONNX importer's tests build their models with it.
+import subprocess
+for candidate in ["/usr/bin/python3", config.python_executable]:
+    if subprocess.run([candidate, "-c", "import onnx"],
+                      stdout=subprocess.DEVNULL,
+                      stderr=subprocess.DEVNULL).returncode == 0:
+        config.substitutions.append(("%onnx-python", candidate))
+        config.substitutions.append(
+            ("%make-onnx",
+             "%s %s" % (candidate,
+                        os.path.join(config.memopt_src_root, "test", "Target",
+                                     "ONNX", "Inputs", "make_onnx.py"))))
+        break
+else:
+    lit_config.fatal("no Python can import onnx: install python3-onnx "
+                     "(scripts/install-deps.sh does)")

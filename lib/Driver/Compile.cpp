@@ -23,6 +23,10 @@ std::vector<std::string> memopt::sourceArgumentNames(func::FuncOp func,
   llvm::StringSet<> seen;
   for (BlockArgument arg : func.getArguments()) {
     std::string name;
+    // An imported graph printed with locations names its arguments there
+    // (`%conv1.weight: tensor<...> loc("conv1.weight")`).
+    if (auto named = dyn_cast<NameLoc>(arg.getLoc()))
+      name = named.getName().str();
     if (auto loc = dyn_cast<FileLineColLoc>(arg.getLoc())) {
       // The buffer the location names; the main file when none matches.
       unsigned buffer = sources.getMainFileID();

@@ -1,0 +1,69 @@
+//===- ONNXImporter.h - ONNX ModelProto -> memopt graph ---------*- C++ -*-===//
+//
+// The way a user's model comes into memopt: an ONNX model (what
+// `torch.onnx.export` writes) becomes a `func.func` of memopt ops, an
+// inference graph or, with a loss, a training graph, and its initializers
+// become the function's parameters and state, with their values kept for a
+// safetensors weights file. See docs/user-guide.md, "Importing ONNX".
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMOPT_TARGET_ONNX_ONNXIMPORTER_H
+#define MEMOPT_TARGET_ONNX_ONNXIMPORTER_H
+
+#include "memopt/runtime/Safetensors.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace memopt {
+
+/// The loss a training graph ends in (`--loss`).
+enum class ONNXLoss { None, CrossEntropy, Mse };
+
+struct ONNXImportOptions {
+  ONNXLoss loss = ONNXLoss::None;
+  /// Shapes of graph inputs by name (`--input-shape=NAME=1x3x224x224`);
+  /// they replace what the model declares.
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Dimension 0 of every graph input (`--batch=N`), unless `inputShapes`
+  /// names that input.
+  std::optional<int64_t> batch;
+  /// The function's name; empty: the ONNX graph's name.
+  std::string functionName;
+};
+
+struct ONNXImportResult {
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  /// The function's argument names, in order: initializer and input names
+  /// made valid SSA names (`onnx::Conv_193` -> `onnx__Conv_193`), unique.
+  std::vector<std::string> argumentNames;
+  /// Every parameter and state argument's initial value, under the
+  /// argument's name (`memopt-run --load-weights`), in argument order.
+  runtime::SafetensorsFile weights;
+};
+
+/// Imports the serialized ModelProto in `bytes`. `fileName` names it in
+/// diagnostics. Emits located diagnostics (a node's name, or the file) and
+/// fails on anything it cannot import faithfully; it never skips a node.
+llvm::FailureOr<ONNXImportResult> importONNX(llvm::StringRef bytes,
+                                             llvm::StringRef fileName,
+                                             mlir::MLIRContext *context,
+                                             const ONNXImportOptions &options);
+
+/// Registers `--import-onnx` (and its options `--loss`, `--weights`,
+/// `--input-shape`, `--batch`, `--function`) with mlir-translate style
+/// drivers. The output module is printed with locations naming the ONNX
+/// nodes and with argument names as the model's initializer names.
+void registerFromONNXTranslation();
+
+} // namespace memopt
+
+#endif // MEMOPT_TARGET_ONNX_ONNXIMPORTER_H

@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""Builds the small ONNX models the importer's tests read.
+
+    make_onnx.py NAME OUT.onnx
+
+Models are built with the `onnx` package's helpers, as an exporter would
+write them (node names like torch.onnx.export's, initializers for weights,
+Constant nodes for scalars), with fixed-seed weights.
+"""
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+rng = np.random.default_rng(0)
+
+
+def init(name, shape, scale=0.1, positive=False):
+    a = rng.standard_normal(shape).astype(np.float32) * scale
+    if positive:
+        a = np.abs(a) + 0.5
+    return numpy_helper.from_array(a, name)
+
+
+def const(name, value, dtype=np.float32):
+    return helper.make_node(
+        "Constant", [], [name], name=name,
+        value=numpy_helper.from_array(np.array(value, dtype=dtype)))
+
+
+def model(nodes, inputs, outputs, inits=(), opset=17, name="test_graph"):
+    graph = helper.make_graph(nodes, name, inputs, outputs, list(inits))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                          producer_name="memopt-tests")
+    return m
+
+
+def f32(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def cnn():
+    """Conv + BatchNorm + ReLU + MaxPool, twice, then global average
+    pooling, Flatten and a Linear layer (Gemm, transB=1): a small
+    torchvision-style classifier exported in eval mode, dynamic batch."""
+    nodes = [
+        helper.make_node("Conv", ["input", "conv1.weight", "conv1.bias"],
+                         ["c1"], name="/conv1/Conv", kernel_shape=[3, 3],
+                         pads=[1, 1, 1, 1], strides=[1, 1]),
+        helper.make_node("BatchNormalization",
+                         ["c1", "bn1.weight", "bn1.bias", "bn1.running_mean",
+                          "bn1.running_var"], ["n1"], name="/bn1/BatchNormalization",
+                         epsilon=1e-5, momentum=0.9),
+        helper.make_node("Relu", ["n1"], ["r1"], name="/relu1/Relu"),
+        helper.make_node("MaxPool", ["r1"], ["p1"], name="/pool/MaxPool",
+                         kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Conv", ["p1", "conv2.weight"], ["c2"],
+                         name="/conv2/Conv", kernel_shape=[3, 3],
+                         pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("BatchNormalization",
+                         ["c2", "bn2.weight", "bn2.bias", "bn2.running_mean",
+                          "bn2.running_var"], ["n2"], name="/bn2/BatchNormalization",
+                         epsilon=1e-5, momentum=0.9),
+        helper.make_node("Relu", ["n2"], ["r2"], name="/relu2/Relu"),
+        helper.make_node("GlobalAveragePool", ["r2"], ["g"],
+                         name="/avgpool/GlobalAveragePool"),
+        helper.make_node("Flatten", ["g"], ["f"], name="/Flatten", axis=1),
+        helper.make_node("Gemm", ["f", "fc.weight", "fc.bias"], ["output"],
+                         name="/fc/Gemm", alpha=1.0, beta=1.0, transB=1),
+    ]
+    inits = [
+        init("conv1.weight", [8, 3, 3, 3], 0.3), init("conv1.bias", [8]),
+        init("bn1.weight", [8], 0.1, positive=True), init("bn1.bias", [8]),
+        init("bn1.running_mean", [8]),
+        init("bn1.running_var", [8], 0.1, positive=True),
+        init("conv2.weight", [16, 8, 3, 3], 0.2),
+        init("bn2.weight", [16], 0.1, positive=True), init("bn2.bias", [16]),
+        init("bn2.running_mean", [16]),
+        init("bn2.running_var", [16], 0.1, positive=True),
+        init("fc.weight", [10, 16], 0.3), init("fc.bias", [10]),
+    ]
+    return model(nodes, [f32("input", ["batch", 3, 16, 16])],
+                 [f32("output", ["batch", 10])], inits, name="main_graph")
+
+
+def elementwise():
+    """Broadcasting arithmetic with constants, activations, the erf GELU
+    pattern exporters write, softmax and dropout."""
+    nodes = [
+        const("half", 0.5), const("one", 1.0), const("sqrt2", 1.4142135381698608),
+        const("three", 3.0),
+        helper.make_node("Add", ["x", "bias"], ["a"], name="/Add"),
+        helper.make_node("Sub", ["a", "three"], ["s"], name="/Sub"),
+        helper.make_node("Sigmoid", ["s"], ["sg"], name="/Sigmoid"),
+        helper.make_node("Add", ["sg", "one"], ["den"], name="/Add_1"),
+        helper.make_node("Div", ["s", "den"], ["d"], name="/Div"),
+        helper.make_node("Mul", ["d", "half"], ["m"], name="/Mul"),
+        helper.make_node("LeakyRelu", ["m"], ["lr"], name="/LeakyRelu", alpha=0.2),
+        helper.make_node("Elu", ["lr"], ["el"], name="/Elu", alpha=0.5),
+        helper.make_node("Tanh", ["el"], ["t"], name="/Tanh"),
+        # GELU as torch.onnx.export writes it below opset 20.
+        helper.make_node("Div", ["t", "sqrt2"], ["g0"], name="/act/Div"),
+        helper.make_node("Erf", ["g0"], ["g1"], name="/act/Erf"),
+        helper.make_node("Add", ["g1", "one"], ["g2"], name="/act/Add"),
+        helper.make_node("Mul", ["t", "g2"], ["g3"], name="/act/Mul"),
+        helper.make_node("Mul", ["g3", "half"], ["g4"], name="/act/Mul_1"),
+        helper.make_node("Relu", ["g4"], ["r"], name="/Relu"),
+        helper.make_node("Softmax", ["r"], ["sm"], name="/Softmax", axis=-1),
+        helper.make_node("Dropout", ["sm"], ["output"], name="/Dropout"),
+    ]
+    return model(nodes, [f32("x", [4, 8])], [f32("output", [4, 8])],
+                 [init("bias", [8])])
+
+
+def shapes():
+    """A reshape computed from Shape like `x.view(x.size(0), -1)`, then
+    Transpose, Slice, Split, Concat, Unsqueeze/Squeeze, Resize, pools."""
+    i64 = np.int64
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shp"], name="/Shape"),
+        const("zero", 0, i64),
+        helper.make_node("Gather", ["shp", "zero"], ["n"], name="/Gather", axis=0),
+        helper.make_node("Unsqueeze", ["n", "axes0"], ["n1"], name="/Unsqueeze"),
+        const("minus1", [-1], i64),
+        helper.make_node("Concat", ["n1", "minus1"], ["newshape"],
+                         name="/Concat", axis=0),
+        helper.make_node("Resize", ["x", "", "scales"], ["up"], name="/Resize",
+                         mode="nearest", coordinate_transformation_mode="asymmetric",
+                         nearest_mode="floor"),
+        helper.make_node("AveragePool", ["up"], ["ap"], name="/AveragePool",
+                         kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Reshape", ["ap", "newshape"], ["flat"], name="/Reshape"),
+        helper.make_node("Slice", ["flat", "starts", "ends", "axes1"], ["sl"],
+                         name="/Slice"),
+        helper.make_node("Split", ["sl", "split"], ["sp0", "sp1"], name="/Split",
+                         axis=1),
+        helper.make_node("Concat", ["sp1", "sp0"], ["cat"], name="/Concat_1", axis=1),
+        helper.make_node("Unsqueeze", ["cat", "axes0"], ["u"], name="/Unsqueeze_1"),
+        helper.make_node("Transpose", ["u"], ["tr"], name="/Transpose", perm=[1, 2, 0]),
+        helper.make_node("Squeeze", ["tr", "axes2"], ["sq"], name="/Squeeze"),
+        helper.make_node("ReduceMean", ["x"], ["rm"], name="/ReduceMean",
+                         axes=[2, 3], keepdims=0),
+        helper.make_node("Concat", ["sq", "rm"], ["output"], name="/Concat_2", axis=1),
+    ]
+    inits = [
+        numpy_helper.from_array(np.array([0], i64), "axes0"),
+        numpy_helper.from_array(np.array([1], i64), "axes1"),
+        numpy_helper.from_array(np.array([2], i64), "axes2"),
+        numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales"),
+        numpy_helper.from_array(np.array([4], i64), "starts"),
+        numpy_helper.from_array(np.array([i64(2**63 - 1)], i64), "ends"),
+        numpy_helper.from_array(np.array([20, 24], i64), "split"),
+    ]
+    return model(nodes, [f32("x", [2, 3, 4, 4])], [f32("output", [2, 47])],
+                 inits, opset=13)
+
+
+def transformer():
+    """Token and position embeddings, LayerNormalization, a fused QKV
+    projection split three ways, scaled attention, MatMul with a weight."""
+    i64 = np.int64
+    nodes = [
+        helper.make_node("Gather", ["wte.weight", "idx"], ["tok"], name="/wte/Gather"),
+        helper.make_node("Add", ["tok", "wpe"], ["h"], name="/Add"),
+        helper.make_node("LayerNormalization", ["h", "ln.weight", "ln.bias"],
+                         ["hn"], name="/ln/LayerNormalization", axis=-1,
+                         epsilon=1e-5),
+        helper.make_node("MatMul", ["hn", "attn.weight"], ["qkv0"], name="/attn/MatMul"),
+        helper.make_node("Add", ["qkv0", "attn.bias"], ["qkv"], name="/attn/Add"),
+        helper.make_node("Split", ["qkv", "split"], ["q", "k", "v"], name="/Split",
+                         axis=2),
+        helper.make_node("Transpose", ["k"], ["kt"], name="/Transpose", perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["q", "kt"], ["att0"], name="/MatMul"),
+        const("scale", 4.0),
+        helper.make_node("Div", ["att0", "scale"], ["att1"], name="/Div"),
+        helper.make_node("Add", ["att1", "mask"], ["att2"], name="/Add_1"),
+        helper.make_node("Softmax", ["att2"], ["att"], name="/Softmax", axis=-1),
+        helper.make_node("MatMul", ["att", "v"], ["y"], name="/MatMul_1"),
+        helper.make_node("MatMul", ["y", "head.weight"], ["logits"],
+                         name="/head/MatMul"),
+    ]
+    T, C, V = 5, 16, 11
+    mask = np.triu(np.full((T, T), -np.inf, np.float32), 1)
+    inits = [
+        init("wte.weight", [V, C], 0.5), init("wpe", [T, C], 0.5),
+        init("ln.weight", [C], 0.1, positive=True), init("ln.bias", [C]),
+        init("attn.weight", [C, 3 * C], 0.3), init("attn.bias", [3 * C]),
+        numpy_helper.from_array(np.array([C, C, C], i64), "split"),
+        numpy_helper.from_array(mask, "mask"),
+        init("head.weight", [C, V], 0.3),
+    ]
+    return model(nodes, [helper.make_tensor_value_info("idx", TensorProto.INT64,
+                                                       [2, T])],
+                 [f32("logits", [2, T, V])], inits)
+
+
+def unsupported():
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node("Det", ["r"], ["d"], name="det_1"),
+        helper.make_node("NonZero", ["r"], ["nz"], name="weird_nonzero"),
+        helper.make_node("Det", ["r"], ["d2"], name="det_2"),
+        helper.make_node("Custom", ["r"], ["c"], name="custom", domain="com.example"),
+    ]
+    return model(nodes, [f32("x", [3, 3])], [f32("d", []), f32("d2", [])])
+
+
+def dynamic():
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    return model(nodes, [f32("x", ["batch", "seq", 8])], [f32("y", ["batch", "seq", 8])])
+
+
+def opset11():
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    return model(nodes, [f32("x", [2, 8])], [f32("y", [2, 8])], opset=11)
+
+
+def asympads():
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="/conv/Conv",
+                              kernel_shape=[3, 3], pads=[0, 0, 1, 1])]
+    return model(nodes, [f32("x", [1, 2, 5, 5])], [f32("y", [1, 4, 4, 4])],
+                 [init("w", [4, 2, 3, 3])])
+
+
+def badshape():
+    """A Gemm whose weight does not fit its input: the op's shape check
+    reports it at the ONNX node."""
+    nodes = [helper.make_node("Gemm", ["x", "w"], ["y"], name="/fc/Gemm", transB=1)]
+    return model(nodes, [f32("x", [2, 8])], [f32("y", [2, 4])], [init("w", [4, 6])])
+
+
+def regression():
+    """A Linear(8, 1) head (its one-element bias is a parameter) scaled by a
+    one-element initializer (a constant) and an eval-mode-export-style
+    initializer shared by two layers (trained tied, with a warning)."""
+    nodes = [
+        helper.make_node("Gemm", ["x", "head.weight", "head.bias"], ["h"],
+                         name="/head/Gemm", transB=1),
+        helper.make_node("Mul", ["h", "scale"], ["s"], name="/Mul"),
+        helper.make_node("Add", ["s", "onnx::Add_7"], ["a"], name="/Add"),
+        helper.make_node("Mul", ["a", "onnx::Add_7"], ["y"], name="/Mul_1"),
+    ]
+    return model(nodes, [f32("x", [2, 8])], [f32("y", [2, 1])],
+                 [init("head.weight", [1, 8]), init("head.bias", [1]),
+                  numpy_helper.from_array(np.array([0.5], np.float32), "scale"),
+                  init("onnx::Add_7", [2, 1])])
+
+
+def typed():
+    """Values in ONNX's typed fields instead of raw_data: f16 weights in
+    int32_data, f32 in float_data, int64 in int64_data, f64 in double_data,
+    and Constant nodes with value_floats / value_ints."""
+    w = rng.standard_normal((4, 8)).astype(np.float16)
+    nodes = [
+        helper.make_node("Constant", [], ["shape"], name="shape", value_ints=[3, 8]),
+        helper.make_node("Reshape", ["x", "shape"], ["x2"], name="/Reshape"),
+        helper.make_node("Gemm", ["x2", "w", "b"], ["h"], name="/fc/Gemm", transB=1),
+        helper.make_node("Constant", [], ["k"], name="k", value_floats=[2.0, 3.0, 4.0, 5.0]),
+        helper.make_node("Mul", ["h", "k"], ["y"], name="/Mul"),
+        helper.make_node("Reshape", ["wide", "wshape"], ["wide2"], name="/Reshape_1"),
+        helper.make_node("Add", ["wide2", "wide2"], ["z"], name="/Add"),
+        helper.make_node("Cast", ["scale"], ["scale64"], name="/Cast", to=TensorProto.DOUBLE),
+        helper.make_node("Mul", ["z", "scale64"], ["z2"], name="/Mul_1"),
+    ]
+    inits = [
+        helper.make_tensor("w", TensorProto.FLOAT16, [4, 8], w.flatten().tolist()),
+        helper.make_tensor("b", TensorProto.FLOAT16, [4], [0.5, -0.25, 1.0, 2.0]),
+        helper.make_tensor("wide", TensorProto.DOUBLE, [2, 3], [1, 2, 3, 4, 5, 6]),
+        helper.make_tensor("scale", TensorProto.FLOAT, [6], [0.5, 1, 1.5, 2, 2.5, 3]),
+        helper.make_tensor("wshape", TensorProto.INT64, [1], [6]),
+    ]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT16, [2, 12])
+    return model(nodes, [x],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [3, 4]),
+                  helper.make_tensor_value_info("z2", TensorProto.DOUBLE, [6])], inits)
+
+
+MODELS = {f.__name__: f for f in [cnn, elementwise, shapes, transformer, regression, typed,
+                                   unsupported, dynamic, opset11, asympads,
+                                   badshape]}
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in MODELS:
+        sys.exit("usage: make_onnx.py {%s} OUT.onnx" % "|".join(MODELS))
+    m = MODELS[sys.argv[1]]()
+    if sys.argv[1] not in ("unsupported",):
+        onnx.checker.check_model(m)
+    onnx.save(m, sys.argv[2])
