@@ -1,4 +1,4 @@
-// RUN: memopt-opt %s -split-input-file --test-print-liveness -o /dev/null | FileCheck %s
+// RUN: memopt-opt %s -split-input-file --test-memopt-print-liveness -o /dev/null | FileCheck %s
 
 // `memopt.inplace = N` on an op: its result 0 reuses operand N's buffer, so
 // it allocates nothing and its root lives until the alias's last use. An

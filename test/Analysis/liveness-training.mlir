@@ -1,4 +1,4 @@
-// RUN: memopt-opt %s -split-input-file --memopt-autodiff --test-print-liveness -o /dev/null | FileCheck %s
+// RUN: memopt-opt %s -split-input-file --memopt-autodiff --test-memopt-print-liveness -o /dev/null | FileCheck %s
 
 // The memory analysis on training steps built by --memopt-autodiff: forward
 // values the backward pass reads stay live into it, gradients live until

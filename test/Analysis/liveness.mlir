@@ -1,4 +1,4 @@
-// RUN: memopt-opt %s -split-input-file --test-print-liveness -o /dev/null | FileCheck %s
+// RUN: memopt-opt %s -split-input-file --test-memopt-print-liveness -o /dev/null | FileCheck %s
 
 // The memory analysis on forward graphs: sizes (numel x element bytes),
 // lifetimes [def, last use] in op indices (arguments from -1 to the end,

@@ -1,4 +1,4 @@
-// RUN: memopt-opt %s --memopt-autodiff --test-inplace-abn -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: memopt-opt %s --memopt-autodiff --test-memopt-inplace-abn -split-input-file -verify-diagnostics | FileCheck %s
 
 // InPlace-ABN (fuseInPlaceABN, through the test pass) on training steps
 // built by --memopt-autodiff: batch_norm + leaky_relu/elu and their two

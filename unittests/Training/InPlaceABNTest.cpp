@@ -4,7 +4,7 @@
 // fused op written directly, and batch norm + activation fused after
 // autodiff), and a differential test of the fusion: a CNN with batch norms
 // followed by leaky_relu and elu, trained with and without
-// `test-inplace-abn`. The fused forward is batch norm's arithmetic followed
+// `test-memopt-inplace-abn`. The fused forward is batch norm's arithmetic followed
 // by the activation, so the loss and the running statistics are
 // bit-identical; the backward rebuilds x̂ = (f⁻¹(y) − β)/γ from the f32
 // output instead of reading x, so gradients, and the parameters updated
@@ -110,11 +110,11 @@ TEST(InPlaceABN, FusedStepGradientMatchesFiniteDifferences) {
         "  %loss = memopt.mse_loss %a, %t : tensor<5x3x2xf64>\n"
         "  return %loss : tensor<f64>\n}\n";
     auto fused = CompiledStep::compile(
-        source, "memopt-autodiff{optimizer=none},test-inplace-abn");
+        source, "memopt-autodiff{optimizer=none},test-memopt-inplace-abn");
     ASSERT_TRUE(fused);
     EXPECT_EQ(countKernels(*fused, runtime::KernelKind::BatchNormAct), 1u);
     EXPECT_EQ(countKernels(*fused, runtime::KernelKind::BatchNormBackward), 0u);
-    checkGradients(source, "memopt-autodiff{optimizer=none},test-inplace-abn");
+    checkGradients(source, "memopt-autodiff{optimizer=none},test-memopt-inplace-abn");
   }
 }
 
@@ -129,7 +129,7 @@ void expectFusedStepMatches(const std::string &source,
   bool plan = after.find("memopt-plan-memory") != std::string::npos;
   auto base = CompiledStep::compile(source, autodiff + after);
   auto fused =
-      CompiledStep::compile(source, autodiff + ",test-inplace-abn" + after);
+      CompiledStep::compile(source, autodiff + ",test-memopt-inplace-abn" + after);
   ASSERT_TRUE(base && fused);
   EXPECT_GT(countKernels(*fused, runtime::KernelKind::BatchNormAct), 0u);
   EXPECT_EQ(countKernels(*fused, runtime::KernelKind::BatchNormBackward), 0u);
@@ -195,7 +195,7 @@ TEST(InPlaceABN, WithInPlacePassMatchesUnfused) {
 TEST(InPlaceABN, ReluCnnIsUnchanged) {
   // examples/cnn.mlir as it is (ReLU): nothing to fuse, bit-identical.
   auto fused = CompiledStep::compile(exampleSource("cnn.mlir"),
-                                     "memopt-autodiff,test-inplace-abn");
+                                     "memopt-autodiff,test-memopt-inplace-abn");
   ASSERT_TRUE(fused);
   EXPECT_EQ(countKernels(*fused, runtime::KernelKind::BatchNormAct), 0u);
   EXPECT_EQ(countKernels(*fused, runtime::KernelKind::BatchNormBackward), 3u);
@@ -207,7 +207,7 @@ TEST(InPlaceABN, SeveralStepsStayClose) {
   std::string source = invertibleCnn();
   std::string autodiff = "memopt-autodiff{optimizer=momentum lr=0.05}";
   auto base = CompiledStep::compile(source, autodiff);
-  auto fused = CompiledStep::compile(source, autodiff + ",test-inplace-abn");
+  auto fused = CompiledStep::compile(source, autodiff + ",test-memopt-inplace-abn");
   ASSERT_TRUE(base && fused);
   base->randomize(3);
   fused->randomize(3);

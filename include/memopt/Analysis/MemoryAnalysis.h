@@ -7,7 +7,7 @@
 //
 // A plain class over one function, as Triton's Allocation/Alias analyses:
 // passes construct it (directly or through getAnalysis), the report and the
-// test-only `--test-print-liveness` pass print it, and the schedule,
+// test-only `--test-memopt-print-liveness` pass print it, and the schedule,
 // checkpointing and planning passes read the same numbers, so every tool
 // agrees on what "live" means:
 //

@@ -219,7 +219,12 @@ struct ConvertMemOptToMemRTPass
                          << static_cast<int64_t>(alignment);
       return signalPassFailure();
     }
-    WalkResult unsupported = module.walk([](Operation *op) {
+    WalkResult unsupported = module.walk([&](Operation *op) {
+      if (isa<ModuleOp>(op) && op != module.getOperation()) {
+        op->emitOpError("cannot be lowered to memrt: nested modules are not "
+                        "supported; run the conversion on the inner module");
+        return WalkResult::interrupt();
+      }
       if (isLowerable(op))
         return WalkResult::advance();
       op->emitOpError("cannot be lowered to memrt: only memopt ops, tensor "
@@ -229,7 +234,8 @@ struct ConvertMemOptToMemRTPass
     if (unsupported.wasInterrupted())
       return signalPassFailure();
     for (auto func : module.getOps<func::FuncOp>())
-      for (Type type : func.getArgumentTypes())
+      for (Type type : func.isExternal() ? ArrayRef<Type>()
+                                         : func.getArgumentTypes())
         if (auto t = dyn_cast<RankedTensorType>(type);
             !t || !t.hasStaticShape()) {
           func.emitOpError("argument type ")
@@ -249,7 +255,10 @@ struct ConvertMemOptToMemRTPass
     target.addLegalOp<ModuleOp>();
     target.addIllegalDialect<MemOptDialect>();
     target.addIllegalOp<arith::ConstantOp>();
+    // Declarations are other code's business: left as they are.
     target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
+      if (op.isExternal())
+        return true;
       return converter.isSignatureLegal(op.getFunctionType()) &&
              converter.isLegal(&op.getBody());
     });
@@ -270,6 +279,8 @@ struct ConvertMemOptToMemRTPass
 
     Builder b(ctx);
     for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
       convertFunctionAttributes(func);
       // A planned function keeps the planner's arena; otherwise the bump
       // allocation's sum of all buffers.

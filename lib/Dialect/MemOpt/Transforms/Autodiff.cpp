@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
@@ -36,12 +37,35 @@ bool isFloatTensor(Value v) {
   return t && isa<FloatType>(t.getElementType());
 }
 
-/// A training graph: first result a 0-d float tensor.
+/// True if any op in `module` names `func` in an attribute (a call, or any
+/// op's symbol reference, registered or not).
+bool isReferenced(func::FuncOp func, ModuleOp module) {
+  StringAttr name = func.getSymNameAttr();
+  WalkResult found = module.walk([&](Operation *op) {
+    bool hit = false;
+    op->getAttrDictionary().walk([&](SymbolRefAttr ref) {
+      hit |= ref.getRootReference() == name;
+    });
+    if (auto props = op->getPropertiesAsAttribute())
+      props.walk([&](SymbolRefAttr ref) {
+        hit |= ref.getRootReference() == name;
+      });
+    return hit ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return found.wasInterrupted();
+}
+
+/// A training graph: first result a 0-d float tensor computed by a memopt
+/// op (a loss), not passed through or a constant.
 bool isTrainingGraph(func::FuncOp func) {
   if (func.isExternal() || func.getNumResults() == 0)
     return false;
   auto loss = dyn_cast<RankedTensorType>(func.getResultTypes().front());
-  return loss && loss.getRank() == 0 && isa<FloatType>(loss.getElementType());
+  if (!loss || loss.getRank() != 0 || !isa<FloatType>(loss.getElementType()))
+    return false;
+  Operation *def = func.getBody().front().getTerminator()->getOperand(0)
+                       .getDefiningOp();
+  return def && isa<MemOptDialect>(def->getDialect());
 }
 
 Value scalarConstant(OpBuilder &b, Location loc, Type elementType, double v) {
@@ -94,9 +118,23 @@ struct MemOptAutodiffPass
           << "' (expected sgd, momentum, adam or none)";
       return signalPassFailure();
     }
-    for (auto func : llvm::to_vector(getOperation().getOps<func::FuncOp>()))
-      if (isTrainingGraph(func) && failed(differentiate(func)))
+    SmallVector<func::FuncOp> graphs;
+    if (failed(collectMemOptGraphs(getOperation(), "memopt-autodiff", graphs)))
+      return signalPassFailure();
+    for (func::FuncOp func : graphs) {
+      if (!isTrainingGraph(func))
+        continue;
+      // The step gains arguments and results: a caller would be left
+      // calling the old signature.
+      if (isReferenced(func, getOperation())) {
+        func.emitOpError("is called, and --memopt-autodiff would change its "
+                         "signature under its callers; differentiate a "
+                         "function nothing calls");
         return signalPassFailure();
+      }
+      if (failed(differentiate(func)))
+        return signalPassFailure();
+    }
   }
 
   double learningRate() const {

@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Analysis/CheckpointSchedule.h"
 #include "memopt/Analysis/MemoryAnalysis.h"
 #include "memopt/Analysis/RematILP.h"
@@ -740,8 +741,12 @@ struct MemOptCheckpointPass
           << "memopt-checkpoint: segments= applies to strategy=sqrt only";
       return signalPassFailure();
     }
-    for (auto func : getOperation().getOps<func::FuncOp>())
-      if (!func.isExternal() && failed(checkpoint(func)))
+    SmallVector<func::FuncOp> graphs;
+    if (failed(
+            collectMemOptGraphs(getOperation(), "memopt-checkpoint", graphs)))
+      return signalPassFailure();
+    for (func::FuncOp func : graphs)
+      if (failed(checkpoint(func)))
         return signalPassFailure();
   }
 

@@ -24,6 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Analysis/MemoryAnalysis.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
@@ -132,13 +133,10 @@ struct MemOptInPlacePass
   using MemOptInPlaceBase::MemOptInPlaceBase;
 
   void runOnOperation() override {
-    for (auto func : getOperation().getOps<func::FuncOp>()) {
-      if (func.isExternal())
-        continue;
-      if (!func.getBody().hasOneBlock()) {
-        func.emitOpError("memopt-inplace expects a single-block function");
-        return signalPassFailure();
-      }
+    SmallVector<func::FuncOp> graphs;
+    if (failed(collectMemOptGraphs(getOperation(), "memopt-inplace", graphs)))
+      return signalPassFailure();
+    for (func::FuncOp func : graphs) {
       // Frees from an earlier schedule go; --memopt-schedule recomputes
       // them.
       for (Operation &op :

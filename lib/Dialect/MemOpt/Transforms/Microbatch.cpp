@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
@@ -227,8 +228,12 @@ struct MemOptMicrobatchPass
     }
     if (count == 1)
       return;
-    for (auto func : getOperation().getOps<func::FuncOp>()) {
-      if (func.isExternal() || func.getNumResults() == 0)
+    SmallVector<func::FuncOp> graphs;
+    if (failed(
+            collectMemOptGraphs(getOperation(), "memopt-microbatch", graphs)))
+      return signalPassFailure();
+    for (func::FuncOp func : graphs) {
+      if (func.getNumResults() == 0)
         continue;
       auto loss = dyn_cast<RankedTensorType>(func.getResultTypes().front());
       if (!loss || loss.getRank() != 0)

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
@@ -256,9 +257,10 @@ struct MemOptMixedPrecisionPass
       return signalPassFailure();
     }
 
-    for (auto func : module.getOps<func::FuncOp>()) {
-      if (func.isExternal())
-        continue;
+    SmallVector<func::FuncOp> graphs;
+    if (failed(collectMemOptGraphs(module, "memopt-mixed-precision", graphs)))
+      return signalPassFailure();
+    for (func::FuncOp func : graphs) {
       if (func->hasAttr(MemOptDialect::kLossScaleAttrName)) {
         func.emitOpError("already has mixed precision (memopt.loss_scale)");
         return signalPassFailure();

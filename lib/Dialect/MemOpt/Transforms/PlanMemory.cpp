@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Analysis/ArenaPlanner.h"
 #include "memopt/Analysis/MemoryAnalysis.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
@@ -50,8 +51,12 @@ struct MemOptPlanMemoryPass
           << static_cast<int64_t>(alignment);
       return signalPassFailure();
     }
-    for (auto func : getOperation().getOps<func::FuncOp>())
-      if (!func.isExternal() && failed(plan(func)))
+    SmallVector<func::FuncOp> graphs;
+    if (failed(
+            collectMemOptGraphs(getOperation(), "memopt-plan-memory", graphs)))
+      return signalPassFailure();
+    for (func::FuncOp func : graphs)
+      if (failed(plan(func)))
         return signalPassFailure();
   }
 

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Analysis/MemoryAnalysis.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
 
@@ -80,15 +81,11 @@ struct MemOptReportPass
   void runOnOperation() override {
     Json reports = Json::array();
     for (auto func : getOperation().getOps<func::FuncOp>()) {
-      if (func.isExternal() ||
+      if (!isMemOptGraph(func) ||
           (!function.empty() && func.getSymName() != function))
         continue;
-      if (!func.getBody().hasOneBlock()) {
-        func.emitError() << "memopt-report: expected a function body of one "
-                            "block, got "
-                         << func.getBody().getBlocks().size();
+      if (failed(verifyTransformable(func, "memopt-report")))
         return signalPassFailure();
-      }
       reports.push_back(reportFunction(func));
     }
     if (!function.empty() && reports.empty()) {

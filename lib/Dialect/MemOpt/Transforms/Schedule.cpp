@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Analysis/MemoryAnalysis.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
@@ -258,13 +259,10 @@ namespace {
 struct MemOptSchedulePass
     : public memopt::impl::MemOptScheduleBase<MemOptSchedulePass> {
   void runOnOperation() override {
-    for (auto func : getOperation().getOps<func::FuncOp>()) {
-      if (func.isExternal())
-        continue;
-      if (!func.getBody().hasOneBlock()) {
-        func.emitOpError("memopt-schedule expects a single-block function");
-        return signalPassFailure();
-      }
+    SmallVector<func::FuncOp> graphs;
+    if (failed(collectMemOptGraphs(getOperation(), "memopt-schedule", graphs)))
+      return signalPassFailure();
+    for (func::FuncOp func : graphs) {
       FailureOr<std::pair<int64_t, int64_t>> result = scheduleFunction(func);
       if (failed(result))
         return signalPassFailure();

@@ -1,6 +1,6 @@
 //===- TestInPlaceABN.cpp - run the InPlace-ABN fusion for tests ----------===//
 //
-// `--test-inplace-abn`: calls `fuseInPlaceABN` on every function, so lit
+// `--test-memopt-inplace-abn`: calls `fuseInPlaceABN` on every function, so lit
 // and the differential tests can exercise the fusion on its own, before it
 // is reachable as an option of `--memopt-inplace`.
 //
@@ -11,7 +11,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
-#define DEBUG_TYPE "test-inplace-abn"
+#define DEBUG_TYPE "test-memopt-inplace-abn"
 
 namespace memopt {
 #define GEN_PASS_DEF_TESTINPLACEABN

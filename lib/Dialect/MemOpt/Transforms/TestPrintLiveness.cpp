@@ -1,6 +1,6 @@
 //===- TestPrintLiveness.cpp - print MemoryAnalysis for FileCheck ---------===//
 //
-// `--test-print-liveness`: the memory analysis made visible, as Triton's
+// `--test-memopt-print-liveness`: the memory analysis made visible, as Triton's
 // -test-print-allocation does for its allocator. Every number the report
 // and the memory passes rely on (sizes, lifetimes, roles, aliases, live
 // bytes) can be pinned by a lit test on a small graph.
@@ -14,7 +14,7 @@
 #include "mlir/IR/AsmState.h"
 #include "llvm/Support/raw_ostream.h"
 
-#define DEBUG_TYPE "test-print-liveness"
+#define DEBUG_TYPE "test-memopt-print-liveness"
 
 namespace memopt {
 #define GEN_PASS_DEF_TESTPRINTLIVENESS
@@ -35,7 +35,7 @@ struct TestPrintLivenessPass
       if (func.isExternal())
         continue;
       if (!func.getBody().hasOneBlock()) {
-        func.emitError() << "test-print-liveness: expected a function body "
+        func.emitError() << "test-memopt-print-liveness: expected a function body "
                             "of one block";
         return signalPassFailure();
       }

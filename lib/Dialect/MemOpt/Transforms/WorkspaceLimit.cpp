@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
 #include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
@@ -40,7 +41,7 @@ struct MemOptWorkspaceLimitPass
     }
     Builder b(&getContext());
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (!func.isExternal())
+      if (isMemOptGraph(func))
         func->setAttr(MemOptDialect::kWorkspaceLimitAttrName,
                       b.getI64IntegerAttr(*limit));
   }

@@ -237,6 +237,10 @@ def MemOptSchedule : Pass<"memopt-schedule", "mlir::ModuleOp"> {
 
     The transformed step computes bit-identical results: only the order
     changes.
+
+    Functions without memopt ops and declarations are left alone; a memopt
+    graph that mixes in ops with regions, calls or other dialects' ops is
+    refused with an error at that op.
   }];
   let statistics = [
     Statistic<"numFrees", "frees", "memopt.free ops inserted">,
@@ -446,7 +450,7 @@ def MemOptReport : Pass<"memopt-report", "mlir::ModuleOp"> {
   ];
 }
 
-def TestPrintLiveness : Pass<"test-print-liveness", "mlir::ModuleOp"> {
+def TestPrintLiveness : Pass<"test-memopt-print-liveness", "mlir::ModuleOp"> {
   let summary = "Print the memory analysis of every function (for tests)";
   let description = [{
     Test-only: prints what MemoryAnalysis computes, one line per tensor value
@@ -469,7 +473,7 @@ def TestPrintLiveness : Pass<"test-print-liveness", "mlir::ModuleOp"> {
   }];
 }
 
-def TestInPlaceABN : Pass<"test-inplace-abn", "mlir::ModuleOp"> {
+def TestInPlaceABN : Pass<"test-memopt-inplace-abn", "mlir::ModuleOp"> {
   let summary = "Run the InPlace-ABN fusion on every function (for tests)";
   let description = [{
     Test-only: calls `fuseInPlaceABN` (Transforms.h) on every function of a

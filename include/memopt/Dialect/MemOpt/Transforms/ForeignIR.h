@@ -1,0 +1,46 @@
+//===- ForeignIR.h - what memopt's passes transform, and what not -*- C++
+//-*-===//
+//
+// memopt's passes run inside other compilers' pipelines, on modules that
+// hold more than memopt graphs. They transform a function only when it is a
+// memopt graph (it has a body with memopt ops), leave every other function
+// and declaration alone, and refuse with a located error a graph that mixes
+// in what they cannot reason about: ops with regions, ops of other dialects
+// (calls, side effects, memory), values that are not tensors. A refusal is
+// a clear error; the alternative would be a silent miscompile (a free before
+// a read inside a region, a reordered call, a gradient missing through a
+// region).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMOPT_DIALECT_MEMOPT_TRANSFORMS_FOREIGNIR_H
+#define MEMOPT_DIALECT_MEMOPT_TRANSFORMS_FOREIGNIR_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace memopt {
+
+/// True if `func` has a body holding at least one memopt op, or arguments
+/// with memopt attributes (`{memopt.param}`, ...).
+bool isMemOptGraph(mlir::func::FuncOp func);
+
+/// Succeeds if every op of `func` is one memopt's passes understand (memopt
+/// ops, tensor `arith.constant`, `func.return`), its body is one block and
+/// its arguments and results are ranked tensors; otherwise emits an error
+/// at the first offending op (or the function) naming `pass`, and fails.
+llvm::LogicalResult verifyTransformable(mlir::func::FuncOp func,
+                                        llvm::StringRef pass);
+
+/// The memopt graphs among `module`'s functions, each verified with
+/// verifyTransformable; fails on the first one that is not transformable.
+/// Declarations and functions without memopt ops are not returned.
+llvm::LogicalResult
+collectMemOptGraphs(mlir::ModuleOp module, llvm::StringRef pass,
+                    llvm::SmallVectorImpl<mlir::func::FuncOp> &graphs);
+
+} // namespace memopt
+
+#endif // MEMOPT_DIALECT_MEMOPT_TRANSFORMS_FOREIGNIR_H

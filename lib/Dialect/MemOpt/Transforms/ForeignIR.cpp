@@ -1,0 +1,90 @@
+//===- ForeignIR.cpp - what memopt's passes transform, and what not -------===//
+//
+// See ForeignIR.h. The rule is deliberately narrow: it admits exactly the
+// IR memopt's analyses model (single-block value-semantics graphs of memopt
+// ops and tensor constants), the same set the lowering to memrt accepts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
+
+#include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace memopt;
+
+bool memopt::isMemOptGraph(func::FuncOp func) {
+  if (func.isExternal())
+    return false;
+  // Arguments declared as parameters or state make it one too.
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    for (NamedAttribute attr :
+         mlir::function_interface_impl::getArgAttrs(func, i))
+      if (attr.getName().strref().starts_with("memopt."))
+        return true;
+  WalkResult found = func.walk([](Operation *op) {
+    return isa_and_nonnull<MemOptDialect>(op->getDialect())
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  return found.wasInterrupted();
+}
+
+/// Why `op` is outside what the passes model, or "" if it is inside.
+static std::string unsupportedReason(Operation *op) {
+  if (op->getNumRegions() != 0)
+    return "it has regions, whose captured values and effects memopt's "
+           "liveness, scheduling and gradients do not model";
+  if (isa_and_nonnull<MemOptDialect>(op->getDialect()) ||
+      isa<func::ReturnOp>(op))
+    return "";
+  if (auto constant = dyn_cast<arith::ConstantOp>(op))
+    return isa<RankedTensorType>(constant.getType())
+               ? ""
+               : "it is not a tensor constant";
+  if (isa<func::CallOp, func::CallIndirectOp>(op))
+    return "calls may have side effects and are not differentiated";
+  return "memopt's passes transform memopt ops, tensor arith.constant and "
+         "func.return only";
+}
+
+LogicalResult memopt::verifyTransformable(func::FuncOp func, StringRef pass) {
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError()
+           << "cannot be transformed by " << pass << ": its body has "
+           << func.getBody().getBlocks().size()
+           << " blocks; memopt graphs have one";
+  for (BlockArgument arg : func.getArguments())
+    if (!isa<RankedTensorType>(arg.getType()))
+      return func.emitOpError()
+             << "cannot be transformed by " << pass << ": argument "
+             << arg.getArgNumber() << " has type " << arg.getType()
+             << "; memopt graphs take ranked tensors";
+  for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
+    if (!isa<RankedTensorType>(type))
+      return func.emitOpError()
+             << "cannot be transformed by " << pass << ": result " << i
+             << " has type " << type << "; memopt graphs return ranked tensors";
+  for (Operation &op : func.getBody().front()) {
+    std::string reason = unsupportedReason(&op);
+    if (!reason.empty())
+      return op.emitOpError() << "is not supported by " << pass
+                              << " in a memopt graph: " << reason;
+  }
+  return success();
+}
+
+LogicalResult
+memopt::collectMemOptGraphs(ModuleOp module, StringRef pass,
+                            SmallVectorImpl<func::FuncOp> &graphs) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!isMemOptGraph(func))
+      continue;
+    if (failed(verifyTransformable(func, pass)))
+      return failure();
+    graphs.push_back(func);
+  }
+  return success();
+}
