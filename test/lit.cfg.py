@@ -70,3 +70,12 @@ for candidate in ["/usr/bin/python3", config.python_executable]:
 else:
     lit_config.fatal("no Python can import onnx: install python3-onnx "
                      "(scripts/install-deps.sh does)")
+
+# `plugin`: MemOptPlugin.so was built (needs Debian's libMLIR.so); tests load
+# it into upstream mlir-opt.
+plugin = os.path.join(config.memopt_obj_root, "lib", "MemOptPlugin.so")
+if os.path.exists(plugin):
+    config.available_features.add("plugin")
+    config.substitutions.append(("%memopt_plugin", plugin))
+    config.substitutions.append(
+        ("%upstream_mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))

@@ -56,6 +56,12 @@ LogicalResult memopt::verifyTransformable(func::FuncOp func, StringRef pass) {
            << "cannot be transformed by " << pass << ": its body has "
            << func.getBody().getBlocks().size()
            << " blocks; memopt graphs have one";
+  for (Operation &op : func.getBody().front()) {
+    std::string reason = unsupportedReason(&op);
+    if (!reason.empty())
+      return op.emitOpError() << "is not supported by " << pass
+                              << " in a memopt graph: " << reason;
+  }
   for (BlockArgument arg : func.getArguments())
     if (!isa<RankedTensorType>(arg.getType()))
       return func.emitOpError()
@@ -67,12 +73,6 @@ LogicalResult memopt::verifyTransformable(func::FuncOp func, StringRef pass) {
       return func.emitOpError()
              << "cannot be transformed by " << pass << ": result " << i
              << " has type " << type << "; memopt graphs return ranked tensors";
-  for (Operation &op : func.getBody().front()) {
-    std::string reason = unsupportedReason(&op);
-    if (!reason.empty())
-      return op.emitOpError() << "is not supported by " << pass
-                              << " in a memopt graph: " << reason;
-  }
   return success();
 }
 
