@@ -48,7 +48,7 @@ if config.memopt_cuda_enabled:
                         if probe.stderr.strip() else "no usable CUDA device")
 
 tool_dirs = [config.memopt_tools_dir, config.llvm_tools_dir]
-tools = ["memopt-opt", "memopt-translate", "memopt-run"]
+tools = ["memopt-opt", "memopt-translate", "memopt-run", "memopt-capi-test"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 

@@ -14,6 +14,7 @@
 #include "memopt/Dialect/MemRT/IR/MemRTDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -25,6 +26,8 @@ namespace memopt {
 inline void registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<MemOptDialect, memrt::MemRTDialect, mlir::func::FuncDialect,
                   mlir::arith::ArithDialect, mlir::tensor::TensorDialect>();
+  // func.call inlines (with memopt's own DialectInlinerInterface).
+  mlir::func::registerInlinerExtension(registry);
 }
 
 /// Registers memopt's passes (and the core MLIR transforms pipelines mix in)
@@ -35,6 +38,8 @@ inline void registerAllPasses() {
   registerMemOptConversionPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
+  mlir::registerInliner();
+  mlir::registerSymbolDCE();
 }
 
 } // namespace memopt

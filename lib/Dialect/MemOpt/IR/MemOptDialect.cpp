@@ -11,17 +11,37 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Transforms/InliningUtils.h"
 
 using namespace mlir;
 using namespace memopt;
 
 #include "memopt/Dialect/MemOpt/IR/MemOptOpsDialect.cpp.inc"
 
+namespace {
+/// memopt ops are value-semantics computations without regions or effects
+/// on anything but their results: a call to a function of them can be
+/// inlined (`--inline`), which turns a model split into functions into the
+/// one graph memopt's passes transform.
+struct MemOptInlinerInterface : public DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+  bool isLegalToInline(Operation *call, Operation *callable,
+                       bool wouldBeCloned) const final {
+    return true;
+  }
+  bool isLegalToInline(Operation *op, Region *dest, bool wouldBeCloned,
+                       IRMapping &valueMapping) const final {
+    return true;
+  }
+};
+} // namespace
+
 void MemOptDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.cpp.inc"
       >();
+  addInterfaces<MemOptInlinerInterface>();
 }
 
 /// `memopt.param`, `memopt.state` and `memopt.optimizer_state` are unit
