@@ -1,4 +1,5 @@
 // RUN: memopt-opt %s --allow-unregistered-dialect -split-input-file -verify-diagnostics --memopt-schedule
+// RUN: memopt-opt %s --allow-unregistered-dialect -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(func.func(memopt-schedule))'
 // RUN: not memopt-opt %s --allow-unregistered-dialect -split-input-file --memopt-autodiff 2>&1 | FileCheck %s --check-prefix=AUTODIFF
 // RUN: not memopt-opt %s --allow-unregistered-dialect -split-input-file --memopt-inplace 2>&1 | FileCheck %s --check-prefix=INPLACE
 //

@@ -213,7 +213,7 @@ def MemOptInPlace : Pass<"memopt-inplace", "mlir::ModuleOp"> {
   ];
 }
 
-def MemOptSchedule : Pass<"memopt-schedule", "mlir::ModuleOp"> {
+def MemOptSchedule : Pass<"memopt-schedule"> {
   let summary = "Memory-aware op order and a memopt.free after every last use";
   let description = [{
     Reorders the ops of each function (respecting every data dependence)
@@ -238,6 +238,9 @@ def MemOptSchedule : Pass<"memopt-schedule", "mlir::ModuleOp"> {
     The transformed step computes bit-identical results: only the order
     changes.
 
+    It runs on a `builtin.module` (every memopt graph in it) or nested on
+    each `func.func`, where the pass manager schedules functions in parallel:
+    `--pass-pipeline='builtin.module(func.func(memopt-schedule))'`.
     Functions without memopt ops and declarations are left alone; a memopt
     graph that mixes in ops with regions, calls or other dialects' ops is
     refused with an error at that op.
