@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -43,13 +43,11 @@ bool isReferenced(func::FuncOp func, ModuleOp module) {
   StringAttr name = func.getSymNameAttr();
   WalkResult found = module.walk([&](Operation *op) {
     bool hit = false;
-    op->getAttrDictionary().walk([&](SymbolRefAttr ref) {
-      hit |= ref.getRootReference() == name;
-    });
+    op->getAttrDictionary().walk(
+        [&](SymbolRefAttr ref) { hit |= ref.getRootReference() == name; });
     if (auto props = op->getPropertiesAsAttribute())
-      props.walk([&](SymbolRefAttr ref) {
-        hit |= ref.getRootReference() == name;
-      });
+      props.walk(
+          [&](SymbolRefAttr ref) { hit |= ref.getRootReference() == name; });
     return hit ? WalkResult::interrupt() : WalkResult::advance();
   });
   return found.wasInterrupted();
@@ -63,8 +61,8 @@ bool isTrainingGraph(func::FuncOp func) {
   auto loss = dyn_cast<RankedTensorType>(func.getResultTypes().front());
   if (!loss || loss.getRank() != 0 || !isa<FloatType>(loss.getElementType()))
     return false;
-  Operation *def = func.getBody().front().getTerminator()->getOperand(0)
-                       .getDefiningOp();
+  Operation *def =
+      func.getBody().front().getTerminator()->getOperand(0).getDefiningOp();
   return def && isa<MemOptDialect>(def->getDialect());
 }
 
@@ -121,6 +119,22 @@ struct MemOptAutodiffPass
     SmallVector<func::FuncOp> graphs;
     if (failed(collectMemOptGraphs(getOperation(), "memopt-autodiff", graphs)))
       return signalPassFailure();
+    if (!function.empty()) {
+      auto named = getOperation().lookupSymbol<func::FuncOp>(function);
+      if (!named) {
+        getOperation().emitError()
+            << "memopt-autodiff: no function named '" << function << "'";
+        return signalPassFailure();
+      }
+      if (!llvm::is_contained(graphs, named) || !isTrainingGraph(named)) {
+        named.emitOpError()
+            << "is not a training graph (memopt ops ending in a 0-d float "
+               "loss computed by a memopt op), as function="
+            << function << " requires";
+        return signalPassFailure();
+      }
+      graphs.assign({named});
+    }
     for (func::FuncOp func : graphs) {
       if (!isTrainingGraph(func))
         continue;

@@ -57,6 +57,9 @@ def MemOptAutodiff : Pass<"memopt-autodiff", "mlir::ModuleOp"> {
     results, the gradient of every parameter (zeros for a parameter the loss
     does not depend on): what gradient checks and users inspecting gradients
     want.
+
+    `function=NAME` differentiates that function only, and it is an error if
+    it is not a training graph; other functions are left alone.
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
@@ -73,7 +76,10 @@ def MemOptAutodiff : Pass<"memopt-autodiff", "mlir::ModuleOp"> {
            "L2 penalty added to the gradient, as PyTorch's weight_decay">,
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam's beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam's beta2">,
-    Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam's epsilon">
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam's epsilon">,
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "Differentiate only this function (it must be a training graph); "
+           "default: every training graph">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
   let statistics = [
