@@ -18,6 +18,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -31,6 +32,12 @@ namespace memopt::onnx_import {
 // A private header of this library: MLIR names unqualified, as in the
 // .cpp files.
 using namespace mlir;
+
+/// Characters MLIR allows in an SSA name after the first.
+inline bool isNameChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' ||
+         c == '$' || c == '-';
+}
 
 inline std::string formatShape(ArrayRef<int64_t> shape) {
   std::string s;
@@ -222,6 +229,8 @@ private:
   llvm::StringMap<Value> values;
   llvm::StringMap<ConstTensor> consts;
   llvm::StringMap<int> useCount;
+  /// The node reading each value (the last one, for values read twice).
+  llvm::StringMap<const onnx::NodeProto *> consumer;
   llvm::StringMap<const onnx::NodeProto *> producer;
   /// Nodes folded into a fused op, and the fused op's input by last node.
   std::set<const onnx::NodeProto *> fusedAway;

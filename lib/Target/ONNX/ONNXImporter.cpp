@@ -124,12 +124,6 @@ bool isWeightSlot(StringRef opType, int index) {
   return false;
 }
 
-/// Characters MLIR allows in an SSA name after the first.
-bool isNameChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' ||
-         c == '$' || c == '-';
-}
-
 /// `name` as an SSA value name (`onnx::Conv_193` -> `onnx__Conv_193`,
 /// `0.weight` -> `_0.weight`).
 std::string sanitize(StringRef name) {
@@ -409,15 +403,10 @@ void Importer::findGeluPatterns() {
   auto scalar = [&](const std::string &name) {
     return scalarConstant(name, consts, producer);
   };
-  // The node reading `name`, if it is read exactly once.
+  // The node reading `name`, if it is read exactly once (a graph output
+  // counts as a read, by no node).
   auto soleUser = [&](const std::string &name) -> const onnx::NodeProto * {
-    if (useCount.lookup(name) != 1)
-      return nullptr;
-    for (const onnx::NodeProto &n : model.graph().node())
-      for (const std::string &in : n.input())
-        if (in == name)
-          return &n;
-    return nullptr;
+    return useCount.lookup(name) == 1 ? consumer.lookup(name) : nullptr;
   };
   // The other input of binary `node`, given one of its inputs.
   auto other = [](const onnx::NodeProto &node, const std::string &one) {
@@ -474,8 +463,10 @@ FailureOr<ONNXImportResult> Importer::run(StringRef bytes) {
   const onnx::GraphProto &graph = model.graph();
   for (const onnx::NodeProto &node : graph.node()) {
     for (const std::string &in : node.input())
-      if (!in.empty())
+      if (!in.empty()) {
         ++useCount[in];
+        consumer[in] = &node;
+      }
     for (const std::string &out : node.output())
       if (!out.empty())
         producer[out] = &node;
@@ -540,10 +531,9 @@ FailureOr<ONNXImportResult> Importer::run(StringRef bytes) {
   }
   result.weights.metadata["format"] = "memopt";
   result.weights.metadata["source"] = "onnx";
-  for (const Argument &a : arguments)
-    result.argumentNames.push_back(a.name);
-  result.argumentNames.push_back(
-      options.loss == ONNXLoss::CrossEntropy ? "labels" : "target");
+  // Every argument is named by its location (the target too, if any).
+  for (BlockArgument arg : func.getArguments())
+    result.argumentNames.push_back(cast<NameLoc>(arg.getLoc()).getName().str());
   result.module = std::move(module);
   return result;
 }

@@ -8,6 +8,8 @@
 
 #include "memopt/Target/ONNX/ONNXImporter.h"
 
+#include "Importer.h"
+
 #include "memopt/InitAll.h"
 #include "memopt/runtime/Error.h"
 
@@ -99,10 +101,6 @@ LogicalResult parseInputShape(StringRef text, ONNXImportOptions &options,
 std::string nameArguments(StringRef text, ArrayRef<std::string> names) {
   std::string out;
   out.reserve(text.size());
-  auto isNameChar = [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
-           c == '.' || c == '$' || c == '-';
-  };
   for (size_t i = 0; i < text.size();) {
     if (text.substr(i).starts_with("%arg") &&
         (i + 4 < text.size() &&
@@ -112,7 +110,7 @@ std::string nameArguments(StringRef text, ArrayRef<std::string> names) {
              std::isdigit(static_cast<unsigned char>(text[end])))
         ++end;
       unsigned index;
-      if ((end == text.size() || !isNameChar(text[end])) &&
+      if ((end == text.size() || !onnx_import::isNameChar(text[end])) &&
           !text.substr(i + 4, end - i - 4).getAsInteger(10, index) &&
           index < names.size()) {
         out += "%" + names[index];
