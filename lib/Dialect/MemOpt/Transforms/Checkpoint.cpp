@@ -27,12 +27,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Analysis/CheckpointSchedule.h"
 #include "memopt/Analysis/MemoryAnalysis.h"
 #include "memopt/Analysis/RematILP.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
 #include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
 
@@ -684,60 +684,60 @@ struct MemOptCheckpointPass
 
   void runOnOperation() override {
     if (strategy != "sqrt" && strategy != "budget" && strategy != "optimal") {
-      getOperation().emitError()
+      getOperation()->emitError()
           << "memopt-checkpoint: unknown strategy '" << strategy
           << "' (expected sqrt, budget or optimal)";
       return signalPassFailure();
     }
     if (strategy == "budget") {
       if (budget.empty()) {
-        getOperation().emitError() << "memopt-checkpoint: strategy=budget "
-                                      "needs budget=<bytes>, e.g. "
-                                      "budget=512MiB";
+        getOperation()->emitError() << "memopt-checkpoint: strategy=budget "
+                                       "needs budget=<bytes>, e.g. "
+                                       "budget=512MiB";
         return signalPassFailure();
       }
       budgetBytes = parseByteSize(budget);
       if (!budgetBytes) {
-        getOperation().emitError()
+        getOperation()->emitError()
             << "memopt-checkpoint: invalid budget '" << budget
             << "' (expected a byte count such as 1073741824, 512MiB or 2GiB)";
         return signalPassFailure();
       }
     } else if (!budget.empty()) {
-      getOperation().emitError()
+      getOperation()->emitError()
           << "memopt-checkpoint: budget= applies to strategy=budget only";
       return signalPassFailure();
     }
     if (solver != "auto" && solver != "dp" && solver != "ilp") {
-      getOperation().emitError() << "memopt-checkpoint: unknown solver '"
-                                 << solver << "' (expected auto, dp or ilp)";
+      getOperation()->emitError() << "memopt-checkpoint: unknown solver '"
+                                  << solver << "' (expected auto, dp or ilp)";
       return signalPassFailure();
     }
     if (!(timeLimit > 0)) {
-      getOperation().emitError()
+      getOperation()->emitError()
           << "memopt-checkpoint: time-limit must be positive seconds";
       return signalPassFailure();
     }
     if (alignment <= 0 || !llvm::isPowerOf2_64(alignment)) {
-      getOperation().emitError()
+      getOperation()->emitError()
           << "memopt-checkpoint: alignment must be a power of two, got "
           << static_cast<int64_t>(alignment);
       return signalPassFailure();
     }
     if (slots >= 0 && (strategy != "optimal" || solver != "dp")) {
-      getOperation().emitError()
+      getOperation()->emitError()
           << "memopt-checkpoint: slots= applies to strategy=optimal "
              "solver=dp only";
       return signalPassFailure();
     }
     if (segments < 0) {
-      getOperation().emitError()
+      getOperation()->emitError()
           << "memopt-checkpoint: segments must be positive (0: about the "
              "square root of the stage count)";
       return signalPassFailure();
     }
     if (segments > 0 && strategy != "sqrt") {
-      getOperation().emitError()
+      getOperation()->emitError()
           << "memopt-checkpoint: segments= applies to strategy=sqrt only";
       return signalPassFailure();
     }

@@ -77,8 +77,23 @@ LogicalResult memopt::verifyTransformable(func::FuncOp func, StringRef pass) {
 }
 
 LogicalResult
-memopt::collectMemOptGraphs(ModuleOp module, StringRef pass,
+memopt::collectMemOptGraphs(Operation *anchor, StringRef pass,
                             SmallVectorImpl<func::FuncOp> &graphs) {
+  // Nested on a function (builtin.module(func.func(PASS))): that function,
+  // if it is a memopt graph; the pass manager runs functions in parallel.
+  if (auto func = dyn_cast<func::FuncOp>(anchor)) {
+    if (!isMemOptGraph(func))
+      return success();
+    if (failed(verifyTransformable(func, pass)))
+      return failure();
+    graphs.push_back(func);
+    return success();
+  }
+  auto module = dyn_cast<ModuleOp>(anchor);
+  if (!module)
+    return anchor->emitOpError()
+           << "is not a place " << pass
+           << " runs on: it runs on a builtin.module or a func.func";
   for (auto func : module.getOps<func::FuncOp>()) {
     if (!isMemOptGraph(func))
       continue;

@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -221,7 +221,7 @@ struct MemOptMicrobatchPass
 
   void runOnOperation() override {
     if (count < 1) {
-      getOperation().emitError()
+      getOperation()->emitError()
           << "memopt-microbatch: count must be at least 1, got "
           << static_cast<int64_t>(count);
       return signalPassFailure();

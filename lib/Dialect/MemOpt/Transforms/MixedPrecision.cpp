@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -216,7 +216,7 @@ struct MemOptMixedPrecisionPass
   using MemOptMixedPrecisionBase::MemOptMixedPrecisionBase;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
+    Operation *anchor = getOperation();
     MLIRContext *ctx = &getContext();
     FloatType low;
     if (precision == "fp16")
@@ -224,8 +224,8 @@ struct MemOptMixedPrecisionPass
     else if (precision == "bf16")
       low = BFloat16Type::get(ctx);
     else {
-      module.emitError() << "memopt-mixed-precision: unknown precision '"
-                         << precision << "' (expected fp16 or bf16)";
+      anchor->emitError() << "memopt-mixed-precision: unknown precision '"
+                          << precision << "' (expected fp16 or bf16)";
       return signalPassFailure();
     }
 
@@ -240,25 +240,25 @@ struct MemOptMixedPrecisionPass
       scale = std::strtod(mode.c_str(), &end);
       if (mode.empty() || *end != '\0' || !std::isfinite(scale) ||
           !(scale > 0)) {
-        module.emitError() << "memopt-mixed-precision: loss-scale must be "
-                              "'dynamic', 'none' or a positive number, got '"
-                           << lossScale << "'";
+        anchor->emitError() << "memopt-mixed-precision: loss-scale must be "
+                               "'dynamic', 'none' or a positive number, got '"
+                            << lossScale << "'";
         return signalPassFailure();
       }
     }
     if (!(initScale > 0) || !std::isfinite(initScale) || !(growthFactor > 1) ||
         !(backoffFactor > 0 && backoffFactor < 1) || growthInterval < 1) {
-      module.emitError() << "memopt-mixed-precision: expected init-scale > 0, "
-                            "growth-factor > 1, backoff-factor in (0, 1) and "
-                            "growth-interval >= 1, got "
-                         << initScale << ", " << growthFactor << ", "
-                         << backoffFactor << ", "
-                         << static_cast<int64_t>(growthInterval);
+      anchor->emitError() << "memopt-mixed-precision: expected init-scale > 0, "
+                             "growth-factor > 1, backoff-factor in (0, 1) and "
+                             "growth-interval >= 1, got "
+                          << initScale << ", " << growthFactor << ", "
+                          << backoffFactor << ", "
+                          << static_cast<int64_t>(growthInterval);
       return signalPassFailure();
     }
 
     SmallVector<func::FuncOp> graphs;
-    if (failed(collectMemOptGraphs(module, "memopt-mixed-precision", graphs)))
+    if (failed(collectMemOptGraphs(anchor, "memopt-mixed-precision", graphs)))
       return signalPassFailure();
     for (func::FuncOp func : graphs) {
       if (func->hasAttr(MemOptDialect::kLossScaleAttrName)) {

@@ -16,6 +16,8 @@
 
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -91,11 +93,21 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
                             llvm::cl::init(64)};
 };
 
+/// Where the per-function passes go: nested on func.func under a module
+/// (the pass manager then runs a module's functions in parallel), else on
+/// `pm` itself. The result is the same either way.
+OpPassManager &functionPasses(OpPassManager &pm) {
+  if (pm.getOpAnchorName() == ModuleOp::getOperationName())
+    return pm.nest<func::FuncOp>();
+  return pm;
+}
+
 void buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
+  OpPassManager &forward = functionPasses(pm);
   if (options.microbatches > 1) {
     MemOptMicrobatchOptions microbatch;
     microbatch.count = options.microbatches;
-    pm.addPass(createMemOptMicrobatch(microbatch));
+    forward.addPass(createMemOptMicrobatch(microbatch));
   }
   if (options.precision != "fp32") {
     // An unknown precision is the pass's own error.
@@ -106,7 +118,7 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
     mixed.growthFactor = options.growthFactor;
     mixed.backoffFactor = options.backoffFactor;
     mixed.growthInterval = options.growthInterval;
-    pm.addPass(createMemOptMixedPrecision(mixed));
+    forward.addPass(createMemOptMixedPrecision(mixed));
   }
   MemOptAutodiffOptions autodiff;
   autodiff.optimizer = options.optimizer;
@@ -120,6 +132,7 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
     limit.bytes = options.workspaceLimit;
     pm.addPass(createMemOptWorkspaceLimit(limit));
   }
+  OpPassManager &backward = functionPasses(pm);
   std::string strategy = options.checkpoint;
   if (strategy.empty())
     strategy = options.budget.empty() ? "none" : "budget";
@@ -128,17 +141,17 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
     checkpoint.strategy = strategy;
     checkpoint.budget = options.budget;
     checkpoint.alignment = options.alignment;
-    pm.addPass(createMemOptCheckpoint(checkpoint));
+    backward.addPass(createMemOptCheckpoint(checkpoint));
   }
   if (options.inplace || options.abn) {
     MemOptInPlaceOptions inplace;
     inplace.abn = options.abn;
-    pm.addPass(createMemOptInPlace(inplace));
+    backward.addPass(createMemOptInPlace(inplace));
   }
-  pm.addPass(createMemOptSchedule());
+  backward.addPass(createMemOptSchedule());
   MemOptPlanMemoryOptions plan;
   plan.alignment = options.alignment;
-  pm.addPass(createMemOptPlanMemory(plan));
+  backward.addPass(createMemOptPlanMemory(plan));
 }
 
 } // namespace

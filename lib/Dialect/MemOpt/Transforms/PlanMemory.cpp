@@ -7,10 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Analysis/ArenaPlanner.h"
 #include "memopt/Analysis/MemoryAnalysis.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
 #include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
 
@@ -46,7 +46,7 @@ struct MemOptPlanMemoryPass
 
   void runOnOperation() override {
     if (alignment <= 0 || !llvm::isPowerOf2_64(alignment)) {
-      getOperation().emitError()
+      getOperation()->emitError()
           << "memopt-plan-memory: alignment must be a power of two, got "
           << static_cast<int64_t>(alignment);
       return signalPassFailure();

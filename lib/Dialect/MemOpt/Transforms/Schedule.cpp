@@ -261,22 +261,9 @@ struct MemOptSchedulePass
   void runOnOperation() override {
     // On a module: its memopt graphs. Nested on a function: that function,
     // so the pass manager schedules a module's functions in parallel.
-    Operation *op = getOperation();
     SmallVector<func::FuncOp> graphs;
-    if (auto module = dyn_cast<ModuleOp>(op)) {
-      if (failed(collectMemOptGraphs(module, "memopt-schedule", graphs)))
-        return signalPassFailure();
-    } else if (auto func = dyn_cast<func::FuncOp>(op)) {
-      if (isMemOptGraph(func)) {
-        if (failed(verifyTransformable(func, "memopt-schedule")))
-          return signalPassFailure();
-        graphs.push_back(func);
-      }
-    } else {
-      op->emitOpError("memopt-schedule runs on a builtin.module or a "
-                      "func.func");
+    if (failed(collectMemOptGraphs(getOperation(), "memopt-schedule", graphs)))
       return signalPassFailure();
-    }
     for (func::FuncOp func : graphs) {
       FailureOr<std::pair<int64_t, int64_t>> result = scheduleFunction(func);
       if (failed(result))

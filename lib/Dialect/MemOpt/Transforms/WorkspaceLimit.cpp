@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
 #include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
 
@@ -33,17 +33,20 @@ struct MemOptWorkspaceLimitPass
   void runOnOperation() override {
     std::optional<int64_t> limit = parseByteSize(bytes);
     if (!limit) {
-      getOperation().emitError()
+      getOperation()->emitError()
           << "memopt-workspace-limit: bytes must be a byte size such as "
              "4MiB, 65536 or 0, got '"
           << bytes << "'";
       return signalPassFailure();
     }
+    SmallVector<func::FuncOp> graphs;
+    if (failed(collectMemOptGraphs(getOperation(), "memopt-workspace-limit",
+                                   graphs)))
+      return signalPassFailure();
     Builder b(&getContext());
-    for (auto func : getOperation().getOps<func::FuncOp>())
-      if (isMemOptGraph(func))
-        func->setAttr(MemOptDialect::kWorkspaceLimitAttrName,
-                      b.getI64IntegerAttr(*limit));
+    for (func::FuncOp func : graphs)
+      func->setAttr(MemOptDialect::kWorkspaceLimitAttrName,
+                    b.getI64IntegerAttr(*limit));
   }
 };
 

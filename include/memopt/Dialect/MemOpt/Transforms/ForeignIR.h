@@ -34,11 +34,14 @@ bool isMemOptGraph(mlir::func::FuncOp func);
 llvm::LogicalResult verifyTransformable(mlir::func::FuncOp func,
                                         llvm::StringRef pass);
 
-/// The memopt graphs among `module`'s functions, each verified with
-/// verifyTransformable; fails on the first one that is not transformable.
-/// Declarations and functions without memopt ops are not returned.
+/// The memopt graphs a pass anchored on `anchor` transforms, each verified
+/// with verifyTransformable; fails on the first one that is not
+/// transformable. On a `builtin.module`: the memopt graphs among its
+/// functions. On a `func.func` (a pass nested under `func.func(...)`): that
+/// function if it is a memopt graph. Declarations and functions without
+/// memopt ops are not returned. Any other anchor is an error naming `pass`.
 llvm::LogicalResult
-collectMemOptGraphs(mlir::ModuleOp module, llvm::StringRef pass,
+collectMemOptGraphs(mlir::Operation *anchor, llvm::StringRef pass,
                     llvm::SmallVectorImpl<mlir::func::FuncOp> &graphs);
 
 } // namespace memopt

@@ -87,7 +87,7 @@ def MemOptAutodiff : Pass<"memopt-autodiff", "mlir::ModuleOp"> {
   ];
 }
 
-def MemOptCheckpoint : Pass<"memopt-checkpoint", "mlir::ModuleOp"> {
+def MemOptCheckpoint : Pass<"memopt-checkpoint"> {
   let summary = "Recompute saved activations from checkpoints (sqrt, budget, optimal)";
   let description = [{
     Rematerialisation on the training step `--memopt-autodiff` built: forward
@@ -132,6 +132,11 @@ def MemOptCheckpoint : Pass<"memopt-checkpoint", "mlir::ModuleOp"> {
 
     Run `--memopt-schedule` afterwards (the default pipeline does): it runs
     recomputation on demand, as late as the backward pass allows.
+
+    Runs on a `builtin.module` (each memopt graph in it) or nested on each
+    `func.func`, where the pass manager runs functions in parallel:
+    `--pass-pipeline='builtin.module(func.func(memopt-checkpoint))'`. The result is the
+    same either way; other functions and declarations are left alone.
   }];
   let options = [
     Option<"strategy", "strategy", "std::string", /*default=*/"\"sqrt\"",
@@ -163,7 +168,7 @@ def MemOptCheckpoint : Pass<"memopt-checkpoint", "mlir::ModuleOp"> {
   ];
 }
 
-def MemOptInPlace : Pass<"memopt-inplace", "mlir::ModuleOp"> {
+def MemOptInPlace : Pass<"memopt-inplace"> {
   let summary = "Run ops in place over operands that are dead afterwards";
   let description = [{
     `ReLU(inplace=True)`, decided from the whole training step. An op whose
@@ -204,6 +209,11 @@ def MemOptInPlace : Pass<"memopt-inplace", "mlir::ModuleOp"> {
     model.mlir:7:8: remark: in place over operand 0: its buffer is dead afterwards
     model.mlir:9:8: remark: not in place: operand 0: its buffer is read later by 'memopt.add' at model.mlir:12:8
     ```
+
+    Runs on a `builtin.module` (each memopt graph in it) or nested on each
+    `func.func`, where the pass manager runs functions in parallel:
+    `--pass-pipeline='builtin.module(func.func(memopt-inplace))'`. The result is the
+    same either way; other functions and declarations are left alone.
   }];
   let options = [
     Option<"remarks", "remarks", "bool", /*default=*/"false",
@@ -257,7 +267,7 @@ def MemOptSchedule : Pass<"memopt-schedule"> {
   ];
 }
 
-def MemOptPlanMemory : Pass<"memopt-plan-memory", "mlir::ModuleOp"> {
+def MemOptPlanMemory : Pass<"memopt-plan-memory"> {
   let summary = "Static arena: an offset for every buffer";
   let description = [{
     Gives every buffer an op creates (results owning their storage; views and
@@ -278,6 +288,11 @@ def MemOptPlanMemory : Pass<"memopt-plan-memory", "mlir::ModuleOp"> {
     workspace and, on the function, `memopt.arena_bytes` and
     `memopt.arena_lower_bound` (the max-live bytes no plan can go below).
     `--convert-memopt-to-memrt` places buffers at these offsets.
+
+    Runs on a `builtin.module` (each memopt graph in it) or nested on each
+    `func.func`, where the pass manager runs functions in parallel:
+    `--pass-pipeline='builtin.module(func.func(memopt-plan-memory))'`. The result is the
+    same either way; other functions and declarations are left alone.
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"64",
@@ -288,7 +303,7 @@ def MemOptPlanMemory : Pass<"memopt-plan-memory", "mlir::ModuleOp"> {
   ];
 }
 
-def MemOptWorkspaceLimit : Pass<"memopt-workspace-limit", "mlir::ModuleOp"> {
+def MemOptWorkspaceLimit : Pass<"memopt-workspace-limit"> {
   let summary = "Cap the workspace every kernel may reserve";
   let description = [{
     Sets `memopt.workspace_limit` on every function: the most scratch bytes
@@ -304,6 +319,11 @@ def MemOptWorkspaceLimit : Pass<"memopt-workspace-limit", "mlir::ModuleOp"> {
     ```sh
     memopt-opt step.mlir --memopt-workspace-limit=bytes=4MiB --memopt-plan-memory
     ```
+
+    Runs on a `builtin.module` (each memopt graph in it) or nested on each
+    `func.func`, where the pass manager runs functions in parallel:
+    `--pass-pipeline='builtin.module(func.func(memopt-workspace-limit))'`. The result is the
+    same either way; other functions and declarations are left alone.
   }];
   let options = [
     Option<"bytes", "bytes", "std::string", /*default=*/"\"\"",
@@ -329,7 +349,7 @@ def MemOptEvalMode : Pass<"memopt-eval-mode", "mlir::ModuleOp"> {
   ];
 }
 
-def MemOptMicrobatch : Pass<"memopt-microbatch", "mlir::ModuleOp"> {
+def MemOptMicrobatch : Pass<"memopt-microbatch"> {
   let summary = "Split the batch into micro-batches whose gradients accumulate";
   let description = [{
     Runs on a training graph before `--memopt-autodiff`: the forward graph is
@@ -348,6 +368,11 @@ def MemOptMicrobatch : Pass<"memopt-microbatch", "mlir::ModuleOp"> {
     A batch that `count` does not divide is an error, and so is a graph that
     mixes the batch dimension into others in ways the copies cannot follow
     (a reshape or slice across the batch dimension).
+
+    Runs on a `builtin.module` (each memopt graph in it) or nested on each
+    `func.func`, where the pass manager runs functions in parallel:
+    `--pass-pipeline='builtin.module(func.func(memopt-microbatch))'`. The result is the
+    same either way; other functions and declarations are left alone.
   }];
   let options = [
     Option<"count", "count", "int64_t", /*default=*/"1",
@@ -356,7 +381,7 @@ def MemOptMicrobatch : Pass<"memopt-microbatch", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
-def MemOptMixedPrecision : Pass<"memopt-mixed-precision", "mlir::ModuleOp"> {
+def MemOptMixedPrecision : Pass<"memopt-mixed-precision"> {
   let summary = "FP16 (or BF16) compute with FP32 master weights and loss "
                 "scaling";
   let description = [{
@@ -392,6 +417,11 @@ def MemOptMixedPrecision : Pass<"memopt-mixed-precision", "mlir::ModuleOp"> {
 
     Errors: a graph that already has backward ops (run this pass before
     autodiff), an op without an autocast class, f64 tensors, bad options.
+
+    Runs on a `builtin.module` (each memopt graph in it) or nested on each
+    `func.func`, where the pass manager runs functions in parallel:
+    `--pass-pipeline='builtin.module(func.func(memopt-mixed-precision))'`. The result is the
+    same either way; other functions and declarations are left alone.
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"fp16\"",
