@@ -190,16 +190,36 @@ void MemoryAnalysis::computeForwardSet() {
     }
   }
 
+  // The backward pass starts at the first op that is not forward and reads
+  // the forward pass, directly or through other such ops (the seed
+  // gradient's first use). Ops that read only arguments and constants (an
+  // optimizer's step counter, a loss-scale update) compute no gradient and
+  // may be scheduled anywhere, even first; constants and views compute
+  // nothing, and frees only end lifetimes. None of them starts it.
   firstBackward = getNumOps();
-  // Constants and views compute nothing and frees only end lifetimes: none
-  // starts the backward pass (a schedule may hoist a view the backward reads
-  // into the forward pass).
-  for (auto [index, op] : llvm::enumerate(ops))
-    if (!forward[index] && !op->hasTrait<mlir::OpTrait::ConstantLike>() &&
-        !isa<FreeOp, ReshapeOp>(op)) {
+  if (!hasLoss)
+    return;
+  SmallVector<bool> readsForward(ops.size(), false);
+  for (auto [index, op] : llvm::enumerate(ops)) {
+    if (forward[index] || op->hasTrait<mlir::OpTrait::ConstantLike>() ||
+        isa<FreeOp>(op))
+      continue;
+    bool reads = false;
+    op->walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (!def || !(def = block.findAncestorOpInBlock(*def)))
+          continue;
+        int64_t defIndex = getIndex(def);
+        if (defIndex >= 0 && defIndex < getNumOps() &&
+            (forward[defIndex] || readsForward[defIndex]))
+          reads = true;
+      }
+    });
+    readsForward[index] = reads;
+    if (reads && !isa<ReshapeOp>(op) && firstBackward == getNumOps())
       firstBackward = static_cast<int64_t>(index);
-      break;
-    }
+  }
 }
 
 ValueRole MemoryAnalysis::roleOfResult(Operation *op) const {

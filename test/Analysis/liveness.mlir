@@ -137,10 +137,11 @@ func.func @batch_norm(%x: tensor<2x3x4x4xf32>, %g: tensor<3xf32> {memopt.param},
 // -----
 
 // Element sizes: f16 is 2 bytes, i32 4, i64 8; a 0-d tensor is one element.
-// A value the loss does not depend on is backward, even before autodiff.
+// A value the loss does not depend on is not forward, even before autodiff,
+// but it starts no backward pass: it reads no forward value.
 // Arguments: 16 + 24 + 8 + 40 + 32 = 120 bytes.
 // op 0: + %0 (12) = 132; op 1: + %0, %1 (2) = 134; op 2: + %1, %2 (32) = 154.
-// CHECK-LABEL: func @element_types: 3 ops, first backward op 2, peak 154 bytes
+// CHECK-LABEL: func @element_types: 3 ops, first backward op 3, peak 154 bytes
 // CHECK-NEXT:   arg/0 %arg0: size = 16, live = [-1, 3], role = data
 // CHECK-NEXT:   arg/1 %arg1: size = 24, live = [-1, 3], role = param
 // CHECK-NEXT:   arg/2 %arg2: size = 8, live = [-1, 3], role = data

@@ -144,8 +144,11 @@ public:
   /// Whether the loss (result 0) depends on `op`. Every op is forward in a
   /// function without a scalar float first result (an inference graph).
   bool isForward(mlir::Operation *op) const;
-  /// Index of the first backward op, ignoring constants and views (which
-  /// compute nothing) and frees; `getNumOps()` when there is none.
+  /// Index of the first backward op: the first op that is not forward and
+  /// reads the forward pass, directly or through such ops. Constants, views
+  /// and frees never start it, nor do ops over arguments and constants only
+  /// (an optimizer's step counter), wherever a schedule puts them.
+  /// `getNumOps()` when there is none.
   int64_t getFirstBackwardIndex() const { return firstBackward; }
 
   /// Bytes of all buffers live at op `index`: arguments always, every other
