@@ -7,7 +7,7 @@ PKGS=(g++ cmake ninja-build python3
       libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
       libopenblas-dev nlohmann-json3-dev libgtest-dev libgmock-dev
       coinor-libcbc-dev pkg-config
-      libonnx-dev libprotobuf-dev python3-onnx)
+      libonnx-dev libprotobuf-dev python3-onnx libboost-graph-dev)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,6 +1,6 @@
 // --memopt-pipeline is exactly the passes it names, in order.
 // RUN: memopt-opt %examples/cnn.mlir "--memopt-pipeline=optimizer=momentum checkpoint=sqrt inplace=true" -o %t.pipeline.mlir
-// RUN: memopt-opt %examples/cnn.mlir --memopt-autodiff=optimizer=momentum --memopt-checkpoint=strategy=sqrt --memopt-inplace --memopt-schedule --memopt-plan-memory -o %t.passes.mlir
+// RUN: memopt-opt %examples/cnn.mlir --memopt-autodiff=optimizer=momentum --memopt-checkpoint=strategy=sqrt --memopt-partition=measure-inplace=true --memopt-inplace --memopt-schedule --memopt-plan-memory -o %t.passes.mlir
 // RUN: diff %t.pipeline.mlir %t.passes.mlir
 // RUN: FileCheck %s --input-file=%t.pipeline.mlir
 // CHECK: memopt.arena_bytes
@@ -10,13 +10,13 @@
 //
 // A budget alone selects strategy=budget; microbatches adds the split.
 // RUN: memopt-opt %examples/mlp.mlir "--memopt-pipeline=microbatches=2 budget=8MiB" -o %t.mb.mlir
-// RUN: memopt-opt %examples/mlp.mlir --memopt-microbatch=count=2 --memopt-autodiff "--memopt-checkpoint=strategy=budget budget=8MiB" --memopt-schedule --memopt-plan-memory -o %t.mb.passes.mlir
+// RUN: memopt-opt %examples/mlp.mlir --memopt-microbatch=count=2 --memopt-autodiff "--memopt-checkpoint=strategy=budget budget=8MiB" --memopt-partition --memopt-schedule --memopt-plan-memory -o %t.mb.passes.mlir
 // RUN: diff %t.mb.mlir %t.mb.passes.mlir
 //
 // precision=fp16 adds mixed precision before autodiff, with its loss-scale
 // options.
 // RUN: memopt-opt %examples/cnn.mlir "--memopt-pipeline=precision=fp16 growth-interval=100 checkpoint=sqrt inplace=true" -o %t.mp.mlir
-// RUN: memopt-opt %examples/cnn.mlir --memopt-mixed-precision=growth-interval=100 --memopt-autodiff "--memopt-checkpoint=strategy=sqrt" --memopt-inplace --memopt-schedule --memopt-plan-memory -o %t.mp.passes.mlir
+// RUN: memopt-opt %examples/cnn.mlir --memopt-mixed-precision=growth-interval=100 --memopt-autodiff "--memopt-checkpoint=strategy=sqrt" --memopt-partition=measure-inplace=true --memopt-inplace --memopt-schedule --memopt-plan-memory -o %t.mp.passes.mlir
 // RUN: diff %t.mp.mlir %t.mp.passes.mlir
 // RUN: FileCheck %s --check-prefix=MP --input-file=%t.mp.mlir
 // MP: memopt.update_loss_scale {{.*}}growth_interval = 100
@@ -24,7 +24,7 @@
 // workspace-limit caps the kernels' workspaces right after autodiff, so
 // checkpointing's budget measures the capped step.
 // RUN: memopt-opt %examples/cnn.mlir "--memopt-pipeline=workspace-limit=16KiB budget=16MiB" -o %t.ws.mlir
-// RUN: memopt-opt %examples/cnn.mlir --memopt-autodiff --memopt-workspace-limit=bytes=16KiB "--memopt-checkpoint=strategy=budget budget=16MiB" --memopt-schedule --memopt-plan-memory -o %t.ws.passes.mlir
+// RUN: memopt-opt %examples/cnn.mlir --memopt-autodiff --memopt-workspace-limit=bytes=16KiB "--memopt-checkpoint=strategy=budget budget=16MiB" --memopt-partition --memopt-schedule --memopt-plan-memory -o %t.ws.passes.mlir
 // RUN: diff %t.ws.mlir %t.ws.passes.mlir
 // RUN: FileCheck %s --check-prefix=WS --input-file=%t.ws.mlir
 // WS: memopt.workspace_limit = 16384 : i64

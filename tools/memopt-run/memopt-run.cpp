@@ -128,6 +128,12 @@ cl::opt<std::string> workspaceLimit(
              "4MiB (--memopt-workspace-limit): convolutions then work a "
              "chunk of output rows at a time; no cap by default"),
     cl::init(""), cl::cat(category));
+cl::opt<bool> partition(
+    "partition",
+    cl::desc("Choose what the backward pass keeps by a minimum cut and "
+             "recompute cheap values in it, when the step's peak does not "
+             "rise (--memopt-partition; on by default)"),
+    cl::init(true), cl::cat(category));
 cl::opt<bool> inplace(
     "inplace",
     cl::desc("Run element-wise ops in place over operands that are dead "
@@ -214,6 +220,7 @@ std::string pipelineFor(ModuleOp module, bool optimize) {
        << " lr=" << learningRate << " momentum=" << momentumFactor
        << " weight-decay=" << weightDecay << " microbatches=" << microbatches
        << " inplace=" << (inplace ? "true" : "false")
+       << " partition=" << (partition ? "true" : "false")
        << " abn=" << (abn ? "true" : "false") << " precision=" << precision;
     if (!lossScale.empty())
       os << " loss-scale=" << lossScale;

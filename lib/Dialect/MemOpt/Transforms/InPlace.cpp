@@ -24,10 +24,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Analysis/MemoryAnalysis.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
 #include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
 
@@ -90,11 +90,9 @@ std::string memopt::inPlaceRefusal(Operation *op, unsigned index) {
   return {};
 }
 
-namespace {
-
 /// Marks every op of `func` that can safely run in place, in block order
 /// (each decision sees the earlier ones); returns how many.
-int64_t convertInPlace(func::FuncOp func, bool remarks) {
+int64_t memopt::convertInPlace(func::FuncOp func, bool remarks) {
   int64_t converted = 0;
   for (Operation &op : func.getBody().front().without_terminator()) {
     auto inplace = dyn_cast<InPlaceOpInterface>(&op);
@@ -127,6 +125,8 @@ int64_t convertInPlace(func::FuncOp func, bool remarks) {
   }
   return converted;
 }
+
+namespace {
 
 struct MemOptInPlacePass
     : public memopt::impl::MemOptInPlaceBase<MemOptInPlacePass> {

@@ -6,8 +6,8 @@
 //
 //   memopt-microbatch (count > 1), memopt-mixed-precision (precision fp16
 //   or bf16), memopt-autodiff, memopt-checkpoint
-//   (checkpoint != none), memopt-inplace (inplace or abn), memopt-schedule,
-//   memopt-plan-memory
+//   (checkpoint != none), memopt-partition (partition, on by default),
+//   memopt-inplace (inplace or abn), memopt-schedule, memopt-plan-memory
 //
 // A graph without a scalar loss passes through autodiff and checkpointing
 // unchanged, so inference graphs get the in-place, schedule and plan stages.
@@ -53,6 +53,11 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "budget",
       llvm::cl::desc("Byte budget of the whole step, e.g. 512MiB"),
       llvm::cl::init("")};
+  Option<bool> partition{
+      *this, "partition",
+      llvm::cl::desc("Choose what the backward pass keeps by a minimum cut "
+                     "and recompute cheap values (--memopt-partition)"),
+      llvm::cl::init(true)};
   Option<bool> inplace{*this, "inplace",
                        llvm::cl::desc("Run ops in place (--memopt-inplace)"),
                        llvm::cl::init(false)};
@@ -142,6 +147,11 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
     checkpoint.budget = options.budget;
     checkpoint.alignment = options.alignment;
     backward.addPass(createMemOptCheckpoint(checkpoint));
+  }
+  if (options.partition) {
+    MemOptPartitionOptions partition;
+    partition.measureInPlace = options.inplace || options.abn;
+    backward.addPass(createMemOptPartition(partition));
   }
   if (options.inplace || options.abn) {
     MemOptInPlaceOptions inplace;

@@ -168,6 +168,66 @@ def MemOptCheckpoint : Pass<"memopt-checkpoint"> {
   ];
 }
 
+def MemOptPartition : Pass<"memopt-partition"> {
+  let summary = "Choose what the backward pass keeps by a minimum cut; recompute cheap values";
+  let description = [{
+    Decides which forward values cross into the backward pass. Left alone,
+    every forward value a gradient rule reads is kept until its last
+    backward use; many are cheap to compute again from values kept anyway
+    (the f16 copy of each weight under mixed precision, a cast, an
+    activation, a reshape). As torch.compile's min-cut partitioner, the pass
+    keeps the set of values of least total bytes from which everything the
+    backward pass reads can be recomputed by cheap ops, and clones those ops
+    into the backward pass (marked `memopt.recompute`, so
+    `--memopt-schedule` runs each just before its first use).
+
+    The flow network has, per forward value, an edge of its bytes (keeping
+    it); arguments and constants cost nothing to keep; ops that are not
+    cheap are never recomputed; each data dependence and each value the
+    backward pass reads is an infinite edge. Cheap ops: memopt ops with one
+    result and no memory effects that do at most two FLOPs per element of
+    their largest tensor (casts, element-wise ops and activations, reshape,
+    transpose, slice, concat, embedding lookups). The minimum cut is
+    Boost.Graph's push-relabel maximum flow.
+
+    Recomputed FLOPs stay within `max-recompute` (a fraction of the forward
+    pass's FLOPs, default 0.05): while the cut exceeds it, the most
+    expensive recomputed op is kept instead and the cut solved again.
+
+    A smaller saved set does not always lower the step's peak (a recomputed
+    value and its input may both be live in the backward pass). The pass
+    therefore measures three candidates as the step will run (on a scratch
+    copy: the clones, `--memopt-inplace` when `measure-inplace=true`,
+    `--memopt-schedule`, `--memopt-plan-memory`): the cut over every cheap
+    op, the cut over copies of arguments only (casts of parameters and
+    inputs), and no recomputation. It applies the one of least peak, then
+    fewest bytes kept, then fewest FLOPs recomputed: the peak never rises. The
+    step computes the same bits, as recomputed ops are pure and
+    deterministic. It runs after `--memopt-autodiff` (and after
+    `--memopt-checkpoint`, whose clones it treats as backward ops), before
+    `--memopt-inplace`. With `remarks=true` each recomputed op gets a remark
+    with its bytes and FLOPs.
+
+    Runs on a `builtin.module` (each memopt graph in it) or nested on each
+    `func.func`, where the pass manager runs functions in parallel:
+    `--pass-pipeline='builtin.module(func.func(memopt-partition))'`. The
+    result is the same either way; other functions and declarations are left
+    alone.
+  }];
+  let options = [
+    Option<"maxRecompute", "max-recompute", "double", /*default=*/"0.05",
+           "Most recomputed FLOPs, as a fraction of the forward pass's">,
+    Option<"measureInPlace", "measure-inplace", "bool", /*default=*/"false",
+           "Measure the candidates with --memopt-inplace applied, as a "
+           "pipeline that runs it next does">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark for every recomputed op">
+  ];
+  let statistics = [
+    Statistic<"numRecomputed", "recomputed", "Ops cloned into the backward pass">
+  ];
+}
+
 def MemOptInPlace : Pass<"memopt-inplace"> {
   let summary = "Run ops in place over operands that are dead afterwards";
   let description = [{

@@ -49,6 +49,10 @@ mlir::FailureOr<int64_t> planFunctionMemory(mlir::func::FuncOp func,
 /// number of fusions.
 mlir::FailureOr<int64_t> fuseInPlaceABN(mlir::func::FuncOp func);
 
+/// `--memopt-inplace` on one function (its frees already removed): marks
+/// every op that may write over a dead operand. Returns how many.
+int64_t convertInPlace(mlir::func::FuncOp func, bool remarks);
+
 /// `--memopt-inplace`'s rule: why `op` may not write its result 0 over
 /// operand `index` (the types differ, the buffer is an argument or a
 /// constant, or an op after `op` reads the buffer through any value living

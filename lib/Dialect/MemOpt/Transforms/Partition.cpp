@@ -1,0 +1,559 @@
+//===- Partition.cpp - what the backward pass keeps, by a minimum cut -----===//
+//
+// `--memopt-partition`: which forward values cross into the backward pass.
+// Each op's gradient rule names the forward values its backward reads; left
+// alone, every such value is kept from the forward pass until its last
+// backward use. Many are cheap to compute again from values that are kept
+// anyway: the f16 copy of a parameter (`memopt.cast` of a weight under mixed
+// precision) is a second copy of every weight held through the backward
+// pass, and recomputing it next to its backward use costs one pass over the
+// weight.
+//
+// As torch.compile's min-cut partitioner does, the choice is a minimum s-t
+// cut, weighted by bytes, over the forward graph:
+//
+// * every forward value v is two nodes, v.in -> v.out, with capacity the
+//   bytes of v (cutting this edge = keeping v for the backward pass);
+// * arguments and constants are kept anyway: source -> v.in is infinite and
+//   v.in -> v.out costs nothing;
+// * ops that may not be recomputed (anything but cheap ops, see below):
+//   source -> v.in is infinite, so their results are kept, never recomputed;
+//   for cheap ops that edge weighs one op's recomputation, a tie-breaker
+//   (bytes weigh 64 each): of two cuts that keep as many bytes, the one
+//   that recomputes fewer ops wins;
+// * each operand u of the op defining v: u.out -> v.in, infinite (v can be
+//   recomputed only from what is kept or itself recomputed);
+// * each forward value a backward op reads: v.out -> sink, infinite.
+//
+// The cut (Boost.Graph's push-relabel maximum flow, then the source side of
+// the residual graph) keeps the values whose v.in is on the source side and
+// whose v.out is not; every other value the backward pass reads is
+// recomputed from kept values, by clones of its ops marked
+// `memopt.recompute`, which `--memopt-schedule` runs only just before their
+// first use. The step computes the same bits: recomputed ops are pure and
+// deterministic.
+//
+// Cheap ops: memopt ops with one result, free of memory effects, whose
+// FLOPs (CostOpInterface) are at most two per element of their largest
+// tensor: casts, element-wise and activation functions, data movement and
+// layout (reshape, transpose, slice, concat, embedding lookups). Matrix
+// products, convolutions, normalisations and ops with effects are kept.
+// Recomputed FLOPs are bounded by `max-recompute` (default 5%) of the
+// forward pass's: while the cut exceeds it, the most expensive recomputed
+// op is made non-recomputable and the cut is solved again.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memopt/Analysis/MemoryAnalysis.h"
+#include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
+#include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
+#include "memopt/Dialect/MemOpt/Transforms/Passes.h"
+#include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
+
+#include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/push_relabel_max_flow.hpp>
+
+#include <limits>
+
+namespace memopt {
+#define GEN_PASS_DEF_MEMOPTPARTITION
+#include "memopt/Dialect/MemOpt/Transforms/Passes.h.inc"
+} // namespace memopt
+
+using namespace mlir;
+using namespace memopt;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// The flow network
+//===----------------------------------------------------------------------===//
+
+using FlowTraits =
+    boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
+using FlowGraph = boost::adjacency_list<
+    boost::vecS, boost::vecS, boost::directedS, boost::no_property,
+    boost::property<
+        boost::edge_capacity_t, int64_t,
+        boost::property<boost::edge_residual_capacity_t, int64_t,
+                        boost::property<boost::edge_reverse_t,
+                                        FlowTraits::edge_descriptor>>>>;
+
+/// Larger than any cut: the sum of all bytes, times kBytesWeight, is far
+/// below it.
+constexpr int64_t kInfinite = int64_t(1) << 60;
+/// A byte kept weighs this much; recomputing one op weighs 1, so between
+/// two cuts of equal bytes the one with fewer recomputed ops wins.
+constexpr int64_t kBytesWeight = 64;
+
+/// A directed graph with capacities and the reverse edges push-relabel
+/// needs; answers which vertices the minimum cut leaves on the source side.
+class MinCut {
+public:
+  explicit MinCut(size_t vertices) : graph(vertices) {}
+
+  void addEdge(size_t from, size_t to, int64_t capacity) {
+    auto forward = boost::add_edge(from, to, graph).first;
+    auto backward = boost::add_edge(to, from, graph).first;
+    auto capacityMap = boost::get(boost::edge_capacity, graph);
+    auto reverseMap = boost::get(boost::edge_reverse, graph);
+    capacityMap[forward] = capacity;
+    capacityMap[backward] = 0;
+    reverseMap[forward] = backward;
+    reverseMap[backward] = forward;
+  }
+
+  /// Solves the maximum flow from `source` to `sink` and returns, per
+  /// vertex, whether it is reachable from `source` in the residual graph
+  /// (the source side of a minimum cut).
+  std::vector<char> sourceSide(size_t source, size_t sink) {
+    boost::push_relabel_max_flow(graph, source, sink);
+    auto residual = boost::get(boost::edge_residual_capacity, graph);
+    std::vector<char> reached(boost::num_vertices(graph), 0);
+    std::vector<size_t> stack = {source};
+    reached[source] = 1;
+    while (!stack.empty()) {
+      size_t v = stack.back();
+      stack.pop_back();
+      for (auto [it, end] = boost::out_edges(v, graph); it != end; ++it) {
+        size_t to = boost::target(*it, graph);
+        if (!reached[to] && residual[*it] > 0) {
+          reached[to] = 1;
+          stack.push_back(to);
+        }
+      }
+    }
+    return reached;
+  }
+
+private:
+  FlowGraph graph;
+};
+
+//===----------------------------------------------------------------------===//
+// The forward graph
+//===----------------------------------------------------------------------===//
+
+int64_t bytesOf(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+    return 0;
+  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
+  return type.getNumElements() * std::max<int64_t>(1, bits / 8);
+}
+
+int64_t flopsOf(Operation *op) {
+  if (auto cost = dyn_cast<CostOpInterface>(op))
+    return cost.getFlops();
+  return 0;
+}
+
+/// Elements of the largest tensor `op` reads or writes.
+int64_t largestElements(Operation *op) {
+  int64_t largest = 0;
+  auto consider = [&](Type type) {
+    auto shaped = dyn_cast<ShapedType>(type);
+    if (shaped && shaped.hasStaticShape())
+      largest = std::max<int64_t>(largest, shaped.getNumElements());
+  };
+  for (Type type : op->getOperandTypes())
+    consider(type);
+  for (Type type : op->getResultTypes())
+    consider(type);
+  return largest;
+}
+
+/// Why `op` may not be recomputed in the backward pass, or "" if it may.
+std::string whyNotCheap(Operation *op) {
+  if (!isa<MemOptDialect>(op->getDialect()))
+    return "not a memopt op";
+  if (op->getNumResults() != 1)
+    return "has several results";
+  if (op->getNumRegions() != 0 || !isMemoryEffectFree(op))
+    return "has memory effects";
+  if (op->hasAttr(kInPlaceAttrName))
+    return "writes in place";
+  if (!isa<CostOpInterface>(op))
+    return "has no cost model";
+  int64_t flops = flopsOf(op);
+  int64_t elements = largestElements(op);
+  if (flops > 2 * std::max<int64_t>(elements, 1))
+    return llvm::formatv("costs {0} FLOPs, more than two per element", flops)
+        .str();
+  return "";
+}
+
+/// The forward graph of a training step as the cut sees it.
+struct Partition {
+  /// Forward values: the arguments, then each forward op's results in block
+  /// order. Node 2k is value k's `in`, 2k+1 its `out`.
+  SmallVector<Value> values;
+  llvm::DenseMap<Value, size_t> valueIndex;
+  /// Whether value k is read by the backward pass.
+  SmallVector<char> neededByBackward;
+  /// Whether value k is free to keep (an argument or a constant).
+  SmallVector<char> free;
+  /// Whether value k's op may be recomputed.
+  SmallVector<char> cheap;
+  /// Whether value k is computed by cheap ops from arguments and constants
+  /// only (a parameter's f16 copy).
+  SmallVector<char> fromArguments;
+  /// FLOPs of the forward pass.
+  int64_t forwardFlops = 0;
+  /// Whether the function has a backward pass at all.
+  bool hasBackward = false;
+
+  size_t addValue(Value value, bool isFree) {
+    auto [it, inserted] = valueIndex.try_emplace(value, values.size());
+    if (inserted) {
+      values.push_back(value);
+      neededByBackward.push_back(0);
+      free.push_back(isFree);
+      cheap.push_back(0);
+      fromArguments.push_back(isFree);
+    }
+    return it->second;
+  }
+
+  std::optional<size_t> lookup(Value value) const {
+    auto it = valueIndex.find(value);
+    if (it == valueIndex.end())
+      return std::nullopt;
+    return it->second;
+  }
+
+  static Partition build(func::FuncOp func, const MemoryAnalysis &analysis);
+};
+
+Partition Partition::build(func::FuncOp func, const MemoryAnalysis &analysis) {
+  Block &block = func.getBody().front();
+  Partition p;
+  for (BlockArgument arg : func.getArguments())
+    p.addValue(arg, /*isFree=*/true);
+  for (Operation &op : block.without_terminator()) {
+    if (!analysis.isForward(&op))
+      continue;
+    p.forwardFlops += flopsOf(&op);
+    bool isConstant = op.hasTrait<mlir::OpTrait::ConstantLike>();
+    bool cheap = !isConstant && whyNotCheap(&op).empty();
+    bool fromArguments =
+        isConstant || (cheap && llvm::all_of(op.getOperands(), [&](Value v) {
+                         std::optional<size_t> k = p.lookup(v);
+                         return k && p.fromArguments[*k];
+                       }));
+    for (Value result : op.getResults()) {
+      size_t k = p.addValue(result, isConstant);
+      p.cheap[k] = cheap;
+      p.fromArguments[k] = fromArguments;
+    }
+  }
+  p.hasBackward = analysis.getFirstBackwardIndex() < analysis.getNumOps();
+  for (Operation &op : block.without_terminator()) {
+    if (analysis.isForward(&op))
+      continue;
+    op.walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands())
+        if (std::optional<size_t> k = p.lookup(operand))
+          p.neededByBackward[*k] = 1;
+    });
+  }
+  return p;
+}
+
+/// The values the backward pass recomputes when the ops `allowed` marks may
+/// be recomputed: the minimum cut's choice, with the most expensive
+/// recomputed op kept instead while the recomputed FLOPs exceed
+/// `flopBound`.
+SmallVector<char> solve(const Partition &p, SmallVector<char> allowed,
+                        int64_t flopBound) {
+  size_t n = p.values.size();
+  SmallVector<char> recompute;
+  while (true) {
+    size_t source = 2 * n, sink = 2 * n + 1;
+    MinCut cut(2 * n + 2);
+    for (size_t k = 0; k < n; ++k) {
+      size_t in = 2 * k, out = 2 * k + 1;
+      if (p.free[k]) {
+        cut.addEdge(source, in, kInfinite);
+        cut.addEdge(in, out, 0);
+      } else {
+        cut.addEdge(in, out, kBytesWeight * bytesOf(p.values[k]));
+        // Recomputing a cheap op costs a little (ties keep the value);
+        // other ops are never recomputed.
+        cut.addEdge(source, in, allowed[k] ? 1 : kInfinite);
+      }
+      if (p.neededByBackward[k])
+        cut.addEdge(out, sink, kInfinite);
+      if (Operation *def = p.values[k].getDefiningOp())
+        for (Value operand : def->getOperands())
+          if (std::optional<size_t> u = p.lookup(operand))
+            cut.addEdge(2 * *u + 1, in, kInfinite);
+    }
+    std::vector<char> sourceSide = cut.sourceSide(source, sink);
+
+    // Recompute what the backward pass reads and the cut does not keep,
+    // and what that needs in turn.
+    recompute.assign(n, 0);
+    SmallVector<size_t> worklist;
+    auto require = [&](size_t k) {
+      if (p.free[k] || recompute[k] || sourceSide[2 * k])
+        return;
+      recompute[k] = 1;
+      worklist.push_back(k);
+    };
+    for (size_t k = 0; k < n; ++k)
+      if (p.neededByBackward[k])
+        require(k);
+    while (!worklist.empty()) {
+      size_t k = worklist.pop_back_val();
+      for (Value operand : p.values[k].getDefiningOp()->getOperands())
+        if (std::optional<size_t> u = p.lookup(operand))
+          require(*u);
+    }
+    int64_t flops = 0;
+    std::optional<size_t> mostExpensive;
+    for (size_t k = 0; k < n; ++k) {
+      if (!recompute[k])
+        continue;
+      int64_t f = flopsOf(p.values[k].getDefiningOp());
+      flops += f;
+      if (!mostExpensive ||
+          f > flopsOf(p.values[*mostExpensive].getDefiningOp()))
+        mostExpensive = k;
+    }
+    if (flops <= flopBound || !mostExpensive)
+      return recompute;
+    // Over the bound: keep the most expensive recomputed op, cut again.
+    allowed[*mostExpensive] = 0;
+  }
+}
+
+/// What rewriting `func` by a recompute set gives.
+struct Applied {
+  int64_t cloned = 0;
+  int64_t clonedBytes = 0;
+  int64_t recomputeFlops = 0;
+};
+
+/// Clones what `recompute` marks into the backward pass of `func` (whose
+/// forward graph is `p`) and points the backward pass at the clones.
+Applied applyRecompute(func::FuncOp func, const MemoryAnalysis &analysis,
+                       const Partition &p, ArrayRef<char> recompute,
+                       bool remarks) {
+  Block &block = func.getBody().front();
+  // Each clone goes just before the backward op that first needs it
+  // (directly or through a later clone), in that order: the order
+  // --memopt-schedule runs recomputation in, each when nothing else can
+  // run, so a clone lives only from just before its first use.
+  llvm::DenseMap<Operation *, int64_t> position;
+  SmallVector<Operation *> blockOps;
+  for (Operation &op : block.without_terminator()) {
+    position[&op] = static_cast<int64_t>(blockOps.size());
+    blockOps.push_back(&op);
+  }
+  int64_t end = static_cast<int64_t>(blockOps.size());
+  SmallVector<int64_t> need(p.values.size(), end);
+  for (size_t k = p.values.size(); k-- > 0;) {
+    if (!recompute[k])
+      continue;
+    for (Operation *user : p.values[k].getUsers()) {
+      Operation *top = block.findAncestorOpInBlock(*user);
+      if (!top || top->hasTrait<mlir::OpTrait::IsTerminator>())
+        continue;
+      if (!analysis.isForward(top)) {
+        need[k] = std::min(need[k], position[top]);
+        continue;
+      }
+      // A forward user that is recomputed needs it by its own need.
+      for (Value result : top->getResults())
+        if (std::optional<size_t> u = p.lookup(result); u && recompute[*u])
+          need[k] = std::min(need[k], need[*u]);
+    }
+  }
+  SmallVector<size_t> order;
+  for (size_t k = 0; k < p.values.size(); ++k)
+    if (recompute[k])
+      order.push_back(k);
+  llvm::stable_sort(order,
+                    [&](size_t a, size_t b) { return need[a] < need[b]; });
+
+  Applied applied;
+  OpBuilder b(func.getContext());
+  IRMapping mapping;
+  SmallVector<std::pair<Value, Value>> replaced;
+  llvm::SetVector<Operation *> clones;
+  for (size_t k : order) {
+    Value result = p.values[k];
+    Operation *op = result.getDefiningOp();
+    b.setInsertionPoint(need[k] < end ? blockOps[need[k]]
+                                      : block.getTerminator());
+    Operation *clone = b.clone(*op, mapping);
+    clone->setAttr(kRecomputeAttrName, b.getUnitAttr());
+    clone->removeAttr("memopt.offsets");
+    clones.insert(clone);
+    replaced.push_back({result, clone->getResult(0)});
+    applied.clonedBytes += bytesOf(result);
+    applied.recomputeFlops += flopsOf(op);
+    if (remarks)
+      op->emitRemark() << "recomputed in the backward pass instead of kept: "
+                       << bytesOf(result) << " bytes, " << flopsOf(op)
+                       << " FLOPs";
+  }
+  for (auto [original, copy] : replaced)
+    original.replaceUsesWithIf(copy, [&](OpOperand &use) {
+      Operation *top = block.findAncestorOpInBlock(*use.getOwner());
+      return top && !clones.contains(top) &&
+             !top->hasTrait<mlir::OpTrait::IsTerminator>() &&
+             !analysis.isForward(top);
+    });
+  // Clones nothing reads go (a clone only an erased clone read, too).
+  applied.cloned = static_cast<int64_t>(clones.size());
+  for (Operation *clone : llvm::reverse(clones))
+    if (clone->use_empty()) {
+      clone->erase();
+      --applied.cloned;
+    }
+  sortTopologically(&block);
+  return applied;
+}
+
+/// The step `recompute` gives, as it will run: on a scratch copy of `func`,
+/// the clones, then (when `inplace`) --memopt-inplace, --memopt-schedule
+/// and --memopt-plan-memory.
+struct Measurement {
+  /// Arguments and the planned arena.
+  int64_t totalBytes = 0;
+  int64_t savedBytes = 0;
+  int64_t recomputeFlops = 0;
+};
+
+FailureOr<Measurement> measure(func::FuncOp func, ArrayRef<char> recompute,
+                               bool inplace) {
+  auto scratch = cast<func::FuncOp>(func->clone());
+  llvm::scope_exit cleanup([&] { scratch->erase(); });
+  {
+    MemoryAnalysis analysis(scratch);
+    Partition p = Partition::build(scratch, analysis);
+    applyRecompute(scratch, analysis, p, recompute, /*remarks=*/false);
+  }
+  Measurement m;
+  m.savedBytes = MemoryAnalysis(scratch).getSavedForBackwardBytes();
+  if (inplace)
+    convertInPlace(scratch, /*remarks=*/false);
+  if (failed(scheduleFunction(scratch)))
+    return failure();
+  FailureOr<int64_t> arena = planFunctionMemory(scratch, /*alignment=*/64);
+  if (failed(arena))
+    return failure();
+  MemoryAnalysis after(scratch);
+  m.totalBytes = after.getPeakBytes();
+  m.recomputeFlops = after.getRecomputeFlops();
+  return m;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct MemOptPartitionPass
+    : public memopt::impl::MemOptPartitionBase<MemOptPartitionPass> {
+  using MemOptPartitionBase::MemOptPartitionBase;
+
+  void runOnOperation() override {
+    if (!(maxRecompute >= 0) || !std::isfinite(maxRecompute)) {
+      getOperation()->emitError()
+          << "memopt-partition: max-recompute must be a fraction >= 0 of "
+             "the forward pass's FLOPs, got "
+          << maxRecompute;
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> graphs;
+    if (failed(collectMemOptGraphs(getOperation(), "memopt-partition", graphs)))
+      return signalPassFailure();
+    for (func::FuncOp func : graphs)
+      if (failed(partition(func)))
+        return signalPassFailure();
+  }
+
+  LogicalResult partition(func::FuncOp func);
+};
+
+LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
+  Block &block = func.getBody().front();
+  // In-place decisions assume which values the backward pass keeps; an
+  // optimizer update writing over its parameter argument does not.
+  for (Operation &op : block.without_terminator()) {
+    auto index = op.getAttrOfType<IntegerAttr>(kInPlaceAttrName);
+    if (!index || index.getInt() < 0 ||
+        index.getInt() >= static_cast<int64_t>(op.getNumOperands()) ||
+        isa<BlockArgument>(op.getOperand(index.getInt())))
+      continue;
+    return op.emitOpError()
+           << "is in place (memopt.inplace): --memopt-partition runs before "
+              "--memopt-inplace, whose decisions assume which values the "
+              "backward pass keeps";
+  }
+
+  MemoryAnalysis analysis(func);
+  Partition p = Partition::build(func, analysis);
+  // An inference graph, or a training graph before --memopt-autodiff: no
+  // backward pass to partition.
+  if (!p.hasBackward)
+    return success();
+  int64_t flopBound =
+      static_cast<int64_t>(maxRecompute * static_cast<double>(p.forwardFlops));
+
+  // Candidates: the minimum cut over every cheap op, the one over copies of
+  // arguments only (a parameter's f16 cast), and today's saved set. Each
+  // is measured as it will run; the least peak wins, then the fewest bytes
+  // kept, then the fewest FLOPs recomputed.
+  SmallVector<SmallVector<char>> candidates;
+  candidates.push_back(SmallVector<char>(p.values.size(), 0));
+  candidates.push_back(solve(p, p.cheap, flopBound));
+  candidates.push_back(solve(p, p.fromArguments, flopBound));
+  size_t best = 0;
+  Measurement bestMeasurement;
+  for (auto [i, recompute] : llvm::enumerate(candidates)) {
+    // The same candidate twice is measured once.
+    if (llvm::is_contained(ArrayRef(candidates).take_front(i), recompute))
+      continue;
+    FailureOr<Measurement> m = measure(func, recompute, measureInPlace);
+    if (failed(m))
+      return failure();
+    auto key = [](const Measurement &x) {
+      return std::make_tuple(x.totalBytes, x.savedBytes, x.recomputeFlops);
+    };
+    if (i == 0 || key(*m) < key(bestMeasurement)) {
+      best = i;
+      bestMeasurement = *m;
+    }
+  }
+  Applied applied =
+      applyRecompute(func, analysis, p, candidates[best], remarks);
+  numRecomputed += applied.cloned;
+  if (remarks)
+    func.emitRemark() << "memopt-partition: " << applied.cloned
+                      << " ops recomputed in the backward pass ("
+                      << applied.recomputeFlops << " FLOPs, bound " << flopBound
+                      << "), " << applied.clonedBytes
+                      << " bytes no longer kept; step peak "
+                      << bestMeasurement.totalBytes << " bytes";
+  return success();
+}
+
+} // namespace
