@@ -24,7 +24,9 @@ and forward_cast_ops. cast_ops counts the memopt.cast ops of the final IR
 (forward, backward and recomputed).
 
 Variants: f32 (plain autodiff), fp16 (loss-scale=dynamic, the default),
-bf16 (no loss scaling), f32 + checkpoint sqrt + inplace, fp16 + checkpoint
+bf16 (no loss scaling), each again with --memopt-partition after autodiff
+(f32-partition, fp16-partition, bf16-partition), fp16 + inplace with and
+without the partition (measure-inplace=true), f32 + checkpoint sqrt + inplace, fp16 + checkpoint
 sqrt + inplace, and, in full runs only, fp16 and f32 + checkpoint optimal +
 inplace (a run longer than optimal_timeout seconds is recorded as skipped).
 Ratios are over the f32 row; the combined fp16 rows also over the f32 row
@@ -73,11 +75,17 @@ QUICK = {
     "timeout": 60, "optimal_timeout": 60, "optimal": False,
 }
 
-# (label, precision or None, checkpoint options or None, in place)
+# (label, precision or None, checkpoint options or None, in place
+#  [, --memopt-partition])
 VARIANTS = [
     ("f32", None, None, False),
     ("fp16", "fp16", None, False),
     ("bf16", "bf16", None, False),
+    ("f32-partition", None, None, False, True),
+    ("fp16-partition", "fp16", None, False, True),
+    ("bf16-partition", "bf16", None, False, True),
+    ("fp16-inplace", "fp16", None, True),
+    ("fp16-partition-inplace", "fp16", None, True, True),
     ("f32-sqrt-inplace", None, "strategy=sqrt", True),
     ("fp16-sqrt-inplace", "fp16", "strategy=sqrt", True),
     ("fp16-optimal-inplace", "fp16", "strategy=optimal", True),
@@ -90,6 +98,9 @@ RATIO_BASES = {
     "fp16-sqrt-inplace": ["f32", "f32-sqrt-inplace"],
     "fp16-optimal-inplace": ["f32", "f32-optimal-inplace"],
     "f32-optimal-inplace": ["f32"],
+    "f32-partition": ["f32"], "fp16-partition": ["f32", "fp16"],
+    "bf16-partition": ["f32", "bf16"], "fp16-inplace": ["f32"],
+    "fp16-partition-inplace": ["f32", "fp16-inplace"],
 }
 RATIO_KEYS = ("saved_for_backward_bytes", "forward_allocated_bytes", "peak_bytes",
               "arena_bytes")
@@ -129,7 +140,7 @@ DEFINITIONS = {
 _CAST_RE = re.compile(r"(?:\"memopt\.cast\"|\bmemopt\.cast\b)")
 
 
-def pipeline(precision, ckpt, inplace, before, after, fwd=None):
+def pipeline(precision, ckpt, inplace, before, after, fwd=None, partition=False):
     passes = []
     if precision:
         passes.append(f"memopt-mixed-precision{{precision={precision}}}")
@@ -138,6 +149,8 @@ def pipeline(precision, ckpt, inplace, before, after, fwd=None):
     passes.append("memopt-autodiff")
     if ckpt:
         passes.append(f"memopt-checkpoint{{{ckpt}}}")
+    if partition:
+        passes.append("memopt-partition" + ("{measure-inplace=true}" if inplace else ""))
     if inplace:
         passes.append("memopt-inplace")
     if before:
@@ -164,7 +177,7 @@ def run_opt(cmd, timeout):
     return proc
 
 
-def measure(opt, path, precision, ckpt, inplace, tmp, timeout):
+def measure(opt, path, precision, ckpt, inplace, tmp, timeout, partition=False):
     before = os.path.join(tmp, "before.json")
     after = os.path.join(tmp, "after.json")
     fwd = os.path.join(tmp, "forward.json")
@@ -172,12 +185,13 @@ def measure(opt, path, precision, ckpt, inplace, tmp, timeout):
     for f in (before, after, fwd, out):
         if os.path.exists(f):
             os.unlink(f)
-    passes = pipeline(precision, ckpt, inplace, before, after, fwd)
+    passes = pipeline(precision, ckpt, inplace, before, after, fwd, partition)
     cmd = [opt, path, "--pass-pipeline=" + passes, "-o", out,
            "-mlir-print-op-on-diagnostic=false"]
     row = {"precision": precision or "f32", "checkpoint": ckpt, "inplace": inplace,
+           "partition": partition,
            "command": "memopt-opt MODEL '--pass-pipeline="
-           + pipeline(precision, ckpt, inplace, "A", "B") + "'"}
+           + pipeline(precision, ckpt, inplace, "A", "B", None, partition) + "'"}
     start = time.perf_counter()
     try:
         proc = run_opt(cmd, timeout)
@@ -371,11 +385,12 @@ def ratios(rows):
 
 def model_rows(opt, path, cfg, tmp):
     rows = {}
-    for label, precision, ckpt, inplace in VARIANTS:
+    for label, precision, ckpt, inplace, *partition in VARIANTS:
         if label in OPTIMAL and not cfg["optimal"]:
             continue
         timeout = cfg["optimal_timeout"] if label in OPTIMAL else cfg["timeout"]
-        row = measure(opt, path, precision, ckpt, inplace, tmp, timeout)
+        row = measure(opt, path, precision, ckpt, inplace, tmp, timeout,
+                      bool(partition and partition[0]))
         if row.get("ok") and label in BREAKDOWN_VARIANTS:
             split = saved_breakdown(opt, path, precision, tmp, cfg["timeout"])
             if split and "error" not in split:
@@ -471,6 +486,37 @@ def print_tables(data):
               f"{fmt(s['param_copies_bytes'])} | {fmt(s['data_copies_bytes'])} | {top} |")
 
 
+def print_partition_table(data):
+    print()
+    print("--memopt-partition: saved for backward / peak, MiB (ratio to the same "
+          "precision without it); recompute / forward")
+    print()
+    pairs = [("f32", "f32-partition"), ("fp16", "fp16-partition"),
+             ("bf16", "bf16-partition"), ("fp16-inplace", "fp16-partition-inplace")]
+    print("| model | " + " | ".join(f"{b}: saved, peak" for _, b in pairs)
+          + " | fp16 saved / f32 saved (partition, inplace) |")
+    print("|---|" + "---|" * (len(pairs) + 1))
+    for e in data["suite"]:
+        v = e["variants"]
+        cells = []
+        for a, b in pairs:
+            ra, rb = v.get(a, {}), v.get(b, {})
+            if not (ra.get("ok") and rb.get("ok")):
+                cells.append("failed")
+                continue
+            cells.append(
+                f"{fmt(ra['saved_for_backward_bytes'])} → "
+                f"{fmt(rb['saved_for_backward_bytes'])}, "
+                f"{fmt(ra['peak_bytes'])} → {fmt(rb['peak_bytes'])} "
+                f"({rb['peak_bytes'] / ra['peak_bytes']:.2f}); "
+                f"{rb['recompute_fraction']:.3f}")
+        f32, fp16 = v.get("f32", {}), v.get("fp16-partition-inplace", {})
+        ratio = (f"{fp16['saved_for_backward_bytes'] / f32['saved_for_backward_bytes']:.2f}"
+                 if f32.get("ok") and fp16.get("ok") and f32["saved_for_backward_bytes"]
+                 else "n/a")
+        print(f"| {e['model']} | " + " | ".join(cells) + f" | {ratio} |")
+
+
 def main():
     args = checkpoint.bench_parser("mixed_precision", __doc__).parse_args()
     opt, output = checkpoint.bench_setup("mixed_precision", args)
@@ -480,8 +526,9 @@ def main():
         "pipeline": pipeline("<fp16 | bf16>", "<strategy=sqrt | strategy=optimal>",
                              True, "<saved-for-backward report>", "<report>",
                              "<forward report>"),
-        "variants": {label: {"precision": p or "f32", "checkpoint": c, "inplace": i}
-                     for label, p, c, i in VARIANTS
+        "variants": {label: {"precision": p or "f32", "checkpoint": c, "inplace": i,
+                             "partition": bool(rest and rest[0])}
+                     for label, p, c, i, *rest in VARIANTS
                      if cfg["optimal"] or label not in OPTIMAL},
         "optimal_timeout_seconds": cfg["optimal_timeout"] if cfg["optimal"] else None,
         "definitions": DEFINITIONS,
@@ -493,6 +540,7 @@ def main():
     checkpoint.write_json(output, data)
     log(f"wrote {output} in {data['elapsed_seconds']} s")
     print_tables(data)
+    print_partition_table(data)
     failed = [f"{e['model']} {k}" for e in data["suite"]
               for k, r in e["variants"].items()
               if not r.get("ok") and not r.get("skipped")]
