@@ -234,8 +234,8 @@ struct ConvertMemOptToMemRTPass
     if (unsupported.wasInterrupted())
       return signalPassFailure();
     for (auto func : module.getOps<func::FuncOp>())
-      for (Type type : func.isExternal() ? ArrayRef<Type>()
-                                         : func.getArgumentTypes())
+      for (Type type :
+           func.isExternal() ? ArrayRef<Type>() : func.getArgumentTypes())
         if (auto t = dyn_cast<RankedTensorType>(type);
             !t || !t.hasStaticShape()) {
           func.emitOpError("argument type ")
@@ -274,7 +274,16 @@ struct ConvertMemOptToMemRTPass
     patterns.add<ReshapeLowering, ConstantLowering, FreeLowering>(converter,
                                                                   ctx);
 
-    if (failed(applyFullConversion(module, target, std::move(patterns))))
+    // No folding while lowering: a fold (cast(cast(x)) -> x) would change
+    // which buffer an op reads or writes after --memopt-inplace and
+    // --memopt-plan-memory decided them (an in-place kernel overwriting a
+    // value still read elsewhere, an arena slot reused while the folded
+    // value lives on). Casts are folded before those decisions, by
+    // --memopt-autodiff; what is left runs as it is.
+    ConversionConfig config;
+    config.foldingMode = DialectConversionFoldingMode::Never;
+    if (failed(
+            applyFullConversion(module, target, std::move(patterns), config)))
       return signalPassFailure();
 
     Builder b(ctx);

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -148,7 +149,23 @@ struct MemOptAutodiffPass
       }
       if (failed(differentiate(func)))
         return signalPassFailure();
+      foldCasts(func);
     }
+  }
+
+  /// Folds the step's cast chains (the gradient of a widening cast feeding
+  /// a narrowing one: cast(cast(g)) is g) now, before --memopt-inplace and
+  /// --memopt-plan-memory decide buffers; the lowering folds nothing.
+  void foldCasts(func::FuncOp func) {
+    SmallVector<Operation *> casts;
+    func.walk([&](CastOp op) { casts.push_back(op); });
+    if (casts.empty())
+      return;
+    RewritePatternSet patterns(&getContext());
+    CastOp::getCanonicalizationPatterns(patterns, &getContext());
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    (void)applyOpPatternsGreedily(casts, std::move(patterns), config);
   }
 
   double learningRate() const {
