@@ -17,6 +17,7 @@ config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%memopt_src_root", config.memopt_src_root))
+config.substitutions.append(("%memopt_obj_root", config.memopt_obj_root))
 config.substitutions.append(
     ("%gen-models",
      "%s %s" % (config.python_executable,
