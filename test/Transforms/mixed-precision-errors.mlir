@@ -4,7 +4,7 @@
 // RUN: not memopt-opt %s --memopt-mixed-precision="growth-factor=0.5" 2>&1 | FileCheck %s --check-prefix=GROWTH
 
 // PRECISION: unknown precision 'fp8' (expected fp16 or bf16)
-// SCALE: loss-scale must be 'dynamic', 'none' or a positive number, got '-3'
+// SCALE: loss-scale must be 'dynamic', 'none' or a positive number within f32's range, got '-3'
 // GROWTH: expected init-scale > 0, growth-factor > 1, backoff-factor in (0, 1) and growth-interval >= 1
 
 // A training step already has backward ops: the pass runs before autodiff.

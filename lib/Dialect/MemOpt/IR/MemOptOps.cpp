@@ -60,6 +60,21 @@ static std::optional<int64_t> numElements(ArrayRef<int64_t> shape) {
   return count;
 }
 
+LogicalResult memopt::detail::verifyFiniteFloatAttributes(Operation *op) {
+  for (NamedAttribute attr : op->getAttrs()) {
+    auto value = dyn_cast<FloatAttr>(attr.getValue());
+    if (!value || value.getValue().isFinite())
+      continue;
+    const llvm::APFloat &v = value.getValue();
+    return op->emitOpError() << "attribute '" << attr.getName().getValue()
+                             << "' must be a finite number, got "
+                             << (v.isNaN()        ? "nan"
+                                 : v.isNegative() ? "-inf"
+                                                  : "inf");
+  }
+  return success();
+}
+
 LogicalResult
 memopt::detail::checkInferredResultTypes(std::optional<Location> location,
                                          StringRef opName, TypeRange inferred,

@@ -16,10 +16,15 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
+#include <cmath>
 
 #define DEBUG_TYPE "memopt-autodiff"
 
@@ -117,6 +122,8 @@ struct MemOptAutodiffPass
           << "' (expected sgd, momentum, adam or none)";
       return signalPassFailure();
     }
+    if (failed(verifyOptions()))
+      return signalPassFailure();
     SmallVector<func::FuncOp> graphs;
     if (failed(collectMemOptGraphs(getOperation(), "memopt-autodiff", graphs)))
       return signalPassFailure();
@@ -166,6 +173,33 @@ struct MemOptAutodiffPass
     GreedyRewriteConfig config;
     config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
     (void)applyOpPatternsGreedily(casts, std::move(patterns), config);
+  }
+
+  /// Every hyperparameter in its range; a value outside it is an error,
+  /// never a default in its place (lr=-1, the option's default, means "the
+  /// optimizer's usual rate").
+  LogicalResult verifyOptions() {
+    auto bad = [&](StringRef name, double value, StringRef range) {
+      getOperation().emitError()
+          << "memopt-autodiff: " << name << " must be " << range << ", got "
+          << llvm::formatv("{0}", llvm::format("%g", value)).str();
+      return failure();
+    };
+    if (lr != -1.0 && !(std::isfinite(lr) && lr > 0))
+      return bad("lr", lr, "a finite number > 0");
+    if (!(momentum >= 0 && momentum < 1))
+      return bad("momentum", momentum, "in [0, 1)");
+    if (!(dampening >= 0 && dampening <= 1))
+      return bad("dampening", dampening, "in [0, 1]");
+    if (!(std::isfinite(weightDecay) && weightDecay >= 0))
+      return bad("weight-decay", weightDecay, "a finite number >= 0");
+    if (!(beta1 >= 0 && beta1 < 1))
+      return bad("beta1", beta1, "in [0, 1)");
+    if (!(beta2 >= 0 && beta2 < 1))
+      return bad("beta2", beta2, "in [0, 1)");
+    if (!(std::isfinite(eps) && eps > 0))
+      return bad("eps", eps, "a finite number > 0");
+    return success();
   }
 
   double learningRate() const {

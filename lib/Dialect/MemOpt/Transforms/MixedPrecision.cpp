@@ -22,6 +22,7 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <cmath>
+#include <limits>
 
 #define DEBUG_TYPE "memopt-mixed-precision"
 
@@ -238,15 +239,18 @@ struct MemOptMixedPrecisionPass
     if (!dynamic && mode != "none") {
       char *end = nullptr;
       scale = std::strtod(mode.c_str(), &end);
+      // The scale multiplies an f32 loss: beyond f32's range it is inf.
       if (mode.empty() || *end != '\0' || !std::isfinite(scale) ||
-          !(scale > 0)) {
+          !(scale > 0) || scale > std::numeric_limits<float>::max()) {
         anchor->emitError() << "memopt-mixed-precision: loss-scale must be "
-                               "'dynamic', 'none' or a positive number, got '"
+                               "'dynamic', 'none' or a positive number within "
+                               "f32's range, got '"
                             << lossScale << "'";
         return signalPassFailure();
       }
     }
-    if (!(initScale > 0) || !std::isfinite(initScale) || !(growthFactor > 1) ||
+    if (!(initScale > 0) || !(initScale <= std::numeric_limits<float>::max()) ||
+        !(growthFactor > 1) || !std::isfinite(growthFactor) ||
         !(backoffFactor > 0 && backoffFactor < 1) || growthInterval < 1) {
       anchor->emitError() << "memopt-mixed-precision: expected init-scale > 0, "
                              "growth-factor > 1, backoff-factor in (0, 1) and "

@@ -106,8 +106,17 @@ def MemOpt_ScalarFloatTensor
 // Base op classes
 //===----------------------------------------------------------------------===//
 
+// Every float attribute of a memopt op (alpha, epsilon, momentum, lr, a
+// dropout rate, a loss scale) is finite: the math has no meaning for NaN or
+// infinity, and a plan cannot carry them as numbers. The native trait
+// `FiniteFloatAttributes` refuses them with the attribute named.
+def MemOpt_FiniteFloatAttributes : NativeOpTrait<"FiniteFloatAttributes"> {
+  let cppNamespace = "::memopt::OpTrait";
+}
+
 class MemOpt_Op<string mnemonic, list<Trait> traits = []>
-    : Op<MemOpt_Dialect, mnemonic, traits>;
+    : Op<MemOpt_Dialect, mnemonic,
+         !listconcat([MemOpt_FiniteFloatAttributes], traits)>;
 
 // Result types are inferred from the operands and attributes
 // (InferTypeOpInterface), so the custom form omits them. The written result

@@ -31,6 +31,10 @@ checkInferredResultTypes(std::optional<mlir::Location> location,
                          llvm::StringRef opName, mlir::TypeRange inferred,
                          mlir::TypeRange actual);
 
+/// Fails, naming the attribute, if a float attribute of `op` is NaN or
+/// infinite.
+llvm::LogicalResult verifyFiniteFloatAttributes(mlir::Operation *op);
+
 } // namespace detail
 
 namespace OpTrait {
@@ -52,6 +56,17 @@ public:
     return detail::checkInferredResultTypes(op->getLoc(),
                                             ConcreteType::getOperationName(),
                                             inferred, op->getResultTypes());
+  }
+};
+
+/// Refuses NaN and infinite float attributes (MemOptBase.td); attached to
+/// every memopt op.
+template <typename ConcreteType>
+class FiniteFloatAttributes
+    : public mlir::OpTrait::TraitBase<ConcreteType, FiniteFloatAttributes> {
+public:
+  static llvm::LogicalResult verifyTrait(mlir::Operation *op) {
+    return detail::verifyFiniteFloatAttributes(op);
   }
 };
 
