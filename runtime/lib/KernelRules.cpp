@@ -171,6 +171,10 @@ public:
 
   /// A finite number; required when `dflt` is nullopt.
   double f64(const char *name, std::optional<double> dflt) {
+    // A float is never null: a writer that turned NaN or infinity into null
+    // must not get the default in the user's value's place.
+    if (auto it = attrs.find(name); it != attrs.end() && it->is_null())
+      error("attribute '", name, "' is null, not a number");
     const json *v = dflt ? find(name) : &require(name);
     if (!v)
       return *dflt;

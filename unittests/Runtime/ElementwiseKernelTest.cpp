@@ -64,6 +64,19 @@ TEST(ActivationKernelTest, LeakyReluWithAlphaAndDefault) {
   checkUnary("leaky_relu", json::object(),
              [](double x) { return x >= 0 ? x : 0.01 * x; });
 }
+// A null float attribute (what a JSON writer makes of NaN) is an error, not
+// the default: the user's value must never be silently replaced.
+TEST(ActivationKernelTest, NullAlphaIsAnErrorNotTheDefault) {
+  HostTensor x = activationInputs(DType::F32);
+  for (const char *kernel : {"leaky_relu", "elu"}) {
+    std::string message = errorOf([&] {
+      runOp1(kernel, {{"alpha", nullptr}}, {x}, {DType::F32, x.shape});
+    });
+    EXPECT_NE(message.find("attribute 'alpha' is null, not a number"),
+              std::string::npos)
+        << kernel << ": " << message;
+  }
+}
 TEST(ActivationKernelTest, EluWithAlphaAndDefault) {
   checkUnary("elu", {{"alpha", 0.7}},
              [](double x) { return x > 0 ? x : 0.7 * std::expm1(x); });

@@ -66,8 +66,14 @@ FailureOr<Json> attributeToJson(Location loc, StringRef name, Attribute attr) {
     return Json(b.getValue());
   if (auto i = dyn_cast<IntegerAttr>(attr))
     return Json(i.getInt());
-  if (auto f = dyn_cast<FloatAttr>(attr))
+  if (auto f = dyn_cast<FloatAttr>(attr)) {
+    // JSON would write NaN and infinity as null, which is no number.
+    if (!f.getValue().isFinite())
+      return emitError(loc) << "attribute '" << name
+                            << "' is not a finite number and cannot be "
+                               "written to a plan";
     return Json(f.getValueAsDouble());
+  }
   if (auto s = dyn_cast<StringAttr>(attr))
     return Json(s.getValue().str());
   if (auto a = dyn_cast<DenseI64ArrayAttr>(attr))
