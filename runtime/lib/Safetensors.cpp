@@ -9,9 +9,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <unordered_map>
+#include <unordered_set>
 
 using namespace memopt::runtime;
 
@@ -69,11 +71,28 @@ memopt::runtime::parseSafetensors(const std::vector<uint8_t> &bytes,
     fail(what, concat("header length ", headerBytes, " exceeds the file (",
                       bytes.size(), " bytes)"));
   const char *headerBegin = reinterpret_cast<const char *>(bytes.data() + 8);
+  // JSON keeps the last of two equal keys; a tensor named twice is an
+  // error, not a silent choice.
+  std::unordered_map<int, std::unordered_set<std::string>> keysAtDepth;
+  std::string duplicate;
+  auto noteKey = [&](int depth, nlohmann::json::parse_event_t event,
+                     nlohmann::json &parsed) {
+    if (event == nlohmann::json::parse_event_t::object_start)
+      keysAtDepth[depth + 1].clear();
+    if (event == nlohmann::json::parse_event_t::key && duplicate.empty()) {
+      const std::string &key = parsed.get_ref<const std::string &>();
+      if (!keysAtDepth[depth].insert(key).second)
+        duplicate = key;
+    }
+    return true;
+  };
   nlohmann::json header =
-      nlohmann::json::parse(headerBegin, headerBegin + headerBytes, nullptr,
+      nlohmann::json::parse(headerBegin, headerBegin + headerBytes, noteKey,
                             /*allow_exceptions=*/false);
   if (header.is_discarded() || !header.is_object())
     fail(what, "header is not a JSON object");
+  if (!duplicate.empty())
+    fail(what, concat("key '", duplicate, "' appears twice in the header"));
   uint64_t dataBegin = 8 + headerBytes;
   uint64_t dataBytes = bytes.size() - dataBegin;
 
@@ -158,6 +177,10 @@ memopt::runtime::parseSafetensors(const std::vector<uint8_t> &bytes,
 }
 
 SafetensorsFile memopt::runtime::readSafetensors(const std::string &path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(ErrorCode::Io,
+                concat("safetensors: '", path, "' is a directory, not a file"));
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw Error(ErrorCode::Io, concat("safetensors: cannot open '", path, "'"));

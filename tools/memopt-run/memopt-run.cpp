@@ -24,11 +24,14 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+#include <tuple>
 
 #include <algorithm>
 #include <chrono>
@@ -497,6 +500,41 @@ int main(int argc, char **argv) {
   // would bury them.
   context.printOpOnDiagnostic(false);
   context.loadAllAvailableDialects();
+
+  // Options that cannot do what they say are errors, never ignored.
+  if (steps.getNumOccurrences() && steps == 0) {
+    llvm::errs() << "memopt-run: --steps must be at least 1\n";
+    return 1;
+  }
+  if (microbatches.getNumOccurrences() && microbatches == 0) {
+    llvm::errs() << "memopt-run: --microbatches must be at least 1\n";
+    return 1;
+  }
+  if (noOptimize && (abn || inplace)) {
+    llvm::errs() << "memopt-run: --" << (abn ? "abn" : "inplace")
+                 << " has no effect with --no-optimize (the baseline runs "
+                    "no memory pass)\n";
+    return 1;
+  }
+  // Files are checked before anything is compiled or trained: a directory
+  // where a file is expected is an error now, not after the run.
+  for (auto [flag, path, output] : {std::tuple<const char *, std::string, bool>{
+                                        "--load-weights", loadWeights, false},
+                                    {"--inputs", inputsFile, false},
+                                    {"--save-weights", saveWeights, true}}) {
+    if (path.empty())
+      continue;
+    if (llvm::sys::fs::is_directory(path)) {
+      llvm::errs() << "memopt-run: " << flag << "=" << path
+                   << ": is a directory, not a .safetensors file\n";
+      return 1;
+    }
+    if (!output && !llvm::sys::fs::exists(path)) {
+      llvm::errs() << "memopt-run: " << flag << "=" << path
+                   << ": no such file\n";
+      return 1;
+    }
+  }
 
   if (!lossScale.empty() && precision == "fp32") {
     llvm::errs() << "memopt-run: --loss-scale needs --precision=fp16 or bf16 "
