@@ -19,6 +19,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
 
 #define DEBUG_TYPE "memopt-schedule"
 
@@ -46,13 +47,17 @@ bool isOptimizerUpdate(Operation *op) {
 
 class Scheduler {
 public:
-  explicit Scheduler(func::FuncOp func) : func(func) {}
+  /// With `programOrder`, ops keep their order (each ready op in block
+  /// order) and only the frees are inserted.
+  Scheduler(func::FuncOp func, bool programOrder)
+      : func(func), programOrder(programOrder) {}
 
   /// Reorders the block and inserts frees; returns (ops moved, frees).
   FailureOr<std::pair<int64_t, int64_t>> run();
 
 private:
   func::FuncOp func;
+  bool programOrder;
 };
 
 FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
@@ -152,7 +157,8 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
   // the very stretch checkpointing dropped it for.
   SmallVector<Operation *> ready, deferred, order;
   auto makeReady = [&](Operation *op) {
-    (op->hasAttr(kRecomputeAttrName) ? deferred : ready).push_back(op);
+    (op->hasAttr(kRecomputeAttrName) && !programOrder ? deferred : ready)
+        .push_back(op);
   };
   for (Operation *op : ops)
     if (missing[op] == 0)
@@ -173,6 +179,11 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
       Operation *op = ready[i];
       bool update = isOptimizerUpdate(op);
       int64_t score = freed(op) - allocated(op);
+      if (programOrder) {
+        if (i == 0 || index[op] < index[ready[best]])
+          best = i;
+        continue;
+      }
       bool better = i == 0 || (update && !bestUpdate) ||
                     (update == bestUpdate &&
                      (score > bestScore ||
@@ -251,7 +262,20 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
 
 FailureOr<std::pair<int64_t, int64_t>>
 memopt::scheduleFunction(func::FuncOp func) {
-  return Scheduler(func).run();
+  // The greedy order is a heuristic and can lose to the order the ops came
+  // in; both are measured on scratch copies and the lower peak is kept
+  // (the greedy one on a tie), so the schedule never raises the peak.
+  auto peakOf = [&](bool programOrder) -> std::optional<int64_t> {
+    auto scratch = cast<func::FuncOp>(func->clone());
+    llvm::scope_exit cleanup([&] { scratch->erase(); });
+    if (failed(Scheduler(scratch, programOrder).run()))
+      return std::nullopt;
+    return MemoryAnalysis(scratch).getPeakBytes();
+  };
+  std::optional<int64_t> greedy = peakOf(false);
+  std::optional<int64_t> program = greedy ? peakOf(true) : std::nullopt;
+  bool keepOrder = greedy && program && *program < *greedy;
+  return Scheduler(func, keepOrder).run();
 }
 
 namespace {
