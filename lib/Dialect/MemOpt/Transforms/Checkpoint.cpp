@@ -793,6 +793,25 @@ LogicalResult MemOptCheckpointPass::checkpoint(func::FuncOp func) {
     return func.emitOpError("memopt-checkpoint expects a single-block "
                             "function");
   Block &block = func.front();
+  // A loss over parameters with no backward pass yet: nothing would be
+  // checkpointed, and saying nothing would look like success.
+  {
+    bool hasParams = llvm::any_of(func.getArguments(), [&](BlockArgument a) {
+      return bool(
+          func.getArgAttr(a.getArgNumber(), MemOptDialect::kParamAttrName));
+    });
+    auto loss = func.getNumResults() == 0
+                    ? RankedTensorType()
+                    : dyn_cast<RankedTensorType>(func.getResultTypes()[0]);
+    if (hasParams && loss && loss.getRank() == 0) {
+      MemoryAnalysis analysis(func);
+      if (analysis.getFirstBackwardIndex() >= analysis.getNumOps())
+        return func.emitOpError(
+            "has a loss over parameters but no backward pass: run "
+            "--memopt-checkpoint after --memopt-autodiff, which builds the "
+            "step it recomputes in");
+    }
+  }
   for (Operation &op : block)
     if (op.hasAttr(kRecomputeAttrName))
       return op.emitOpError("is already recomputed: run --memopt-checkpoint "

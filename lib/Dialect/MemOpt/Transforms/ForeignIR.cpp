@@ -76,6 +76,17 @@ LogicalResult memopt::verifyTransformable(func::FuncOp func, StringRef pass) {
   return success();
 }
 
+/// Every pass but the planner changes what the arena plan placed: after
+/// --memopt-plan-memory its offsets would be stale (the runtime refuses
+/// such a plan, or worse), so it refuses to run.
+static LogicalResult verifyNotPlanned(func::FuncOp func, StringRef pass) {
+  if (pass == "memopt-plan-memory" || !func->hasAttr("memopt.arena_bytes"))
+    return success();
+  return func.emitOpError()
+         << "already has an arena plan (memopt.arena_bytes): " << pass
+         << " changes the step and must run before --memopt-plan-memory";
+}
+
 LogicalResult
 memopt::collectMemOptGraphs(Operation *anchor, StringRef pass,
                             SmallVectorImpl<func::FuncOp> &graphs) {
@@ -84,7 +95,8 @@ memopt::collectMemOptGraphs(Operation *anchor, StringRef pass,
   if (auto func = dyn_cast<func::FuncOp>(anchor)) {
     if (!isMemOptGraph(func))
       return success();
-    if (failed(verifyTransformable(func, pass)))
+    if (failed(verifyTransformable(func, pass)) ||
+        failed(verifyNotPlanned(func, pass)))
       return failure();
     graphs.push_back(func);
     return success();
@@ -97,7 +109,8 @@ memopt::collectMemOptGraphs(Operation *anchor, StringRef pass,
   for (auto func : module.getOps<func::FuncOp>()) {
     if (!isMemOptGraph(func))
       continue;
-    if (failed(verifyTransformable(func, pass)))
+    if (failed(verifyTransformable(func, pass)) ||
+        failed(verifyNotPlanned(func, pass)))
       return failure();
     graphs.push_back(func);
   }
