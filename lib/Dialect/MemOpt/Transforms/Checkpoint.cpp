@@ -36,7 +36,6 @@
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
 #include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
 
-#include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -340,29 +339,6 @@ int64_t StageChain::flops(const CheckpointSchedule &schedule) const {
 //===----------------------------------------------------------------------===//
 // Rewriting
 //===----------------------------------------------------------------------===//
-
-/// Marks `clone` as recomputation; a clone never writes in place (its
-/// operand may be a kept value) and has no planned offsets yet.
-void markRecomputed(Operation *clone) {
-  clone->setAttr(kRecomputeAttrName, UnitAttr::get(clone->getContext()));
-  clone->removeAttr(kInPlaceAttrName);
-  clone->removeAttr("memopt.offsets");
-}
-
-/// Erases the clones nothing reads (a batch-norm clone's statistics, a clone
-/// only an erased clone read), last first, restores a topological order and
-/// returns how many clones remain.
-int64_t finishClones(Block &block, ArrayRef<Operation *> clones) {
-  int64_t count = 0;
-  for (Operation *clone : llvm::reverse(clones)) {
-    if (clone->use_empty())
-      clone->erase();
-    else
-      ++count;
-  }
-  sortTopologically(&block);
-  return count;
-}
 
 /// Clones the stages `schedule` recomputes and points the backward pass at
 /// the clones. Returns the number of ops cloned (after removing clones
@@ -818,12 +794,10 @@ LogicalResult MemOptCheckpointPass::checkpoint(func::FuncOp func) {
                             "once, on the step --memopt-autodiff built");
   // A forward value overwritten in place could not be read by a clone in the
   // backward pass.
-  for (Operation &op : block)
-    if (auto inplace = op.getAttrOfType<IntegerAttr>(kInPlaceAttrName);
-        inplace && !isa<BlockArgument>(op.getOperand(inplace.getInt())))
-      return op.emitOpError("runs in place: run --memopt-checkpoint before "
-                            "--memopt-inplace, whose decisions depend on "
-                            "which values the backward pass reads");
+  if (Operation *op = findInPlaceOverIntermediate(block))
+    return op->emitOpError("runs in place: run --memopt-checkpoint before "
+                           "--memopt-inplace, whose decisions depend on "
+                           "which values the backward pass reads");
   // Frees from an earlier schedule would pin what checkpointing drops;
   // --memopt-schedule recomputes them.
   for (Operation &op : llvm::make_early_inc_range(block.without_terminator()))

@@ -51,7 +51,6 @@
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
 #include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
 
-#include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -59,7 +58,6 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/Support/FormatVariadic.h"
 
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/push_relabel_max_flow.hpp>
@@ -145,20 +143,6 @@ private:
 // The forward graph
 //===----------------------------------------------------------------------===//
 
-int64_t bytesOf(Value value) {
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || !type.hasStaticShape() || !type.getElementType().isIntOrFloat())
-    return 0;
-  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
-  return type.getNumElements() * std::max<int64_t>(1, bits / 8);
-}
-
-int64_t flopsOf(Operation *op) {
-  if (auto cost = dyn_cast<CostOpInterface>(op))
-    return cost.getFlops();
-  return 0;
-}
-
 /// Elements of the largest tensor `op` reads or writes.
 int64_t largestElements(Operation *op) {
   int64_t largest = 0;
@@ -174,24 +158,15 @@ int64_t largestElements(Operation *op) {
   return largest;
 }
 
-/// Why `op` may not be recomputed in the backward pass, or "" if it may.
-std::string whyNotCheap(Operation *op) {
-  if (!isa<MemOptDialect>(op->getDialect()))
-    return "not a memopt op";
-  if (op->getNumResults() != 1)
-    return "has several results";
-  if (op->getNumRegions() != 0 || !isMemoryEffectFree(op))
-    return "has memory effects";
-  if (op->hasAttr(kInPlaceAttrName))
-    return "writes in place";
-  if (!isa<CostOpInterface>(op))
-    return "has no cost model";
-  int64_t flops = flopsOf(op);
-  int64_t elements = largestElements(op);
-  if (flops > 2 * std::max<int64_t>(elements, 1))
-    return llvm::formatv("costs {0} FLOPs, more than two per element", flops)
-        .str();
-  return "";
+/// Whether `op` may be recomputed in the backward pass: a memopt op with
+/// one result, no regions and no memory effects, not in place, that does at
+/// most two FLOPs per element of its largest tensor.
+bool isCheap(Operation *op) {
+  return isa<MemOptDialect>(op->getDialect()) && op->getNumResults() == 1 &&
+         op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
+         !op->hasAttr(kInPlaceAttrName) && isa<CostOpInterface>(op) &&
+         MemoryAnalysis::getFlops(op) <=
+             2 * std::max<int64_t>(largestElements(op), 1);
 }
 
 /// The forward graph of a training step as the cut sees it.
@@ -244,9 +219,9 @@ Partition Partition::build(func::FuncOp func, const MemoryAnalysis &analysis) {
   for (Operation &op : block.without_terminator()) {
     if (!analysis.isForward(&op))
       continue;
-    p.forwardFlops += flopsOf(&op);
+    p.forwardFlops += MemoryAnalysis::getFlops(&op);
     bool isConstant = op.hasTrait<mlir::OpTrait::ConstantLike>();
-    bool cheap = !isConstant && whyNotCheap(&op).empty();
+    bool cheap = !isConstant && isCheap(&op);
     bool fromArguments =
         isConstant || (cheap && llvm::all_of(op.getOperands(), [&](Value v) {
                          std::optional<size_t> k = p.lookup(v);
@@ -288,7 +263,8 @@ SmallVector<char> solve(const Partition &p, SmallVector<char> allowed,
         cut.addEdge(source, in, kInfinite);
         cut.addEdge(in, out, 0);
       } else {
-        cut.addEdge(in, out, kBytesWeight * bytesOf(p.values[k]));
+        cut.addEdge(in, out,
+                    kBytesWeight * MemoryAnalysis::getValueBytes(p.values[k]));
         // Recomputing a cheap op costs a little (ties keep the value);
         // other ops are never recomputed.
         cut.addEdge(source, in, allowed[k] ? 1 : kInfinite);
@@ -326,10 +302,10 @@ SmallVector<char> solve(const Partition &p, SmallVector<char> allowed,
     for (size_t k = 0; k < n; ++k) {
       if (!recompute[k])
         continue;
-      int64_t f = flopsOf(p.values[k].getDefiningOp());
+      int64_t f = MemoryAnalysis::getFlops(p.values[k].getDefiningOp());
       flops += f;
-      if (!mostExpensive ||
-          f > flopsOf(p.values[*mostExpensive].getDefiningOp()))
+      if (!mostExpensive || f > MemoryAnalysis::getFlops(
+                                    p.values[*mostExpensive].getDefiningOp()))
         mostExpensive = k;
     }
     if (flops <= flopBound || !mostExpensive)
@@ -399,16 +375,15 @@ Applied applyRecompute(func::FuncOp func, const MemoryAnalysis &analysis,
     b.setInsertionPoint(need[k] < end ? blockOps[need[k]]
                                       : block.getTerminator());
     Operation *clone = b.clone(*op, mapping);
-    clone->setAttr(kRecomputeAttrName, b.getUnitAttr());
-    clone->removeAttr("memopt.offsets");
+    markRecomputed(clone);
     clones.insert(clone);
     replaced.push_back({result, clone->getResult(0)});
-    applied.clonedBytes += bytesOf(result);
-    applied.recomputeFlops += flopsOf(op);
+    applied.clonedBytes += MemoryAnalysis::getValueBytes(result);
+    applied.recomputeFlops += MemoryAnalysis::getFlops(op);
     if (remarks)
       op->emitRemark() << "recomputed in the backward pass instead of kept: "
-                       << bytesOf(result) << " bytes, " << flopsOf(op)
-                       << " FLOPs";
+                       << MemoryAnalysis::getValueBytes(result) << " bytes, "
+                       << MemoryAnalysis::getFlops(op) << " FLOPs";
   }
   for (auto [original, copy] : replaced)
     original.replaceUsesWithIf(copy, [&](OpOperand &use) {
@@ -417,14 +392,7 @@ Applied applyRecompute(func::FuncOp func, const MemoryAnalysis &analysis,
              !top->hasTrait<mlir::OpTrait::IsTerminator>() &&
              !analysis.isForward(top);
     });
-  // Clones nothing reads go (a clone only an erased clone read, too).
-  applied.cloned = static_cast<int64_t>(clones.size());
-  for (Operation *clone : llvm::reverse(clones))
-    if (clone->use_empty()) {
-      clone->erase();
-      --applied.cloned;
-    }
-  sortTopologically(&block);
+  applied.cloned = finishClones(block, clones.getArrayRef());
   return applied;
 }
 
@@ -432,8 +400,8 @@ Applied applyRecompute(func::FuncOp func, const MemoryAnalysis &analysis,
 /// the clones, then (when `inplace`) --memopt-inplace, --memopt-schedule
 /// and --memopt-plan-memory.
 struct Measurement {
-  /// Arguments and the planned arena.
-  int64_t totalBytes = 0;
+  /// The step's peak: arguments and everything live in the arena.
+  int64_t peakBytes = 0;
   int64_t savedBytes = 0;
   int64_t recomputeFlops = 0;
 };
@@ -457,7 +425,7 @@ FailureOr<Measurement> measure(func::FuncOp func, ArrayRef<char> recompute,
   if (failed(arena))
     return failure();
   MemoryAnalysis after(scratch);
-  m.totalBytes = after.getPeakBytes();
+  m.peakBytes = after.getPeakBytes();
   m.recomputeFlops = after.getRecomputeFlops();
   return m;
 }
@@ -497,17 +465,11 @@ LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
   Block &block = func.getBody().front();
   // In-place decisions assume which values the backward pass keeps; an
   // optimizer update writing over its parameter argument does not.
-  for (Operation &op : block.without_terminator()) {
-    auto index = op.getAttrOfType<IntegerAttr>(kInPlaceAttrName);
-    if (!index || index.getInt() < 0 ||
-        index.getInt() >= static_cast<int64_t>(op.getNumOperands()) ||
-        isa<BlockArgument>(op.getOperand(index.getInt())))
-      continue;
-    return op.emitOpError()
+  if (Operation *op = findInPlaceOverIntermediate(block))
+    return op->emitOpError()
            << "is in place (memopt.inplace): --memopt-partition runs before "
               "--memopt-inplace, whose decisions assume which values the "
               "backward pass keeps";
-  }
 
   MemoryAnalysis analysis(func);
   Partition p = Partition::build(func, analysis);
@@ -536,7 +498,7 @@ LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
     if (failed(m))
       return failure();
     auto key = [](const Measurement &x) {
-      return std::make_tuple(x.totalBytes, x.savedBytes, x.recomputeFlops);
+      return std::make_tuple(x.peakBytes, x.savedBytes, x.recomputeFlops);
     };
     if (i == 0 || key(*m) < key(bestMeasurement)) {
       best = i;
@@ -552,7 +514,7 @@ LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
                       << applied.recomputeFlops << " FLOPs, bound " << flopBound
                       << "), " << applied.clonedBytes
                       << " bytes no longer kept; step peak "
-                      << bestMeasurement.totalBytes << " bytes";
+                      << bestMeasurement.peakBytes << " bytes";
   return success();
 }
 

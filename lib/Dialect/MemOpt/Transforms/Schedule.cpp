@@ -263,19 +263,26 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
 FailureOr<std::pair<int64_t, int64_t>>
 memopt::scheduleFunction(func::FuncOp func) {
   // The greedy order is a heuristic and can lose to the order the ops came
-  // in; both are measured on scratch copies and the lower peak is kept
-  // (the greedy one on a tie), so the schedule never raises the peak.
-  auto peakOf = [&](bool programOrder) -> std::optional<int64_t> {
+  // in. The greedy order is measured on a scratch copy; program order
+  // (frees only) is applied to `func` itself and measured there; the greedy
+  // order replaces it only when its peak is lower (the greedy one wins a
+  // tie), so the schedule never raises the peak. Program order keeps the
+  // ops where they are, so the greedy run on `func` afterwards reorders the
+  // same block the scratch copy did.
+  std::optional<int64_t> greedyPeak;
+  {
     auto scratch = cast<func::FuncOp>(func->clone());
     llvm::scope_exit cleanup([&] { scratch->erase(); });
-    if (failed(Scheduler(scratch, programOrder).run()))
-      return std::nullopt;
-    return MemoryAnalysis(scratch).getPeakBytes();
-  };
-  std::optional<int64_t> greedy = peakOf(false);
-  std::optional<int64_t> program = greedy ? peakOf(true) : std::nullopt;
-  bool keepOrder = greedy && program && *program < *greedy;
-  return Scheduler(func, keepOrder).run();
+    if (succeeded(Scheduler(scratch, /*programOrder=*/false).run()))
+      greedyPeak = MemoryAnalysis(scratch).getPeakBytes();
+  }
+  if (!greedyPeak)
+    return Scheduler(func, /*programOrder=*/false).run(); // its diagnostic
+  FailureOr<std::pair<int64_t, int64_t>> program =
+      Scheduler(func, /*programOrder=*/true).run();
+  if (succeeded(program) && MemoryAnalysis(func).getPeakBytes() < *greedyPeak)
+    return program;
+  return Scheduler(func, /*programOrder=*/false).run();
 }
 
 namespace {

@@ -49,6 +49,22 @@ mlir::FailureOr<int64_t> planFunctionMemory(mlir::func::FuncOp func,
 /// number of fusions.
 mlir::FailureOr<int64_t> fuseInPlaceABN(mlir::func::FuncOp func);
 
+/// Marks `clone` as recomputation (`memopt.recompute`); a clone never
+/// writes in place (its operand may be a kept value) and has no planned
+/// offsets yet.
+void markRecomputed(mlir::Operation *clone);
+
+/// Erases the clones nothing reads (a batch-norm clone's statistics, a clone
+/// only an erased clone read), last first, restores a topological order of
+/// `block` and returns how many clones remain.
+int64_t finishClones(mlir::Block &block,
+                     llvm::ArrayRef<mlir::Operation *> clones);
+
+/// The first op of `block` that writes in place over a value other than a
+/// block argument (an optimizer update over its parameter does not count),
+/// or null. Recomputation cannot read a value overwritten that way.
+mlir::Operation *findInPlaceOverIntermediate(mlir::Block &block);
+
 /// `--memopt-inplace` on one function (its frees already removed): marks
 /// every op that may write over a dead operand. Returns how many.
 int64_t convertInPlace(mlir::func::FuncOp func, bool remarks);

@@ -1,0 +1,45 @@
+//===- Recompute.cpp - clones that recompute forward values ---------------===//
+//
+// What `--memopt-checkpoint` and `--memopt-partition` share when they clone
+// forward ops into the backward pass: how a clone is marked, how the clones
+// nothing reads are dropped, and the precondition that no forward value has
+// been overwritten in place (a clone could not read it).
+//
+//===----------------------------------------------------------------------===//
+
+#include "memopt/Analysis/MemoryAnalysis.h"
+#include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
+
+#include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+
+void memopt::markRecomputed(Operation *clone) {
+  clone->setAttr(kRecomputeAttrName, UnitAttr::get(clone->getContext()));
+  clone->removeAttr(kInPlaceAttrName);
+  clone->removeAttr("memopt.offsets");
+}
+
+int64_t memopt::finishClones(Block &block, ArrayRef<Operation *> clones) {
+  int64_t count = 0;
+  for (Operation *clone : llvm::reverse(clones)) {
+    if (clone->use_empty())
+      clone->erase();
+    else
+      ++count;
+  }
+  sortTopologically(&block);
+  return count;
+}
+
+Operation *memopt::findInPlaceOverIntermediate(Block &block) {
+  for (Operation &op : block.without_terminator()) {
+    auto index = op.getAttrOfType<IntegerAttr>(kInPlaceAttrName);
+    if (index && index.getInt() >= 0 &&
+        index.getInt() < static_cast<int64_t>(op.getNumOperands()) &&
+        !isa<BlockArgument>(op.getOperand(index.getInt())))
+      return &op;
+  }
+  return nullptr;
+}
