@@ -10,6 +10,8 @@
 // Bad input.
 // RUN: not memopt-opt %s -split-input-file --memopt-autodiff --memopt-inplace --memopt-partition -o /dev/null 2>&1 | FileCheck %s --check-prefix=INPLACE
 // RUN: not memopt-opt %s -split-input-file --memopt-partition=max-recompute=-1 -o /dev/null 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not memopt-opt %s -split-input-file --memopt-partition=max-recompute=nan -o /dev/null 2>&1 | FileCheck %s --check-prefix=NAN
+// RUN: not memopt-opt %s -split-input-file --memopt-partition=max-recompute=inf -o /dev/null 2>&1 | FileCheck %s --check-prefix=INF
 
 // Under bf16, the backward pass would keep each weight's bf16 copy (and the
 // input's) from the forward pass; they are recomputed next to their
@@ -49,3 +51,5 @@ func.func @inference(%x: tensor<8x32xf32>, %w: tensor<16x32xf32>) -> tensor<8x16
 
 // INPLACE: error: 'memopt.relu' op is in place (memopt.inplace): --memopt-partition runs before --memopt-inplace
 // NEGATIVE: error: memopt-partition: max-recompute must be a fraction >= 0 of the forward pass's FLOPs, got -1
+// NAN: error: memopt-partition: max-recompute must be a fraction >= 0 of the forward pass's FLOPs, got {{nan|NaN}}
+// INF: error: memopt-partition: max-recompute must be a fraction >= 0 of the forward pass's FLOPs, got {{inf|INF}}
