@@ -15,9 +15,11 @@
 #include "mlir/Analysis/Liveness.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/ErrorHandling.h"
 
 #include <algorithm>
+#include <limits>
 
 using namespace mlir;
 using namespace memopt;
@@ -77,6 +79,29 @@ int64_t MemoryAnalysis::getValueBytes(Value value) {
     return 0;
   return type.getNumElements() * static_cast<int64_t>(llvm::divideCeil(
                                      type.getElementTypeBitWidth(), 8));
+}
+
+int64_t MemoryAnalysis::getStepBytes(func::FuncOp func, int64_t arenaBytes,
+                                     int64_t alignment) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  int64_t align = getBufferAlignment(alignment);
+  int64_t total = arenaBytes;
+  // The executor's `place`: align the end of the block up, then append.
+  auto place = [&](int64_t bytes) {
+    std::optional<int64_t> up = llvm::checkedAdd(total, align - 1);
+    std::optional<int64_t> end =
+        up ? llvm::checkedAdd(*up / align * align, bytes) : std::nullopt;
+    total = end.value_or(kMax);
+  };
+  for (BlockArgument arg : func.getArguments())
+    place(getValueBytes(arg));
+  if (!func.getBody().empty())
+    for (Operation &op : func.getBody().front())
+      if (op.hasTrait<mlir::OpTrait::ConstantLike>())
+        for (Value result : op.getResults())
+          if (isa<ShapedType>(result.getType()))
+            place(getValueBytes(result));
+  return total;
 }
 
 int64_t MemoryAnalysis::getFlops(Operation *op) {

@@ -4,7 +4,7 @@
 // RUN: not memopt-opt %s --memopt-autodiff --memopt-checkpoint=strategy=budget 2>&1 | FileCheck %s --check-prefix=NOBUDGET
 // NOBUDGET: error: memopt-checkpoint: strategy=budget needs budget=<bytes>, e.g. budget=512MiB
 // RUN: not memopt-opt %s --memopt-autodiff "--memopt-checkpoint=strategy=budget budget=12xB" 2>&1 | FileCheck %s --check-prefix=UNIT
-// UNIT: error: memopt-checkpoint: invalid budget '12xB' (expected a byte count such as 1073741824, 512MiB or 2GiB)
+// UNIT: error: memopt-checkpoint: invalid budget '12xB' (expected a positive byte count such as 1073741824, 512MiB or 2GiB)
 // RUN: not memopt-opt %s --memopt-autodiff "--memopt-checkpoint=strategy=budget budget=-5" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // NEGATIVE: error: memopt-checkpoint: invalid budget '-5'
 // RUN: not memopt-opt %s --memopt-autodiff "--memopt-checkpoint=strategy=sqrt budget=1GiB" 2>&1 | FileCheck %s --check-prefix=ONLYBUDGET
@@ -24,7 +24,7 @@
 // and writes nothing.
 // RUN: not memopt-opt %s --memopt-autodiff "--memopt-checkpoint=strategy=budget budget=512" -o %t.out 2>&1 | FileCheck %s --check-prefix=SMALL
 // RUN: not test -e %t.out
-// SMALL: [[@LINE+2]]:1: error: 'func.func' op cannot fit the training step in a budget of 512 bytes: the smallest any checkpoint schedule reaches is [[MIN:[0-9]+]] bytes (arguments, constants and the planned arena at 64-byte alignment); use budget=[[MIN]] or more
+// SMALL: [[@LINE+2]]:1: error: 'func.func' op cannot fit the training step in a budget of 512 bytes: the smallest any checkpoint schedule reaches is [[MIN:[0-9]+]] bytes (the planned arena, arguments and constants, each at 64-byte alignment, as the runtime allocates them); use budget=[[MIN]] or more
 // (Inputs/budget_sweep.py checks that the budget the error names is met.)
 func.func @chain(%w: tensor<8x8xf32> {memopt.param}, %x: tensor<4x8xf32>, %t: tensor<4xi64>) -> tensor<f32> {
   %0 = memopt.linear %x, %w : tensor<4x8xf32>, tensor<8x8xf32>

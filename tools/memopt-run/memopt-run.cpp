@@ -201,7 +201,7 @@ std::unique_ptr<runtime::Backend> chooseBackend(llvm::raw_ostream &log) {
 /// The passes to run before lowering: training graphs get the backward pass
 /// and the optimizer (or, with --eval, the evaluation-mode rewrite); other
 /// graphs run as they are.
-std::string pipelineFor(ModuleOp module, bool optimize) {
+FailureOr<std::string> pipelineFor(ModuleOp module, bool optimize) {
   func::FuncOp func;
   for (auto f : module.getOps<func::FuncOp>())
     if (functionName.empty() || f.getSymName() == functionName)
@@ -214,6 +214,19 @@ std::string pipelineFor(ModuleOp module, bool optimize) {
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
       hasParams |= bool(func.getArgAttr(i, MemOptDialect::kParamAttrName));
     training &= hasParams;
+  }
+  // Checkpointing recomputes in a backward pass: without one (evaluation,
+  // inference, the unoptimised baseline) it would do nothing.
+  if (!checkpointStrategy.empty() && checkpointStrategy != "none" &&
+      (!training || evalMode || noOptimize)) {
+    llvm::errs() << "memopt-run: --checkpoint=" << checkpointStrategy
+                 << " has no effect "
+                 << (noOptimize ? "with --no-optimize"
+                     : evalMode ? "with --eval (no backward pass)"
+                                : "on a graph that is not a training step "
+                                  "(no scalar loss over parameters)")
+                 << "\n";
+    return failure();
   }
   std::string pipeline;
   llvm::raw_string_ostream os(pipeline);
@@ -258,8 +271,14 @@ std::string pipelineFor(ModuleOp module, bool optimize) {
     os << "memopt-workspace-limit{bytes=" << workspaceLimit << "},";
   if (optimize && (inplace || abn))
     os << (abn ? "memopt-inplace{abn=true}," : "memopt-inplace,");
-  if (optimize)
-    os << "memopt-schedule,memopt-plan-memory,";
+  if (optimize) {
+    os << "memopt-schedule,memopt-plan-memory";
+    // No checkpointing here (evaluation, inference): the plan is met or
+    // refused as it is.
+    if (!budget.empty())
+      os << "{budget=" << budget << "}";
+    os << ",";
+  }
   if (!pipeline.empty())
     pipeline.pop_back();
   return pipeline;
@@ -467,7 +486,10 @@ FailureOr<CompiledGraph> compileInput(MLIRContext &context,
     return failure();
   CompileOptions options;
   options.function = functionName;
-  options.pipeline = pipelineFor(*module, optimize);
+  FailureOr<std::string> pipeline = pipelineFor(*module, optimize);
+  if (failed(pipeline))
+    return failure();
+  options.pipeline = std::move(*pipeline);
   // The report sees the step exactly as it will run: after the pipeline's
   // rewrites, before lowering to memrt.
   if (withReport && !reportFile.empty()) {
@@ -508,6 +530,11 @@ int main(int argc, char **argv) {
   }
   if (microbatches.getNumOccurrences() && microbatches == 0) {
     llvm::errs() << "memopt-run: --microbatches must be at least 1\n";
+    return 1;
+  }
+  if (noOptimize && !budget.empty()) {
+    llvm::errs() << "memopt-run: --budget has no effect with --no-optimize "
+                    "(the baseline plans no arena to fit in it)\n";
     return 1;
   }
   if (noOptimize && (abn || inplace)) {

@@ -37,6 +37,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 
@@ -118,6 +119,19 @@ public:
   static int64_t getValueBytes(mlir::Value value);
   /// The op's FLOPs: CostOpInterface's count, 0 for ops without it.
   static int64_t getFlops(mlir::Operation *op);
+  /// The bytes the runtime's executor allocates for the step of `func`
+  /// (docs/plan-format.md, "Memory layout"): one block holding the arena of
+  /// `arenaBytes`, then every argument in order, then every tensor constant
+  /// in op order, each at the next multiple of max(64, `alignment`). This is
+  /// what a budget is measured against and what memopt-run reports as the
+  /// measured high-water. Saturates at INT64_MAX (graphs that large are
+  /// refused by `verifyGraphSizes`).
+  static int64_t getStepBytes(mlir::func::FuncOp func, int64_t arenaBytes,
+                              int64_t alignment);
+  /// The executor's alignment of every buffer in the step's block.
+  static int64_t getBufferAlignment(int64_t alignment) {
+    return std::max<int64_t>(64, alignment);
+  }
   /// Scratch bytes the op's kernel uses while it runs:
   /// WorkspaceOpInterface's under the function's `memopt.workspace_limit`,
   /// 0 for ops without it.

@@ -213,9 +213,10 @@ struct ConvertMemOptToMemRTPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (alignment <= 0 || !llvm::isPowerOf2_64(alignment)) {
+    if (alignment <= 0 || alignment > 4096 ||
+        !llvm::isPowerOf2_64(alignment)) {
       module.emitError() << "convert-memopt-to-memrt: alignment must be a "
-                            "power of two, got "
+                            "power of two from 1 to 4096, got "
                          << static_cast<int64_t>(alignment);
       return signalPassFailure();
     }

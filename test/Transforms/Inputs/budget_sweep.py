@@ -4,7 +4,8 @@
 For each budget from the un-checkpointed step's size down to below the
 smallest reachable, runs the pipeline (autodiff, checkpoint, schedule, plan,
 report) and checks:
-  * a budget is met (arguments + constants + planned arena <= budget) or
+  * a budget is met (the planned arena, arguments and constants with their
+    alignment padding, as the runtime allocates them, <= budget) or
     refused with an
     error naming the smallest budget that fits, and nothing is written;
   * the named smallest budget is then met;
@@ -33,24 +34,28 @@ ELEMENT_BYTES = {"f64": 8, "i64": 8, "f32": 4, "i32": 4, "f16": 2,
                  "bf16": 2, "i16": 2, "i8": 1, "i1": 1}
 
 
-def step_bytes(ir):
-    """Arguments, constants and the planned arena of the first function."""
+def tensor_bytes(dims, elem):
+    n = 1
+    for d in dims.split("x")[:-1]:
+        n *= int(d)
+    return n * ELEMENT_BYTES[elem]
+
+
+def step_bytes(ir, alignment=64):
+    """What the runtime allocates for the first function's step: the planned
+    arena, then every argument and every constant, each at the next multiple
+    of max(64, alignment) (docs/plan-format.md, "Memory layout")."""
+    align = max(64, alignment)
     header = ir[ir.index("func.func"):]
     header = header[:header.index(") ->")]
-    total = 0
-    for dims, elem in re.findall(r"tensor<((?:\d+x)*)(\w+)>", header):
-        n = 1
-        for d in dims.split("x")[:-1]:
-            n *= int(d)
-        total += n * ELEMENT_BYTES[elem]
-    for dims, elem in re.findall(
-            r"arith.constant .*: tensor<((?:\d+x)*)(\w+)>", ir):
-        n = 1
-        for d in dims.split("x")[:-1]:
-            n *= int(d)
-        total += n * ELEMENT_BYTES[elem]
-    arena = re.search(r"memopt.arena_bytes = (\d+)", ir)
-    return total + int(arena.group(1))
+    sizes = [tensor_bytes(d, e)
+             for d, e in re.findall(r"tensor<((?:\d+x)*)(\w+)>", header)]
+    sizes += [tensor_bytes(d, e) for d, e in re.findall(
+        r"arith.constant .*: tensor<((?:\d+x)*)(\w+)>", ir)]
+    total = int(re.search(r"memopt.arena_bytes = (\d+)", ir).group(1))
+    for size in sizes:
+        total = (total + align - 1) // align * align + size
+    return total
 
 
 def measure(opt, model, checkpoint, tmp):

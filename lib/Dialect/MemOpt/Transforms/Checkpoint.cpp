@@ -557,19 +557,6 @@ int64_t applyKeepSet(func::FuncOp func, const StageChain &chain,
 // Measuring a schedule
 //===----------------------------------------------------------------------===//
 
-/// Bytes outside the arena: the arguments, and the constants the runtime
-/// materialises once.
-int64_t bytesOutsideArena(func::FuncOp func) {
-  int64_t bytes = 0;
-  for (BlockArgument arg : func.getArguments())
-    bytes += MemoryAnalysis::getValueBytes(arg);
-  for (Operation &op : func.front())
-    if (isConstant(&op))
-      for (Value r : op.getResults())
-        bytes += MemoryAnalysis::getValueBytes(r);
-  return bytes;
-}
-
 /// What to recompute: a stage schedule, or (from the exact model) one
 /// clone of each op `recompute` marks.
 struct CheckpointPlan {
@@ -587,7 +574,8 @@ int64_t applyPlan(func::FuncOp func, const StageChain &chain,
 }
 
 struct Measurement {
-  /// Arguments, constants and the planned arena: the whole step.
+  /// What the executor allocates: the planned arena, the arguments and the
+  /// constants, with their alignment padding (MemoryAnalysis::getStepBytes).
   int64_t totalBytes = 0;
   int64_t recomputeFlops = 0;
 };
@@ -595,32 +583,33 @@ struct Measurement {
 /// Runs the plan, `--memopt-schedule` and `--memopt-plan-memory` on a
 /// scratch copy of `func` and measures the step.
 FailureOr<Measurement> measure(func::FuncOp func, const CheckpointPlan &plan,
-                               int64_t alignment) {
+                               int64_t alignment, bool inplace) {
   auto scratch = cast<func::FuncOp>(func->clone());
   llvm::scope_exit cleanup([&] { scratch->erase(); });
   StageChain chain = StageChain::build(scratch);
   applyPlan(scratch, chain, plan);
+  if (inplace)
+    convertInPlace(scratch, /*remarks=*/false);
   if (failed(scheduleFunction(scratch)))
     return failure();
   FailureOr<int64_t> arena = planFunctionMemory(scratch, alignment);
   if (failed(arena))
     return failure();
   Measurement m;
-  m.totalBytes = bytesOutsideArena(scratch) + *arena;
+  m.totalBytes = MemoryAnalysis::getStepBytes(scratch, *arena, alignment);
   m.recomputeFlops = MemoryAnalysis(scratch).getRecomputeFlops();
   return m;
 }
 
 /// Measures `plans[begin, end)`, on the context's threads when it has them:
 /// each works on its own scratch copy of `func`, which only reads it.
-FailureOr<SmallVector<Measurement>> measureRange(func::FuncOp func,
-                                                 ArrayRef<CheckpointPlan> plans,
-                                                 size_t begin, size_t end,
-                                                 int64_t alignment) {
+FailureOr<SmallVector<Measurement>>
+measureRange(func::FuncOp func, ArrayRef<CheckpointPlan> plans, size_t begin,
+             size_t end, int64_t alignment, bool inplace) {
   SmallVector<Measurement> results(end - begin);
   LogicalResult status = failableParallelForEachN(
       func.getContext(), begin, end, [&](size_t i) -> LogicalResult {
-        FailureOr<Measurement> m = measure(func, plans[i], alignment);
+        FailureOr<Measurement> m = measure(func, plans[i], alignment, inplace);
         if (failed(m))
           return failure();
         results[i - begin] = *m;
@@ -634,21 +623,6 @@ FailureOr<SmallVector<Measurement>> measureRange(func::FuncOp func,
 //===----------------------------------------------------------------------===//
 // Options
 //===----------------------------------------------------------------------===//
-
-std::string formatBytes(int64_t bytes) {
-  double value = static_cast<double>(bytes);
-  if (bytes < 1024)
-    return llvm::formatv("{0} bytes", bytes).str();
-  const char *unit = "KiB";
-  value /= 1024.0;
-  for (const char *next : {"MiB", "GiB", "TiB"}) {
-    if (value < 1024.0)
-      break;
-    value /= 1024.0;
-    unit = next;
-  }
-  return llvm::formatv("{0} bytes ({1:F2} {2})", bytes, value, unit).str();
-}
 
 //===----------------------------------------------------------------------===//
 // The pass
@@ -672,13 +646,11 @@ struct MemOptCheckpointPass
                                        "budget=512MiB";
         return signalPassFailure();
       }
-      budgetBytes = parseByteSize(budget);
-      if (!budgetBytes) {
-        getOperation()->emitError()
-            << "memopt-checkpoint: invalid budget '" << budget
-            << "' (expected a byte count such as 1073741824, 512MiB or 2GiB)";
+      FailureOr<std::optional<int64_t>> parsed =
+          parseBudgetOption(getOperation(), "memopt-checkpoint", budget);
+      if (failed(parsed))
         return signalPassFailure();
-      }
+      budgetBytes = *parsed;
     } else if (!budget.empty()) {
       getOperation()->emitError()
           << "memopt-checkpoint: budget= applies to strategy=budget only";
@@ -694,12 +666,9 @@ struct MemOptCheckpointPass
           << "memopt-checkpoint: time-limit must be positive seconds";
       return signalPassFailure();
     }
-    if (alignment <= 0 || !llvm::isPowerOf2_64(alignment)) {
-      getOperation()->emitError()
-          << "memopt-checkpoint: alignment must be a power of two, got "
-          << static_cast<int64_t>(alignment);
+    if (failed(verifyAlignmentOption(getOperation(), "memopt-checkpoint",
+                                     alignment)))
       return signalPassFailure();
-    }
     if (slots >= 0 && (strategy != "optimal" || solver != "dp")) {
       getOperation()->emitError()
           << "memopt-checkpoint: slots= applies to strategy=optimal "
@@ -964,8 +933,8 @@ MemOptCheckpointPass::chooseOptimal(func::FuncOp func,
   }
 
   // Least measured memory; equal memory, least recompute; then the earlier.
-  FailureOr<SmallVector<Measurement>> measured =
-      measureRange(func, candidates, 0, candidates.size(), alignment);
+  FailureOr<SmallVector<Measurement>> measured = measureRange(
+      func, candidates, 0, candidates.size(), alignment, measureInPlace);
   if (failed(measured))
     return failure();
   numCandidates += candidates.size();
@@ -1056,7 +1025,7 @@ MemOptCheckpointPass::chooseBudget(func::FuncOp func, const StageChain &chain) {
   for (size_t begin = 0; begin < plans.size(); begin += batch) {
     size_t end = std::min(plans.size(), begin + batch);
     FailureOr<SmallVector<Measurement>> measured =
-        measureRange(func, plans, begin, end, alignment);
+        measureRange(func, plans, begin, end, alignment, measureInPlace);
     if (failed(measured))
       return failure();
     numCandidates += end - begin;
@@ -1067,45 +1036,14 @@ MemOptCheckpointPass::chooseBudget(func::FuncOp func, const StageChain &chain) {
     }
   }
   func.emitOpError("cannot fit the training step in a budget of ")
-      << formatBytes(*budgetBytes)
+      << formatByteSize(*budgetBytes)
       << ": the smallest any checkpoint schedule reaches is "
-      << formatBytes(least)
-      << " (arguments, constants and the planned arena at "
-      << static_cast<int64_t>(alignment)
-      << "-byte alignment); use budget=" << least << " or more";
+      << formatByteSize(least)
+      << " (the planned arena, arguments and constants, each at "
+      << MemoryAnalysis::getBufferAlignment(alignment)
+      << "-byte alignment, as the runtime allocates them); use budget=" << least
+      << " or more";
   return failure();
 }
 
 } // namespace
-
-/// "123", "1.5GiB", "512 MiB", "64KB": bytes (binary and decimal units).
-std::optional<int64_t> memopt::parseByteSize(StringRef text) {
-  text = text.trim();
-  size_t digits = 0;
-  while (digits < text.size() &&
-         (llvm::isDigit(text[digits]) || text[digits] == '.'))
-    ++digits;
-  StringRef number = text.take_front(digits);
-  StringRef unit = text.drop_front(digits).trim();
-  double value = 0;
-  if (number.empty() || number.getAsDouble(value) || value < 0)
-    return std::nullopt;
-  static const std::pair<StringRef, double> units[] = {{"", 1.0},
-                                                       {"B", 1.0},
-                                                       {"KiB", 1024.0},
-                                                       {"MiB", 1048576.0},
-                                                       {"GiB", 1073741824.0},
-                                                       {"TiB", 1099511627776.0},
-                                                       {"KB", 1e3},
-                                                       {"MB", 1e6},
-                                                       {"GB", 1e9},
-                                                       {"TB", 1e12}};
-  for (auto [name, scale] : units)
-    if (unit == name) {
-      double bytes = std::floor(value * scale);
-      if (bytes > 9.0e18)
-        return std::nullopt;
-      return static_cast<int64_t>(bytes);
-    }
-  return std::nullopt;
-}

@@ -402,12 +402,14 @@ Applied applyRecompute(func::FuncOp func, const MemoryAnalysis &analysis,
 struct Measurement {
   /// The step's peak: arguments and everything live in the arena.
   int64_t peakBytes = 0;
+  /// What the runtime allocates for the step (MemoryAnalysis::getStepBytes).
+  int64_t stepBytes = 0;
   int64_t savedBytes = 0;
   int64_t recomputeFlops = 0;
 };
 
 FailureOr<Measurement> measure(func::FuncOp func, ArrayRef<char> recompute,
-                               bool inplace) {
+                               bool inplace, int64_t alignment) {
   auto scratch = cast<func::FuncOp>(func->clone());
   llvm::scope_exit cleanup([&] { scratch->erase(); });
   {
@@ -421,11 +423,12 @@ FailureOr<Measurement> measure(func::FuncOp func, ArrayRef<char> recompute,
     convertInPlace(scratch, /*remarks=*/false);
   if (failed(scheduleFunction(scratch)))
     return failure();
-  FailureOr<int64_t> arena = planFunctionMemory(scratch, /*alignment=*/64);
+  FailureOr<int64_t> arena = planFunctionMemory(scratch, alignment);
   if (failed(arena))
     return failure();
   MemoryAnalysis after(scratch);
   m.peakBytes = after.getPeakBytes();
+  m.stepBytes = MemoryAnalysis::getStepBytes(scratch, *arena, alignment);
   m.recomputeFlops = after.getRecomputeFlops();
   return m;
 }
@@ -450,6 +453,14 @@ struct MemOptPartitionPass
           << maxRecompute;
       return signalPassFailure();
     }
+    if (failed(verifyAlignmentOption(getOperation(), "memopt-partition",
+                                     alignment)))
+      return signalPassFailure();
+    FailureOr<std::optional<int64_t>> parsed =
+        parseBudgetOption(getOperation(), "memopt-partition", budget);
+    if (failed(parsed))
+      return signalPassFailure();
+    budgetBytes = *parsed;
     SmallVector<func::FuncOp> graphs;
     if (failed(collectMemOptGraphs(getOperation(), "memopt-partition", graphs)))
       return signalPassFailure();
@@ -459,6 +470,8 @@ struct MemOptPartitionPass
   }
 
   LogicalResult partition(func::FuncOp func);
+
+  std::optional<int64_t> budgetBytes;
 };
 
 LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
@@ -494,11 +507,17 @@ LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
     // The same candidate twice is measured once.
     if (llvm::is_contained(ArrayRef(candidates).take_front(i), recompute))
       continue;
-    FailureOr<Measurement> m = measure(func, recompute, measureInPlace);
+    FailureOr<Measurement> m =
+        measure(func, recompute, measureInPlace, alignment);
     if (failed(m))
       return failure();
-    auto key = [](const Measurement &x) {
-      return std::make_tuple(x.peakBytes, x.savedBytes, x.recomputeFlops);
+    // Under a budget, a candidate that fits beats one that does not; among
+    // those that do not, the smallest step, which --memopt-plan-memory's
+    // refusal then names and which, given as the budget, fits.
+    auto key = [&](const Measurement &x) {
+      bool fits = !budgetBytes || x.stepBytes <= *budgetBytes;
+      return std::make_tuple(!fits, fits ? x.peakBytes : x.stepBytes,
+                             x.savedBytes, x.recomputeFlops);
     };
     if (i == 0 || key(*m) < key(bestMeasurement)) {
       best = i;

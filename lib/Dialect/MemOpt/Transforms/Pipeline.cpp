@@ -51,7 +51,9 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::init("")};
   Option<std::string> budget{
       *this, "budget",
-      llvm::cl::desc("Byte budget of the whole step, e.g. 512MiB"),
+      llvm::cl::desc("Byte budget of the whole step as the runtime allocates "
+                     "it, e.g. 512MiB: checkpointing aims at it and the plan "
+                     "refuses a step above it"),
       llvm::cl::init("")};
   Option<bool> partition{
       *this, "partition",
@@ -144,13 +146,18 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
   if (strategy != "none") {
     MemOptCheckpointOptions checkpoint;
     checkpoint.strategy = strategy;
-    checkpoint.budget = options.budget;
+    // The other strategies do not aim at a budget; the plan checks it.
+    if (strategy == "budget")
+      checkpoint.budget = options.budget;
     checkpoint.alignment = options.alignment;
+    checkpoint.measureInPlace = options.inplace || options.abn;
     backward.addPass(createMemOptCheckpoint(checkpoint));
   }
   if (options.partition) {
     MemOptPartitionOptions partition;
     partition.measureInPlace = options.inplace || options.abn;
+    partition.budget = options.budget;
+    partition.alignment = options.alignment;
     backward.addPass(createMemOptPartition(partition));
   }
   if (options.inplace || options.abn) {
@@ -161,6 +168,8 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
   backward.addPass(createMemOptSchedule());
   MemOptPlanMemoryOptions plan;
   plan.alignment = options.alignment;
+  // Met or refused, whatever the strategy: the plan is the last check.
+  plan.budget = options.budget;
   backward.addPass(createMemOptPlanMemory(plan));
 }
 

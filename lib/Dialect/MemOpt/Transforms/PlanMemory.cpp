@@ -45,12 +45,14 @@ struct MemOptPlanMemoryPass
   using MemOptPlanMemoryBase::MemOptPlanMemoryBase;
 
   void runOnOperation() override {
-    if (alignment <= 0 || !llvm::isPowerOf2_64(alignment)) {
-      getOperation()->emitError()
-          << "memopt-plan-memory: alignment must be a power of two, got "
-          << static_cast<int64_t>(alignment);
+    if (failed(verifyAlignmentOption(getOperation(), "memopt-plan-memory",
+                                     alignment)))
       return signalPassFailure();
-    }
+    FailureOr<std::optional<int64_t>> parsed =
+        parseBudgetOption(getOperation(), "memopt-plan-memory", budget);
+    if (failed(parsed))
+      return signalPassFailure();
+    budgetBytes = *parsed;
     SmallVector<func::FuncOp> graphs;
     if (failed(
             collectMemOptGraphs(getOperation(), "memopt-plan-memory", graphs)))
@@ -62,11 +64,33 @@ struct MemOptPlanMemoryPass
 
   LogicalResult plan(func::FuncOp func) {
     int64_t buffers = 0;
-    if (failed(planFunctionMemory(func, alignment, &buffers)))
+    FailureOr<int64_t> arena = planFunctionMemory(func, alignment, &buffers);
+    if (failed(arena))
       return failure();
     numBuffers += buffers;
-    return success();
+    if (!budgetBytes)
+      return success();
+    int64_t step = MemoryAnalysis::getStepBytes(func, *arena, alignment);
+    if (step <= *budgetBytes)
+      return success();
+    int64_t outside = 0;
+    for (BlockArgument arg : func.getArguments())
+      outside += MemoryAnalysis::getValueBytes(arg);
+    for (Operation &op : func.getBody().front())
+      if (op.hasTrait<OpTrait::ConstantLike>())
+        for (Value result : op.getResults())
+          outside += MemoryAnalysis::getValueBytes(result);
+    return func.emitOpError("needs ")
+           << formatByteSize(step) << " for its step (arena " << *arena
+           << " bytes, arguments and constants " << outside
+           << " bytes, alignment padding " << step - *arena - outside
+           << " bytes), more than the budget of "
+           << formatByteSize(*budgetBytes)
+           << " (checkpointing with strategy=budget fits a training step "
+              "into a budget by recomputing activations)";
   }
+
+  std::optional<int64_t> budgetBytes;
 };
 
 } // namespace

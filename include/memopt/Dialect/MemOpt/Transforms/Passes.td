@@ -159,7 +159,10 @@ def MemOptCheckpoint : Pass<"memopt-checkpoint"> {
            "far is used">,
     Option<"alignment", "alignment", "int64_t", /*default=*/"64",
            "Arena alignment candidates are measured with (as "
-           "--memopt-plan-memory's)">
+           "--memopt-plan-memory's)">,
+    Option<"measureInPlace", "measure-inplace", "bool", /*default=*/"false",
+           "Measure the candidates with --memopt-inplace applied, as a "
+           "pipeline that runs it later does">
   ];
   let statistics = [
     Statistic<"numStages", "stages", "Stages of the forward chains">,
@@ -220,6 +223,13 @@ def MemOptPartition : Pass<"memopt-partition"> {
     Option<"measureInPlace", "measure-inplace", "bool", /*default=*/"false",
            "Measure the candidates with --memopt-inplace applied, as a "
            "pipeline that runs it next does">,
+    Option<"budget", "budget", "std::string", /*default=*/"\"\"",
+           "Never choose a candidate whose step, as the runtime allocates "
+           "it, needs more than this many bytes (the pipeline's budget); "
+           "the saved set as it is always stays a candidate">,
+    Option<"alignment", "alignment", "int64_t", /*default=*/"64",
+           "Arena alignment candidates are measured with (as "
+           "--memopt-plan-memory's)">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Emit a remark for every recomputed op">
   ];
@@ -353,10 +363,20 @@ def MemOptPlanMemory : Pass<"memopt-plan-memory"> {
     `func.func`, where the pass manager runs functions in parallel:
     `--pass-pipeline='builtin.module(func.func(memopt-plan-memory))'`. The result is the
     same either way; other functions and declarations are left alone.
+
+    With `budget=<bytes>` the pass is also the budget's last check: a step
+    that needs more than the budget, counted as the runtime allocates it
+    (the arena, every argument and every constant, each at max(64,
+    alignment) bytes), is refused with the bytes it needs, so a budget is
+    met or refused whatever else the pipeline did (`--memopt-checkpoint`
+    with `strategy=budget` is what makes a step smaller to fit one).
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"64",
-           "Byte alignment of every offset (a power of two)">
+           "Byte alignment of every offset (a power of two, at most 4096)">,
+    Option<"budget", "budget", "std::string", /*default=*/"\"\"",
+           "Refuse a step needing more than this many bytes as the runtime "
+           "allocates it (e.g. 512MiB); no limit by default">
   ];
   let statistics = [
     Statistic<"numBuffers", "buffers", "Buffers placed">

@@ -31,6 +31,25 @@ scheduleFunction(mlir::func::FuncOp func);
 /// anything else.
 std::optional<int64_t> parseByteSize(llvm::StringRef text);
 
+/// A pass's `budget=` option: std::nullopt when `text` is empty, the bytes
+/// when it is a positive byte size; otherwise an error at `anchor` naming
+/// `pass`, and failure.
+mlir::FailureOr<std::optional<int64_t>>
+parseBudgetOption(mlir::Operation *anchor, llvm::StringRef pass,
+                  llvm::StringRef text);
+
+/// "1536 bytes (1.50 KiB)": a byte count for diagnostics.
+std::string formatByteSize(int64_t bytes);
+
+/// The largest arena alignment the passes accept (a page).
+constexpr int64_t kMaxAlignment = 4096;
+
+/// Fails with an error at `anchor` naming `pass` unless `alignment` is a
+/// power of two from 1 to kMaxAlignment.
+mlir::LogicalResult verifyAlignmentOption(mlir::Operation *anchor,
+                                          llvm::StringRef pass,
+                                          int64_t alignment);
+
 /// `--memopt-plan-memory` on one function: writes the offsets and the arena
 /// attributes and returns the arena's size in bytes. `numBuffers`, when
 /// given, receives the number of buffers placed.
