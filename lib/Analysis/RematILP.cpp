@@ -44,6 +44,9 @@ using Clock = std::chrono::steady_clock;
 /// Doubles represent every integer up to this exactly; the scaled ILP data
 /// must stay below it.
 constexpr int64_t kExactDoubleLimit = int64_t(1) << 53;
+/// The most memory units (bytes over their common divisor) a problem may
+/// total; see checkExactness.
+constexpr int64_t kMaxByteUnits = int64_t(1) << 32;
 
 llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
@@ -658,10 +661,15 @@ llvm::Error checkExactness(const RematProblem &problem, const Prepared &prep) {
       bytes += problem.ops[i].bytes;
   for (int64_t b : problem.baseBytes)
     base = std::max(base, b);
-  if ((bytes + base) / prep.byteUnit >= kExactDoubleLimit)
+  // Clp's simplex is not robust to coefficients spanning many orders of
+  // magnitude: past about 2^32 units it returned assignments breaking the
+  // model's own constraints, or failed an assertion and aborted the process
+  // (tensors of 2^36 elements beside 64-byte parameters). Such problems are
+  // refused here; the caller falls back to a heuristic.
+  if ((bytes + base) / prep.byteUnit >= kMaxByteUnits)
     return makeError(llvm::formatv(
-        "the byte sizes ({0} in all, common divisor {1}) are too large to be "
-        "solved exactly in double precision",
+        "the byte sizes ({0} in all, common divisor {1}) span more than 2^32 "
+        "units, beyond what the LP solver handles reliably",
         bytes + base, prep.byteUnit));
   if (prep.totalFlops / prep.flopUnit >= kExactDoubleLimit)
     return makeError(llvm::formatv(
@@ -683,20 +691,20 @@ llvm::Error checkSolution(const RematProblem &problem,
       solution.status != RematStatus::Feasible)
     return llvm::Error::success();
   if (!isRematFeasible(problem, solution.keep, solution.recompute))
-    return makeError("internal error: CBC returned an assignment that breaks "
+    return makeError("CBC returned an assignment that breaks "
                      "the keep/recompute constraints");
   if (options.mode == RematMode::MinRecompute &&
       solution.modelPeakBytes > options.budget)
-    return makeError(llvm::formatv(
-        "internal error: CBC returned an assignment with peak {0} over the "
-        "budget {1}",
-        solution.modelPeakBytes, options.budget));
+    return makeError(
+        llvm::formatv("CBC returned an assignment with peak {0} over the "
+                      "budget {1}",
+                      solution.modelPeakBytes, options.budget));
   if (options.mode == RematMode::MinMemory &&
       solution.recomputeFlops > options.recomputeLimit)
-    return makeError(llvm::formatv(
-        "internal error: CBC returned an assignment recomputing {0} flops, "
-        "over the limit {1}",
-        solution.recomputeFlops, options.recomputeLimit));
+    return makeError(
+        llvm::formatv("CBC returned an assignment recomputing {0} flops, "
+                      "over the limit {1}",
+                      solution.recomputeFlops, options.recomputeLimit));
   return llvm::Error::success();
 }
 
@@ -774,7 +782,7 @@ llvm::Error solveMinMemory(const RematProblem &problem,
     readAssignment(prep, first->values, keep, recompute);
   dropUnneeded(problem, prep, keep, recompute);
   if (first->status == RematStatus::Infeasible)
-    return makeError("internal error: CBC found the peak minimisation "
+    return makeError("CBC found the peak minimisation "
                      "infeasible although keeping everything is allowed");
   // Without a proven least peak there is nothing to tie-break against.
   if (first->status != RematStatus::Optimal) {
@@ -802,14 +810,14 @@ llvm::Error solveMinMemory(const RematProblem &problem,
   addRecomputeLimitRow(problem, prep, options.recomputeLimit, flopIlp);
   setRecomputeObjective(problem, prep, flopIlp);
   if (flopIlp.triviallyInfeasible)
-    return makeError("internal error: the least peak is below some base");
+    return makeError("the least peak CBC found is below some base");
   startValues = columnValues(problem, prep, flopIlp, keep, recompute, -1, 0);
   ++solution.numSolverCalls;
   auto second = runCbc(flopIlp, deadline, &startValues);
   if (!second)
     return second.takeError();
   if (second->status == RematStatus::Infeasible)
-    return makeError("internal error: CBC found the recompute minimisation "
+    return makeError("CBC found the recompute minimisation "
                      "at the least peak infeasible");
   if (second->status != RematStatus::Optimal)
     solution.status = RematStatus::Feasible;
@@ -818,7 +826,7 @@ llvm::Error solveMinMemory(const RematProblem &problem,
     readAssignment(prep, second->values, keep2, recompute2);
     dropUnneeded(problem, prep, keep2, recompute2);
     if (evaluateRematPeak(problem, keep2, recompute2) > peak)
-      return makeError("internal error: CBC's least-recompute assignment "
+      return makeError("CBC's least-recompute assignment "
                        "exceeds the least peak");
     if (recomputeFlopsOf(problem, recompute2) <= solution.recomputeFlops)
       setAssignment(problem, prep, keep2, recompute2, solution);

@@ -10,6 +10,7 @@
 #include "memopt/Conversion/Passes.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Dialect/MemRT/IR/MemRTOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -213,8 +214,7 @@ struct ConvertMemOptToMemRTPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (alignment <= 0 || alignment > 4096 ||
-        !llvm::isPowerOf2_64(alignment)) {
+    if (alignment <= 0 || alignment > 4096 || !llvm::isPowerOf2_64(alignment)) {
       module.emitError() << "convert-memopt-to-memrt: alignment must be a "
                             "power of two from 1 to 4096, got "
                          << static_cast<int64_t>(alignment);
@@ -234,6 +234,12 @@ struct ConvertMemOptToMemRTPass
     });
     if (unsupported.wasInterrupted())
       return signalPassFailure();
+    // Sizes and offsets are computed in int64_t: a graph too large for
+    // them is refused, never wrapped.
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal() && func.getBody().hasOneBlock() &&
+          failed(verifyGraphSizes(func, "convert-memopt-to-memrt")))
+        return signalPassFailure();
     for (auto func : module.getOps<func::FuncOp>())
       for (Type type :
            func.isExternal() ? ArrayRef<Type>() : func.getArgumentTypes())

@@ -10,6 +10,11 @@
 
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+#include <limits>
+
 using namespace mlir;
 using namespace memopt;
 
@@ -19,11 +24,23 @@ int64_t numElements(Value value) {
   return cast<ShapedType>(value.getType()).getNumElements();
 }
 
+/// a·b·c, saturating at INT64_MAX: counts never wrap, and a graph whose
+/// count saturates is refused by the passes (verifyTransformable).
+int64_t product(int64_t a, int64_t b, int64_t c = 1) {
+  bool overflow = false;
+  uint64_t ab = llvm::SaturatingMultiply<uint64_t>(a, b, &overflow);
+  uint64_t abc = llvm::SaturatingMultiply<uint64_t>(ab, c, &overflow);
+  return static_cast<int64_t>(
+      std::min<uint64_t>(abc, std::numeric_limits<int64_t>::max()));
+}
+
 /// Per output element, a convolution multiplies and adds over one filter
 /// slice of (C/groups)·R·S elements; weight is K×(C/groups)×R×S.
 int64_t convFlops(int64_t outputElements, Value weight) {
   auto type = cast<ShapedType>(weight.getType());
-  return 2 * outputElements * (type.getNumElements() / type.getDimSize(0));
+  return product(2, outputElements,
+                 type.getNumElements() /
+                     std::max<int64_t>(1, type.getDimSize(0)));
 }
 
 /// Normalisations read x for the statistics and again to normalise, scale
@@ -52,52 +69,55 @@ int64_t Conv2DBackwardWeightOp::getFlops() {
 /// 2·M·N·K with M the leading elements of the input, N = O, K = I.
 int64_t LinearOp::getFlops() {
   auto input = cast<ShapedType>(getInput().getType());
-  return 2 * numElements(getResult()) * input.getDimSize(input.getRank() - 1);
+  return product(2, numElements(getResult()),
+                 input.getDimSize(input.getRank() - 1));
 }
 
 /// 2·batch·M·N·K: every result element is a K-long dot product.
 int64_t MatMulOp::getFlops() {
   auto a = cast<ShapedType>(getA().getType());
   int64_t k = a.getDimSize(a.getRank() - (getTransposeA() ? 2 : 1));
-  return 2 * numElements(getResult()) * k;
+  return product(2, numElements(getResult()), k);
 }
 
 int64_t BatchNormOp::getFlops() {
-  return kNormFlopsPerElement * numElements(getX());
+  return product(kNormFlopsPerElement, numElements(getX()));
 }
 
 int64_t BatchNormInferenceOp::getFlops() {
-  return kNormFlopsPerElement * numElements(getX());
+  return product(kNormFlopsPerElement, numElements(getX()));
 }
 
 int64_t LayerNormOp::getFlops() {
-  return kNormFlopsPerElement * numElements(getX());
+  return product(kNormFlopsPerElement, numElements(getX()));
 }
 
 int64_t BatchNormBackwardOp::getFlops() {
-  return kNormFlopsPerElement * numElements(getX());
+  return product(kNormFlopsPerElement, numElements(getX()));
 }
 
 int64_t LayerNormBackwardOp::getFlops() {
-  return kNormFlopsPerElement * numElements(getX());
+  return product(kNormFlopsPerElement, numElements(getX()));
 }
 
 /// Batch norm and the activation on its output.
 int64_t BatchNormActOp::getFlops() {
-  return (kNormFlopsPerElement + 1) * numElements(getX());
+  return product(kNormFlopsPerElement + 1, numElements(getX()));
 }
 
 /// Batch norm's backward plus, per element, inverting the activation, its
 /// derivative and rebuilding x̂.
 int64_t BatchNormActBackwardOp::getFlops() {
-  return (kNormFlopsPerElement + 3) * numElements(getOutput());
+  return product(kNormFlopsPerElement + 3, numElements(getOutput()));
 }
 
 /// One check per element of every gradient it reads (the default would
 /// count only the largest).
 int64_t FoundInfOp::getFlops() {
-  int64_t total = 0;
+  uint64_t total = 0;
+  bool overflow = false;
   for (Value v : getValues())
-    total += numElements(v);
-  return total;
+    total = llvm::SaturatingAdd<uint64_t>(total, numElements(v), &overflow);
+  return static_cast<int64_t>(
+      std::min<uint64_t>(total, std::numeric_limits<int64_t>::max()));
 }

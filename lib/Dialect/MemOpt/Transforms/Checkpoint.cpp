@@ -862,9 +862,13 @@ MemOptCheckpointPass::solveExact(func::FuncOp func, const StageChain &chain) {
   options.timeLimitSeconds = timeLimit;
   llvm::Expected<RematSolution> solution = solveRematILP(problem, options);
   if (!solution) {
-    func.emitOpError("exact checkpointing failed: ")
-        << llvm::toString(solution.takeError());
-    return failure();
+    // The solver never takes the step down with it: the binomial schedule
+    // (dynamic programming) stands in, and the user is told.
+    func.emitRemark("memopt-checkpoint: the exact solver failed (")
+        << llvm::toString(solution.takeError())
+        << "); using the binomial schedule by dynamic programming instead";
+    return std::optional<CheckpointPlan>(
+        CheckpointPlan{binomial(chain), std::nullopt});
   }
   if (solution->status != RematStatus::Optimal)
     func.emitRemark("memopt-checkpoint: the exact solver hit its time limit "

@@ -10,7 +10,13 @@
 
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
 
+#include "memopt/Analysis/MemoryAnalysis.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <string>
 
 using namespace mlir;
 using namespace memopt;
@@ -73,6 +79,65 @@ LogicalResult memopt::verifyTransformable(func::FuncOp func, StringRef pass) {
       return func.emitOpError()
              << "cannot be transformed by " << pass << ": result " << i
              << " has type " << type << "; memopt graphs return ranked tensors";
+  return verifyGraphSizes(func, pass);
+}
+
+/// Bytes of a value of `type`, or std::nullopt when it does not fit in
+/// int64_t (dimensions are not bounded by the builtin tensor type).
+static std::optional<int64_t> checkedBytes(RankedTensorType type) {
+  if (!type.hasStaticShape())
+    return 0;
+  int64_t count = 1;
+  for (int64_t size : type.getShape()) {
+    std::optional<int64_t> product = llvm::checkedMul(count, size);
+    if (!product)
+      return std::nullopt;
+    count = *product;
+  }
+  int64_t elementBytes =
+      static_cast<int64_t>(llvm::divideCeil(type.getElementTypeBitWidth(), 8));
+  return llvm::checkedMul(count, elementBytes);
+}
+
+LogicalResult memopt::verifyGraphSizes(func::FuncOp func, StringRef pass) {
+  int64_t totalBytes = 0, totalFlops = 0;
+  auto addBytes = [&](Value value, auto emit) -> LogicalResult {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type)
+      return success();
+    std::optional<int64_t> bytes = checkedBytes(type);
+    if (!bytes || *bytes > kMaxTensorBytes)
+      return emit() << "cannot be transformed by " << pass << ": a tensor of "
+                    << type << " is "
+                    << (bytes ? std::to_string(*bytes) + " bytes"
+                              : std::string("2^63 bytes or more"))
+                    << "; memopt takes tensors of at most 2^48 bytes (256 "
+                       "TiB)";
+    std::optional<int64_t> sum = llvm::checkedAdd(totalBytes, *bytes);
+    if (!sum || *sum > kMaxGraphBytes)
+      return emit() << "cannot be transformed by " << pass
+                    << ": the graph's tensors total more than 2^56 bytes "
+                       "(64 PiB), more than memopt's sizes and offsets "
+                       "are computed with";
+    totalBytes = *sum;
+    return success();
+  };
+  for (BlockArgument arg : func.getArguments())
+    if (failed(addBytes(arg, [&] { return func.emitOpError(); })))
+      return failure();
+  for (Operation &op : func.getBody().front()) {
+    for (Value result : op.getResults())
+      if (failed(addBytes(result, [&] { return op.emitOpError(); })))
+        return failure();
+    std::optional<int64_t> flops =
+        llvm::checkedAdd(totalFlops, MemoryAnalysis::getFlops(&op));
+    if (!flops || *flops > kMaxGraphFlops)
+      return op.emitOpError()
+             << "cannot be transformed by " << pass
+             << ": the graph's FLOPs total more than 2^59 (5.8e17), more "
+                "than memopt's cost model counts with";
+    totalFlops = *flops;
+  }
   return success();
 }
 

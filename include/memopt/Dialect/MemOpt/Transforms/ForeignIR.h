@@ -34,6 +34,24 @@ bool isMemOptGraph(mlir::func::FuncOp func);
 llvm::LogicalResult verifyTransformable(mlir::func::FuncOp func,
                                         llvm::StringRef pass);
 
+/// The largest tensor memopt's passes take (256 TiB), the most bytes all of
+/// a graph's tensors may total (64 PiB) and the most FLOPs its ops may
+/// total (5.8e17). Below these, every size, offset and FLOP count the
+/// analyses and passes compute (sums over buffers and clones, aligned
+/// offsets) fits in int64_t with room to spare; above them a graph is
+/// refused rather than wrapped.
+constexpr int64_t kMaxTensorBytes = int64_t(1) << 48;
+constexpr int64_t kMaxGraphBytes = int64_t(1) << 56;
+constexpr int64_t kMaxGraphFlops = int64_t(1) << 59;
+
+/// Succeeds if every tensor of `func` (arguments and results of its ops)
+/// fits kMaxTensorBytes and all of them together kMaxGraphBytes, and its
+/// ops' FLOPs total at most kMaxGraphFlops; otherwise emits an error at
+/// the first op (or the function) over a bound, naming `pass`, and fails.
+/// Part of verifyTransformable.
+llvm::LogicalResult verifyGraphSizes(mlir::func::FuncOp func,
+                                     llvm::StringRef pass);
+
 /// The memopt graphs a pass anchored on `anchor` transforms, each verified
 /// with verifyTransformable; fails on the first one that is not
 /// transformable. On a `builtin.module`: the memopt graphs among its
