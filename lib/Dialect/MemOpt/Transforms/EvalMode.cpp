@@ -7,7 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memopt/Analysis/MemoryAnalysis.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -34,8 +36,27 @@ Value createActivation(IRRewriter &rewriter, BatchNormActOp op, Value z) {
 struct MemOptEvalModePass
     : public memopt::impl::MemOptEvalModeBase<MemOptEvalModePass> {
   void runOnOperation() override {
+    SmallVector<func::FuncOp> graphs;
+    if (failed(
+            collectMemOptGraphs(getOperation(), "memopt-eval-mode", graphs)))
+      return signalPassFailure();
+    for (func::FuncOp func : graphs)
+      if (failed(evaluate(func)))
+        return signalPassFailure();
+  }
+
+  LogicalResult evaluate(func::FuncOp func) {
+    // After --memopt-autodiff the step's backward pass reads the training
+    // forward's batch statistics and dropout masks: switching the forward
+    // alone would leave training-mode gradients beside evaluation-mode ops.
+    MemoryAnalysis analysis(func);
+    if (analysis.getFirstBackwardIndex() < analysis.getNumOps())
+      return analysis.getOps()[analysis.getFirstBackwardIndex()]->emitOpError()
+             << "belongs to the backward pass: --memopt-eval-mode runs on "
+                "the forward graph, before --memopt-autodiff (evaluation has "
+                "no backward pass)";
     IRRewriter rewriter(&getContext());
-    WalkResult walk = getOperation().walk([&](Operation *op) {
+    WalkResult walk = func.walk([&](Operation *op) {
       if (auto bn = dyn_cast<BatchNormOp>(op)) {
         rewriter.setInsertionPoint(bn);
         auto eval = BatchNormInferenceOp::create(
@@ -70,8 +91,7 @@ struct MemOptEvalModePass
       }
       return WalkResult::advance();
     });
-    if (walk.wasInterrupted())
-      signalPassFailure();
+    return failure(walk.wasInterrupted());
   }
 };
 
