@@ -256,6 +256,7 @@ public:
     parseSteps(top.array("steps"));
     checkArenaLayout();
     checkResultsWritten();
+    checkInPlaceSafety();
     if (const json *updates = top.find("updates");
         updates && !updates->is_null())
       parseUpdates(*updates);
@@ -716,6 +717,49 @@ private:
                     "last step (its live range ends at step ",
                     root.liveLast, " of ", end, ")"));
     }
+  }
+
+  /// A step that writes an output over an input's storage (in place, or an
+  /// optimizer updating a parameter) destroys the input's value: no later
+  /// step may read it, through the same tensor or any view of it, and it
+  /// may not be a result. Each storage root holds one value at a time, the
+  /// one its last writer produced. When read, a tensor denotes the value of
+  /// the nearest tensor along its view chain that a step has written so far
+  /// (an in-place step may write the very view it reads), or the root's own
+  /// content.
+  void checkInPlaceSafety() {
+    size_t n = plan.tensors.size();
+    std::vector<char> writtenSoFar(n, 0);
+    auto valueOf = [&](int64_t id) {
+      while (!writtenSoFar[id] && plan.tensors[id].storage == StorageKind::View)
+        id = plan.tensors[id].viewOf;
+      return id;
+    };
+    std::vector<int64_t> holds(n), writer(n, -1);
+    for (size_t i = 0; i < n; ++i)
+      holds[i] = static_cast<int64_t>(i);
+    auto check = [&](int64_t id, const std::string &where) {
+      int64_t root = plan.tensors[id].root;
+      if (writer[root] < 0 || holds[root] == valueOf(id))
+        return;
+      fail(where, concat("tensor ", id, " is read after steps[", writer[root],
+                         "] wrote tensor ", holds[root],
+                         " over its storage (in place); a step may write "
+                         "over an input only if nothing reads it later"));
+    };
+    for (size_t s = 0; s < plan.steps.size(); ++s) {
+      const Step &step = plan.steps[s];
+      for (int64_t id : step.inputs)
+        check(id, concat("steps[", s, "] (", kernelName(step.kernel), ")"));
+      for (int64_t id : step.outputs) {
+        int64_t root = plan.tensors[id].root;
+        holds[root] = id;
+        writer[root] = static_cast<int64_t>(s);
+        writtenSoFar[id] = 1;
+      }
+    }
+    for (size_t i = 0; i < plan.results.size(); ++i)
+      check(plan.results[i], concat("results[", i, "]"));
   }
 
   /// `updates`: optional, each entry names a result and a persistent

@@ -1037,6 +1037,8 @@ TEST(PlanValidationTest, DataFlow) {
                           {"of", 5}});
   p["steps"].push_back(
       {{"kernel", "mul"}, {"inputs", {5, 5}}, {"outputs", {7}}});
+  // Tensor 5's value is gone once mul writes over it: the result is 7.
+  p["results"] = {6, 7};
   auto ok = Plan::parse(p.dump()); // mul in place is fine.
   EXPECT_EQ(ok->steps.size(), 4u);
   p["steps"][3] = {{"kernel", "transpose"},
@@ -1086,3 +1088,29 @@ TEST(PlanValidationTest, LoadFileNamesThePath) {
 }
 
 } // namespace
+
+/// An in-place step destroys its input's value: the reference plan with
+/// relu running in place (tensor 5 a view of tensor 4) is valid while
+/// nothing reads tensor 4 afterwards, and refused when a later step, or a
+/// result, does (what a lowering that changed which buffer a kernel writes
+/// after --memopt-inplace would emit).
+TEST(PlanValidationTest, InPlaceInputIsNotReadAfterwards) {
+  json inplace = mlpPlan();
+  inplace["tensors"][5] = {{"id", 5},
+                           {"dtype", "f32"},
+                           {"shape", {4, 5}},
+                           {"storage", "view"},
+                           {"of", 4}};
+  inplace["results"] = {6, 5};
+  EXPECT_NO_THROW(Plan::parse(inplace.dump()));
+
+  json readLater = inplace;
+  readLater["steps"][2]["inputs"] = {4, 3};
+  expectRefused(readLater, "steps[2] (cross_entropy): tensor 4 is read after "
+                           "steps[1] wrote tensor 5 over its storage (in "
+                           "place)");
+  json resultLater = inplace;
+  resultLater["results"] = {6, 4};
+  expectRefused(resultLater,
+                "results[1]: tensor 4 is read after steps[1] wrote tensor 5");
+}
