@@ -22,6 +22,7 @@ set(MEMOPT_INSTALL_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/memopt")
 
 # Compiler libraries: target -> exported name (MemOpt::<name>).
 set(MEMOPT_COMPILER_LIBRARIES
+  MLIRMemOptSupport:Support
   MLIRMemOpt:Dialect
   MLIRMemRT:MemRTDialect
   MLIRMemOptAnalysis:Analysis

@@ -45,7 +45,8 @@ one of five kinds, taken in turn:
                imports is then run by memopt-run with the weights it wrote.
 
 The tools' contract: exit 0 (ok) or exit 1 with a diagnostic naming the
-error (clean error; LLVM's own command-line parser messages count as one).
+error (clean error; the messages of LLVM's command-line parser and of MLIR's
+pass-option parser, which carry no "error" word, count as one).
 A FINDING is anything else: a signal or an exit status other than 0 and 1,
 "internal error", "terminate called", "Assertion", "Stack dump", "LLVM
 ERROR", "PLEASE submit a bug report" or a sanitizer report in the output, a
@@ -55,10 +56,13 @@ failed run, and "accepted garbage": exit 0 on a mutation that is invalid by
 construction (a shape that breaks the op's rule, a non-finite attribute, a
 NaN, negative or zero value where an option needs a positive finite one, a
 non-power-of-two alignment, a truncated or self-contradicting safetensors
-file, ...). Each run is confined to --memory-limit MiB of address space and
-gets no core dump.
+file, ...). Values are judged as the tools read them: an empty value of a
+floating-point option is 0 to llvm::cl, so `--momentum=` is momentum 0.
+Each run is confined to --memory-limit MiB of address space (a refused
+allocation must be a clean error too) and gets no core dump.
 
-Every input is reproducible from (seed, index): --only INDEX replays one.
+Every input is reproducible from (seed, index, --kinds): --only INDEX
+replays one.
 With --out DIR, each finding's input files, command (command.sh, run from its
 own folder) and output are written to DIR/finding-INDEX-KIND-RUN/. The run
 ends with a JSON summary line (and --summary F.json gets the details).
@@ -89,8 +93,10 @@ FORBIDDEN = ["internal error", "terminate called", "Assertion", "Stack dump",
              "LeakSanitizer", "UndefinedBehaviorSanitizer", "ThreadSanitizer",
              "MemorySanitizer"]
 UBSAN = re.compile(r"\.(?:cpp|cc|h|hpp|inc):\d+:\d+: runtime error:")
-# llvm::cl's own diagnostics carry no "error" word; they are clean errors.
+# llvm::cl's own diagnostics, and MLIR's for a pass pipeline's options, carry
+# no "error" word; they are clean errors.
 LLVM_CL = re.compile(r"for the -{1,2}[\w-]+ option:|Unknown command line argument|"
+                     r"<Pass-Options-Parser>: |"
                      r"Too many positional arguments|Not enough positional|"
                      r"may only occur zero or one times|requires a value|"
                      r"does not allow a value|must have a value|"
@@ -272,6 +278,11 @@ def must(pred):
     return lambda v: bool(pred(v))
 
 
+def double(rule):
+    """A rule for an llvm::cl double option, which reads '' as 0."""
+    return lambda v: rule("0" if v == "" else v)
+
+
 # --- running -------------------------------------------------------------------
 
 class Runner:
@@ -279,7 +290,10 @@ class Runner:
         self.timeout = args.timeout
         self.memory = args.memory_limit
         self.env = dict(os.environ)
-        self.env["LLVM_DISABLE_SYMBOLIZATION"] = "1"
+        # Crash reports name their frames when llvm-symbolizer is there.
+        symbolizer = shutil.which("llvm-symbolizer")
+        if symbolizer and "LLVM_SYMBOLIZER_PATH" not in self.env:
+            self.env["LLVM_SYMBOLIZER_PATH"] = symbolizer
         self.env.pop("MEMOPT_DEVICE", None)
 
     def limits(self):
@@ -344,20 +358,52 @@ def classify(spec, res, cwd, timeout):
     return ("ok" if rc == 0 else "clean_error"), []
 
 
-def signature(reasons, res):
-    """A grouping key: the first reason and the line that best shows it."""
-    lines = [l for l in (res["stderr"] + "\n" + res["stdout"]).splitlines() if l.strip()]
+FRAME = re.compile(r"#\d+ 0x[0-9a-fA-F]+ (.+) \(")
+NOT_THE_CAUSE = re.compile(r"llvm::sys::|SignalHandler|__restore_rt|PrintStackTrace|"
+                           r"^_start|__libc_start|^main$|libc\.so|raise$|abort$|"
+                           r"^std::|^__gnu_cxx::|^operator new|^__cxa|^_Unwind|"
+                           r"llvm::report_fatal_error|__assert_fail|function_ref|callback_fn")
+
+
+def simplify(frame):
+    """A C++ frame without template and call arguments."""
+    while True:
+        shorter = re.sub(r"<[^<>]*>", "", frame)
+        if shorter == frame:
+            break
+        frame = shorter
+    return re.sub(r"\([^()]*\)", "()", frame)
+
+
+def normalise(text):
+    text = re.sub(r"/[^\s:'\"]*/", "", text)             # paths
+    return re.sub(r"0x[0-9a-fA-F]+|\d+", "N", text).strip()
+
+
+def signature(reasons, res, why):
+    """A grouping key: the first reason and what best shows its cause."""
+    first = reasons[0]
+    if first.startswith("accepted garbage"):
+        # The mutation, without the seed's name and numbers.
+        return "accepted garbage | " + normalise(why.split(": ", 1)[-1])[:160]
+    text = res["stderr"] + "\n" + res["stdout"]
+    if first.startswith(("crash", "exit status", "hang")) or "Stack dump" in text:
+        frames = [simplify(f) for f in FRAME.findall(text) if not NOT_THE_CAUSE.search(f)]
+        if len(frames) > 64:
+            # A stack overflow: the top frame is wherever it ran out; the
+            # recursion is the frame that repeats.
+            top = max(sorted(set(frames)), key=frames.count)
+            return first.split(":")[0] + " | recursion in " + normalise(top)[:160]
+        if frames:
+            return first.split(":")[0] + " | in " + normalise(frames[0])[:160]
+    lines = [l for l in text.splitlines() if l.strip()]
     key = None
     for word in FORBIDDEN + ["error"]:
         key = next((l for l in lines if word in l), None)
         if key:
             break
-    if reasons[0].startswith("accepted garbage"):
-        key = None
     key = key or (lines[-1] if lines else "")
-    key = re.sub(r"/[^\s:'\"]*/", "", key)           # paths
-    key = re.sub(r"0x[0-9a-fA-F]+|\d+", "N", key)     # numbers, addresses
-    return (reasons[0].split(":")[0] + " | " + key.strip())[:200]
+    return (first.split(":")[0] + " | " + normalise(key))[:200]
 
 
 # --- helpers for the generators ---------------------------------------------------------
@@ -416,8 +462,30 @@ def line_rank(text, pos):
     return len(m.group(1).split("x")) if m and m.group(1) else 0
 
 
+class NoCandidate(Exception):
+    pass
+
+
+def pick(rng, seq):
+    seq = list(seq)
+    if not seq:
+        raise NoCandidate()
+    return rng.choice(seq)
+
+
 def mutate_mlir(rng, text):
-    """One mutation of the text: (new text or bytes, description, must_fail)."""
+    """One mutation of the text: (new text or bytes, description, must_fail).
+    A mutation with nothing to work on (an earlier one removed it) becomes
+    an insertion of bytes."""
+    try:
+        return mutate_mlir_once(rng, text)
+    except NoCandidate:
+        data = text.encode("utf-8", "surrogateescape")
+        where = rng.randrange(len(data) + 1)
+        return data[:where] + b"\xff}" + data[where:], f"bytes ff 7d inserted at {where}", False
+
+
+def mutate_mlir_once(rng, text):
     what = rng.choice(["delete_token", "duplicate_token", "swap_lines", "delete_line",
                        "duplicate_line", "number", "dim", "dim", "float_attr",
                        "float_attr", "int_attr", "array_attr", "array_len", "bool_attr",
@@ -425,7 +493,7 @@ def mutate_mlir(rng, text):
     lines = text.split("\n")
     if what in ("delete_token", "duplicate_token"):
         tokens = list(TOKEN.finditer(text))
-        t = rng.choice(tokens)
+        t = pick(rng, tokens)
         repl = "" if what == "delete_token" else t.group() + " " + t.group()
         return (text[:t.start()] + repl + text[t.end():],
                 f"{what} '{t.group()[:40]}' at byte {t.start()}", False)
@@ -442,7 +510,7 @@ def mutate_mlir(rng, text):
         return "\n".join(lines), f"duplicate line {i + 1}", False
     if what == "number":
         nums = [m for m in NUMBER.finditer(text)]
-        m = rng.choice(nums)
+        m = pick(rng, nums)
         value = rng.choice(["0", "-1", "1", str(2 ** 40), str(2 ** 62), str(2 ** 63),
                             str(2 ** 64), "-0", "3"])
         return (text[:m.start()] + value + text[m.end():],
@@ -453,7 +521,7 @@ def mutate_mlir(rng, text):
         # invalid by construction.
         types = [m for m in TENSOR.finditer(text) if m.group(1)
                  and not text[text.rfind("\n", 0, m.start()) + 1:m.start()].lstrip().startswith("//")]
-        m = rng.choice(types)
+        m = pick(rng, types)
         dims = m.group(1).split("x")
         k = rng.randrange(len(dims))
         old = int(dims[k])
@@ -530,20 +598,22 @@ def mutate_mlir(rng, text):
     if what == "op_name":
         ops = [m for m in re.finditer(r"memopt\.([a-z_0-9]+)", text)
                if m.group(1) not in ("param", "state")]
-        m = rng.choice(ops)
+        m = pick(rng, ops)
         other = rng.choice(OP_NAMES)
         return (text[:m.start()] + other + text[m.end():],
                 f"op {m.group()} -> {other}", False)
     if what == "nesting":
         depth = rng.choice([100, 5000, 100000])
-        m = rng.choice(list(FLOAT_ATTR.finditer(text)) + list(INT_ATTR.finditer(text))
-                       or list(TENSOR.finditer(text)))
+        m = pick(rng, list(FLOAT_ATTR.finditer(text)) + list(INT_ATTR.finditer(text))
+                 or list(TENSOR.finditer(text)))
         nest = "[" * depth + "1" + "]" * depth
         return (text[:m.start()] + (m.group(1) + " = " + nest if m.re is not TENSOR
                                     else "tensor<" + "tensor<" * depth + "f32"
                                     + ">" * (depth + 1)) + text[m.end():],
                 f"'{m.group()[:30]}' -> nesting {depth} deep", True)
     data = text.encode("utf-8", "surrogateescape")
+    if not data:
+        raise NoCandidate()
     if what == "truncate":
         cut = rng.randrange(len(data))
         return data[:cut], f"truncate at byte {cut} of {len(data)}", False
@@ -617,15 +687,15 @@ def run_options(model, batch, function):
         return n is not None and 1 <= n < 2 ** 32 and batch % n == 0
 
     def function_rule(v):
-        return True if v == function else (None if v == "" else False)
+        return True if v == function else (None if v in ("", "@" + function) else False)
 
     file_in = (["nope.safetensors", ".", ""], lambda v: None if v == "" else False)
     file_out = (["o.bin", ".", NO_DIR + "/o.bin", ""],
                 lambda v: None if v in ("o.bin", "") else False)
     return {
-        "lr": (COMMON + ["0.1", "1e-3"], must(pos_finite)),
-        "momentum": (COMMON + ["0.9", "0.999999"], must(in_unit)),
-        "weight-decay": (COMMON + ["1e-4"], must(nonneg_finite)),
+        "lr": (COMMON + ["0.1", "1e-3"], double(must(pos_finite))),
+        "momentum": (COMMON + ["0.9", "0.999999"], double(must(in_unit))),
+        "weight-decay": (COMMON + ["1e-4"], double(must(nonneg_finite))),
         "loss-scale": (COMMON + ["dynamic", "none", "1024", "3.4e38", "3.5e38"],
                        lambda v: None if v == "" or loss_scale_ok(v) else False),
         "steps": (COMMON + ["1", "2"],
@@ -703,9 +773,9 @@ def pass_table(batch):
         return n is not None and n >= 1 and batch % n == 0
 
     def signed_count(v):
-        return bool(re.fullmatch(r"[0-9]+", v))
+        return bool(re.fullmatch(r"-1|[0-9]+", v))  # -1: the default
 
-    lr = (COMMON + ["0.1"], must(pos_finite))
+    lr = (COMMON + ["0.1"], double(must(pos_finite)))
     budget = (COMMON + ["1", "64KiB", "1MiB", "9e18", "0.5", "2GiB"], budget_rule)
     partition_budget = (budget[0], lambda v: None if v == "" or byte_size(v) else False)
     alignment = (COMMON + ["1", "3", "64", "4096", "8192"], must(pow2_alignment))
@@ -716,21 +786,22 @@ def pass_table(batch):
                        must(lambda v: re.fullmatch(r"[0-9]+", v) and int(v) >= 1
                             and int(v) < 2 ** 63))
     mp = {"loss-scale": loss_scale,
-          "init-scale": (COMMON + ["65536"], must(pos_finite)),
+          "init-scale": (COMMON + ["65536"], double(must(pos_finite))),
           "growth-factor": (COMMON + ["2", "1"],
-                            must(lambda v: pos_finite(v) and float(v) > 1)),
+                            double(must(lambda v: pos_finite(v) and float(v) > 1))),
           "backoff-factor": (COMMON + ["0.5", "1"],
-                             must(lambda v: pos_finite(v) and float(v) < 1)),
+                             double(must(lambda v: pos_finite(v) and float(v) < 1))),
           "growth-interval": growth_interval}
     autodiff = {"optimizer": (["sgd", "momentum", "adam", "none", "abc", "nan", ""],
                               one_of({"sgd", "momentum", "adam", "none"})),
                 "lr": lr,
-                "momentum": (COMMON + ["0.9"], must(in_unit)),
-                "weight-decay": (COMMON + ["1e-4"], must(nonneg_finite)),
-                "dampening": (COMMON + ["0.5", "1"], must(lambda v: in_unit(v, True))),
-                "beta1": (COMMON + ["0.9"], must(in_unit)),
-                "beta2": (COMMON + ["0.999"], must(in_unit)),
-                "eps": (COMMON + ["1e-8"], must(pos_finite)),
+                "momentum": (COMMON + ["0.9"], double(must(in_unit))),
+                "weight-decay": (COMMON + ["1e-4"], double(must(nonneg_finite))),
+                "dampening": (COMMON + ["0.5", "1"],
+                              double(must(lambda v: in_unit(v, True)))),
+                "beta1": (COMMON + ["0.9"], double(must(in_unit))),
+                "beta2": (COMMON + ["0.999"], double(must(in_unit))),
+                "eps": (COMMON + ["1e-8"], double(must(pos_finite))),
                 "nesterov": flag}
     return {
         "autodiff": (lambda o: [f"--memopt-autodiff={o}"], autodiff),
@@ -742,12 +813,12 @@ def pass_table(batch):
             "segments": (COMMON + ["1", "3"], must(signed_count)),
             "slots": (COMMON + ["1", "2"], must(signed_count)),
             "solver": (["auto", "dp", "ilp", "abc", ""], one_of({"auto", "dp", "ilp"})),
-            "time-limit": (COMMON + ["5"],
-                           lambda v: None if v in ("inf", "1e39") else pos_finite(v)),
+            "time-limit": (COMMON + ["5"], double(
+                lambda v: None if v in ("inf", "1e39") else pos_finite(v))),
             "alignment": alignment,
             "measure-inplace": flag}),
         "partition": (lambda o: ["--memopt-autodiff", f"--memopt-partition={o}"], {
-            "max-recompute": (COMMON + ["0.5", "2"], must(nonneg_finite)),
+            "max-recompute": (COMMON + ["0.5", "2"], double(must(nonneg_finite))),
             "alignment": alignment,
             "budget": partition_budget,
             "measure-inplace": flag,
@@ -869,8 +940,7 @@ def mutate_safetensors(rng, blob, labels=None):
     if what in ("duplicate", "duplicate_escaped"):
         text = json.dumps(header)
         key = name if what == "duplicate" else name[:-1] + "\\u%04x" % ord(name[-1])
-        text = text[:-1] + ", " + json.dumps(key)[:0] + '"' + key + '": ' \
-            + json.dumps(entry) + "}"
+        text = text[:-1] + ', "' + key + '": ' + json.dumps(entry) + "}"
         return st_pack(text, data), f"key '{name}' twice ({what})", True
     if what == "dtype":
         value = rng.choice(["F33", "f32", "float32", "", 5, None, ["F32"], "F16", "BF16",
@@ -943,8 +1013,12 @@ def mutate_safetensors(rng, blob, labels=None):
         text = json.dumps(h).replace('"@"', "[" * depth + "]" * depth)
         return st_pack(text, data), f"'{name}' shape nested {depth} deep", True
     if what == "empty":
-        return rng.choice([b"", b"\x00" * 7, struct.pack("<Q", 2) + b"{}"]), \
-            "an empty or 7-byte file, or an empty header", True
+        if rng.random() < 0.2:
+            # A header without tensors is a valid file: data arguments keep
+            # their synthetic values, parameters are missing.
+            return struct.pack("<Q", 2) + b"{}", "a header without tensors", False
+        value = rng.choice([b"", b"\x00" * 7, b"\x00" * 8, struct.pack("<Q", 8) + b"{}"])
+        return value, f"a {len(value)}-byte file", True
     if what == "dir":
         return "dir", "a directory", True
     if what == "missing":
@@ -1279,7 +1353,6 @@ def main():
             if k not in kinds:
                 del counts[k]
         indices = [args.only] if args.only is not None else range(args.inputs)
-        done = 0
         for index in indices:
             if args.time_limit and time.time() - start > args.time_limit:
                 break
@@ -1289,7 +1362,6 @@ def main():
             os.makedirs(work)
             gen = GENERATORS[kind](rng, ctx, work)
             counts[kind]["inputs"] += 1
-            done += 1
             result, run_no = None, 0
             while True:
                 try:
@@ -1308,13 +1380,18 @@ def main():
                 counts[kind]["runs"] += 1
                 counts[kind]["findings" if outcome == "finding" else outcome] += 1
                 if outcome == "finding":
-                    tail = (result["stdout"].rstrip().splitlines()[-5:]
-                            + result["stderr"].rstrip().splitlines()[-12:])
+                    err = result["stderr"].rstrip().splitlines()
+                    if "Stack dump" in result["stderr"]:
+                        # The top of the stack says where; the tail is the
+                        # recursion, or main.
+                        at = next(i for i, l in enumerate(err) if "Stack dump" in l)
+                        err = err[max(0, at - 4):at + 16] + ["..."] + err[-3:]
+                    tail = result["stdout"].rstrip().splitlines()[-5:] + err[-24:]
                     entry = {"index": index, "kind": kind, "run": run_no,
                              "why": s["why"], "expect": s["expect"],
                              "command": shlex.join(s["cmd"]), "exit_status": result["rc"],
                              "seconds": result["seconds"], "reasons": reasons,
-                             "cause": kind + ": " + signature(reasons, result),
+                             "cause": kind + ": " + signature(reasons, result, s["why"]),
                              "output_tail": [l[:400] for l in tail]}
                     findings.append(entry)
                     print(f"finding: input {index} ({kind}) run {run_no}: "

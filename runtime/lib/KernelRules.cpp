@@ -9,6 +9,7 @@
 
 #include "KernelRules.h"
 
+#include "JsonText.h"
 #include "memopt/runtime/Error.h"
 
 #include <algorithm>
@@ -157,11 +158,11 @@ public:
     if (v.is_number_integer()) {
       if (v.is_number_unsigned() &&
           v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
-        error("attribute '", name, "' value ", v.dump(),
+        error("attribute '", name, "' value ", jsonText(v),
               " does not fit in 64 bits");
       return v.get<int64_t>();
     }
-    error("attribute '", name, "' must be an integer, got ", v.dump());
+    error("attribute '", name, "' must be an integer, got ", jsonText(v));
   }
 
   int64_t i64(const char *name, std::optional<int64_t> dflt) {
@@ -179,10 +180,10 @@ public:
     if (!v)
       return *dflt;
     if (!v->is_number())
-      error("attribute '", name, "' must be a number, got ", v->dump());
+      error("attribute '", name, "' must be a number, got ", jsonText(*v));
     double d = v->get<double>();
     if (!std::isfinite(d))
-      error("attribute '", name, "' must be finite, got ", v->dump());
+      error("attribute '", name, "' must be finite, got ", jsonText(*v));
     return d;
   }
 
@@ -190,7 +191,7 @@ public:
   std::string string(const char *name) {
     const json &v = require(name);
     if (!v.is_string())
-      error("attribute '", name, "' must be a string, got ", v.dump());
+      error("attribute '", name, "' must be a string, got ", jsonText(v));
     return v.get<std::string>();
   }
 
@@ -199,7 +200,7 @@ public:
     if (!v)
       return dflt;
     if (!v->is_boolean())
-      error("attribute '", name, "' must be a boolean, got ", v->dump());
+      error("attribute '", name, "' must be a boolean, got ", jsonText(*v));
     return v->get<bool>();
   }
 
@@ -212,12 +213,12 @@ public:
       return std::nullopt;
     if (!v->is_array())
       error("attribute '", name, "' must be an array of integers, got ",
-            v->dump());
+            jsonText(*v));
     std::vector<int64_t> values;
     for (const json &e : *v) {
       if (!e.is_number_integer())
         error("attribute '", name, "' must be an array of integers, got ",
-              v->dump());
+              jsonText(*v));
       values.push_back(intValue(e, name));
     }
     if (values.size() != size)

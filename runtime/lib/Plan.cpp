@@ -11,6 +11,7 @@
 
 #include "memopt/runtime/Plan.h"
 
+#include "JsonText.h"
 #include "KernelRules.h"
 #include "memopt/runtime/Error.h"
 #include "memopt/runtime/Half.h"
@@ -85,11 +86,11 @@ namespace {
 /// How a JSON value's type is named in messages.
 std::string kindOf(const json &v) {
   if (v.is_number_integer())
-    return "integer " + v.dump();
+    return "integer " + jsonText(v);
   if (v.is_number_float())
-    return "number " + v.dump();
+    return "number " + jsonText(v);
   if (v.is_string())
-    return "string " + v.dump();
+    return "string " + jsonText(v);
   return v.type_name();
 }
 
@@ -147,7 +148,7 @@ public:
            concat("field '", field, "' must be an integer, got ", kindOf(v)));
     if (v.is_number_unsigned() &&
         v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
-      fail(where, concat("field '", field, "' value ", v.dump(),
+      fail(where, concat("field '", field, "' value ", jsonText(v),
                          " does not fit in 64 bits"));
     return v.get<int64_t>();
   }
@@ -359,7 +360,7 @@ private:
           fail(concat("tensors[", index, "]"),
                "field 'live' must be [first, last] step indices with "
                "0 <= first <= last, got " +
-                   live.dump());
+                   jsonText(live));
         t.liveFirst = live[0].get<int64_t>();
         t.liveLast = live[1].get<int64_t>();
       }
@@ -552,7 +553,7 @@ private:
         !(v.is_number_unsigned() && v.get<uint64_t>() >= plan.tensors.size());
     int64_t id = inRange ? v.get<int64_t>() : -1;
     if (!inRange || id < 0 || id >= static_cast<int64_t>(plan.tensors.size()))
-      fail(where, concat(what, " ", v.dump(), " is not a tensor id"));
+      fail(where, concat(what, " ", jsonText(v), " is not a tensor id"));
     return id;
   }
 
@@ -567,7 +568,7 @@ private:
                        ? -1
                        : v.get<int64_t>();
       if (id < 0 || id >= static_cast<int64_t>(plan.tensors.size()))
-        fail(where, concat(v.dump(), " is not a tensor id"));
+        fail(where, concat(jsonText(v), " is not a tensor id"));
       plan.results.push_back(id);
     }
   }

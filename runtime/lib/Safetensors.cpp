@@ -2,6 +2,7 @@
 
 #include "memopt/runtime/Safetensors.h"
 
+#include "JsonText.h"
 #include "memopt/runtime/Error.h"
 
 #include <nlohmann/json.hpp>
@@ -127,13 +128,13 @@ memopt::runtime::parseSafetensors(const std::vector<uint8_t> &bytes,
                                 return dtype.is_string() && dtype == d.name;
                               });
     if (known == std::end(kDTypes))
-      fail(what, concat(where, ": unsupported dtype ", dtype.dump()));
+      fail(what, concat(where, ": unsupported dtype ", jsonText(dtype)));
     tensor.dtype = known->dtype;
     if (!entry["shape"].is_array())
       fail(what, where + ": shape is not an array");
     for (const auto &d : entry["shape"]) {
       if (!d.is_number_integer() || d.get<int64_t>() < 0)
-        fail(what, concat(where, ": bad dimension ", d.dump()));
+        fail(what, concat(where, ": bad dimension ", jsonText(d)));
       tensor.shape.push_back(d.get<int64_t>());
     }
     std::optional<int64_t> count = checkedNumElements(tensor.shape);

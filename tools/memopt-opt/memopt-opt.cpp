@@ -1,19 +1,59 @@
 //===- memopt-opt.cpp - memopt optimizer driver ---------------------------===//
 //
 // The MlirOptMain driver with memopt's dialects and passes registered:
-// `memopt-opt graph.mlir --memopt-summary`.
+// `memopt-opt graph.mlir --memopt-summary`. The input is read here and
+// checked for nesting the parser cannot take (InputLimits.h) before
+// MlirOptMain parses it; the output file is kept only on success.
 //
 //===----------------------------------------------------------------------===//
 
 #include "memopt/InitAll.h"
+#include "memopt/Support/InputLimits.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
   mlir::DialectRegistry registry;
   memopt::registerAllDialects(registry);
   memopt::registerAllPasses();
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "memopt optimizer driver\n", registry));
+  auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
+      argc, argv, "memopt optimizer driver\n", registry);
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    return mlir::asMainReturnCode(
+        mlir::MlirOptMain(argc, argv, inputFile, outputFile, registry));
+
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      mlir::openInputFile(inputFile, &error);
+  if (!input) {
+    llvm::errs() << "memopt-opt: error: " << error << "\n";
+    return 1;
+  }
+  // The scan reads the buffer in place; MlirOptMain gets a copy.
+  llvm::SourceMgr sources;
+  unsigned id = sources.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(input->getMemBufferRef(),
+                                       /*RequiresNullTerminator=*/false),
+      llvm::SMLoc());
+  if (mlir::failed(memopt::checkBracketNesting(sources, id)))
+    return 1;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFile, &error);
+  if (!output) {
+    llvm::errs() << "memopt-opt: error: " << error << "\n";
+    return 1;
+  }
+  if (mlir::failed(
+          mlir::MlirOptMain(output->os(), std::move(input), registry, config)))
+    return 1;
+  output->keep();
+  return 0;
 }

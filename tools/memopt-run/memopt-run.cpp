@@ -13,6 +13,7 @@
 
 #include "memopt/Driver/Compile.h"
 #include "memopt/InitAll.h"
+#include "memopt/Support/InputLimits.h"
 #include "memopt/runtime/Backend.h"
 #include "memopt/runtime/Error.h"
 #include "memopt/runtime/Executor.h"
@@ -27,6 +28,7 @@
 #include "llvm/Support/FileSystem.h"
 
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -198,6 +200,19 @@ std::unique_ptr<runtime::Backend> chooseBackend(llvm::raw_ostream &log) {
   return runtime::createBackend("cpu");
 }
 
+/// A double as a pass option reads it back bit for bit.
+std::string exact(double value) {
+  return llvm::formatv("{0}", llvm::format("%.17g", value)).str();
+}
+
+/// " lr=X" when --lr was given; otherwise nothing, and the optimizer's
+/// usual rate applies.
+std::string lrOption() {
+  if (!learningRate.getNumOccurrences())
+    return "";
+  return " lr=" + exact(learningRate);
+}
+
 /// The passes to run before lowering: training graphs get the backward pass
 /// and the optimizer (or, with --eval, the evaluation-mode rewrite); other
 /// graphs run as they are.
@@ -219,7 +234,7 @@ FailureOr<std::string> pipelineFor(ModuleOp module, bool optimize) {
   // inference, the unoptimised baseline) it would do nothing.
   if (!checkpointStrategy.empty() && checkpointStrategy != "none" &&
       (!training || evalMode || noOptimize)) {
-    llvm::errs() << "memopt-run: --checkpoint=" << checkpointStrategy
+    llvm::errs() << "memopt-run: error: --checkpoint=" << checkpointStrategy
                  << " has no effect "
                  << (noOptimize ? "with --no-optimize"
                      : evalMode ? "with --eval (no backward pass)"
@@ -232,9 +247,10 @@ FailureOr<std::string> pipelineFor(ModuleOp module, bool optimize) {
   llvm::raw_string_ostream os(pipeline);
   if (training && !evalMode && optimize) {
     // The whole default pipeline, as compilers embedding memopt get it.
-    os << "memopt-pipeline{optimizer=" << optimizerName
-       << " lr=" << learningRate << " momentum=" << momentumFactor
-       << " weight-decay=" << weightDecay << " microbatches=" << microbatches
+    os << "memopt-pipeline{optimizer=" << optimizerName << lrOption()
+       << " momentum=" << exact(momentumFactor)
+       << " weight-decay=" << exact(weightDecay)
+       << " microbatches=" << microbatches
        << " inplace=" << (inplace ? "true" : "false")
        << " partition=" << (partition ? "true" : "false")
        << " abn=" << (abn ? "true" : "false") << " precision=" << precision;
@@ -263,9 +279,9 @@ FailureOr<std::string> pipelineFor(ModuleOp module, bool optimize) {
     os << "},";
   }
   if (training && !evalMode) {
-    os << "memopt-autodiff{optimizer=" << optimizerName
-       << " lr=" << learningRate << " momentum=" << momentumFactor
-       << " weight-decay=" << weightDecay << "},";
+    os << "memopt-autodiff{optimizer=" << optimizerName << lrOption()
+       << " momentum=" << exact(momentumFactor)
+       << " weight-decay=" << exact(weightDecay) << "},";
   }
   if (!workspaceLimit.empty())
     os << "memopt-workspace-limit{bytes=" << workspaceLimit << "},";
@@ -481,6 +497,8 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
 FailureOr<CompiledGraph> compileInput(MLIRContext &context,
                                       llvm::SourceMgr &sources, bool optimize,
                                       bool withReport) {
+  if (failed(checkBracketNesting(sources, sources.getMainFileID())))
+    return failure();
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sources, &context);
   if (!module)
     return failure();
@@ -523,22 +541,42 @@ int main(int argc, char **argv) {
   context.printOpOnDiagnostic(false);
   context.loadAllAvailableDialects();
 
+  // Choices are checked before anything else, so that a misspelt one is
+  // named as such and not as an option without effect.
+  for (auto [flag, value, choices] :
+       {std::tuple<const char *, std::string, std::vector<std::string>>{
+            "checkpoint",
+            checkpointStrategy,
+            {"", "none", "sqrt", "budget", "optimal"}},
+        {"precision", precision, {"fp32", "fp16", "bf16"}},
+        {"optimizer", optimizerName, {"sgd", "momentum", "adam"}}}) {
+    if (llvm::is_contained(choices, value))
+      continue;
+    std::vector<std::string> named;
+    for (const std::string &choice : choices)
+      if (!choice.empty())
+        named.push_back(choice);
+    llvm::errs() << "memopt-run: error: unknown --" << flag << "=" << value
+                 << " (expected " << llvm::join(named, ", ") << ")\n";
+    return 1;
+  }
   // Options that cannot do what they say are errors, never ignored.
   if (steps.getNumOccurrences() && steps == 0) {
-    llvm::errs() << "memopt-run: --steps must be at least 1\n";
+    llvm::errs() << "memopt-run: error: --steps must be at least 1\n";
     return 1;
   }
   if (microbatches.getNumOccurrences() && microbatches == 0) {
-    llvm::errs() << "memopt-run: --microbatches must be at least 1\n";
+    llvm::errs() << "memopt-run: error: --microbatches must be at least 1\n";
     return 1;
   }
   if (noOptimize && !budget.empty()) {
-    llvm::errs() << "memopt-run: --budget has no effect with --no-optimize "
-                    "(the baseline plans no arena to fit in it)\n";
+    llvm::errs()
+        << "memopt-run: error: --budget has no effect with --no-optimize "
+           "(the baseline plans no arena to fit in it)\n";
     return 1;
   }
   if (noOptimize && (abn || inplace)) {
-    llvm::errs() << "memopt-run: --" << (abn ? "abn" : "inplace")
+    llvm::errs() << "memopt-run: error: --" << (abn ? "abn" : "inplace")
                  << " has no effect with --no-optimize (the baseline runs "
                     "no memory pass)\n";
     return 1;
@@ -552,27 +590,28 @@ int main(int argc, char **argv) {
     if (path.empty())
       continue;
     if (llvm::sys::fs::is_directory(path)) {
-      llvm::errs() << "memopt-run: " << flag << "=" << path
+      llvm::errs() << "memopt-run: error: " << flag << "=" << path
                    << ": is a directory, not a .safetensors file\n";
       return 1;
     }
     if (!output && !llvm::sys::fs::exists(path)) {
-      llvm::errs() << "memopt-run: " << flag << "=" << path
+      llvm::errs() << "memopt-run: error: " << flag << "=" << path
                    << ": no such file\n";
       return 1;
     }
   }
 
   if (!lossScale.empty() && precision == "fp32") {
-    llvm::errs() << "memopt-run: --loss-scale needs --precision=fp16 or bf16 "
-                    "(f32 gradients do not underflow)\n";
+    llvm::errs()
+        << "memopt-run: error: --loss-scale needs --precision=fp16 or bf16 "
+           "(f32 gradients do not underflow)\n";
     return 1;
   }
 
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(inputFile, &error);
   if (!file) {
-    llvm::errs() << "memopt-run: " << error << "\n";
+    llvm::errs() << "memopt-run: error: " << error << "\n";
     return 1;
   }
   llvm::SourceMgr sources;
@@ -587,7 +626,7 @@ int main(int argc, char **argv) {
     std::unique_ptr<llvm::ToolOutputFile> planOut =
         openOutputFile(emitPlanFile, &error);
     if (!planOut) {
-      llvm::errs() << "memopt-run: " << error << "\n";
+      llvm::errs() << "memopt-run: error: " << error << "\n";
       return 1;
     }
     planOut->os() << graph->planJson << "\n";

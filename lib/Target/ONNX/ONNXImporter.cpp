@@ -224,7 +224,10 @@ LogicalResult Importer::collectInitializers() {
       return fileError() << "an initializer has no name";
     if (std::optional<std::string> error = decodeTensor(tensor, decoded))
       return fileError() << "initializer '" << tensor.name() << "': " << *error;
-    initializers[tensor.name()] = std::move(decoded);
+    // onnx.checker refuses it too: which of the two values is meant?
+    if (!initializers.try_emplace(tensor.name(), std::move(decoded)).second)
+      return fileError() << "initializer name '" << tensor.name()
+                         << "' is not unique";
   }
 
   // How each initializer is read decides what it becomes.

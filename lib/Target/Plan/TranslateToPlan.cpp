@@ -10,9 +10,11 @@
 #include "memopt/Target/Plan/PlanEmitter.h"
 
 #include "memopt/Dialect/MemRT/IR/MemRTOps.h"
+#include "memopt/Support/InputLimits.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -367,15 +369,19 @@ void memopt::registerToPlanTranslation() {
       llvm::cl::desc("Function to write with --memrt-to-plan (default: the "
                      "only memrt function)"),
       llvm::cl::init(""));
-  TranslateFromMLIRRegistration registration(
+  // The generic form: the input is checked for nesting MLIR's parser cannot
+  // take (InputLimits.h) before it is parsed.
+  TranslateRegistration registration(
       "memrt-to-plan", "write a memrt function as a memopt plan file (JSON)",
-      [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
-        auto module = dyn_cast<ModuleOp>(op);
+      [](const std::shared_ptr<llvm::SourceMgr> &sources, llvm::raw_ostream &os,
+         MLIRContext *context) -> LogicalResult {
+        if (failed(checkBracketNesting(*sources, sources->getMainFileID())))
+          return failure();
+        context->loadDialect<memrt::MemRTDialect, func::FuncDialect>();
+        OwningOpRef<ModuleOp> module =
+            parseSourceFile<ModuleOp>(sources, ParserConfig(context));
         if (!module)
-          return op->emitError("expected a module");
-        return emitPlan(module, os, planFunction);
-      },
-      [](DialectRegistry &registry) {
-        registry.insert<memrt::MemRTDialect, func::FuncDialect>();
+          return failure();
+        return emitPlan(*module, os, planFunction);
       });
 }

@@ -176,8 +176,8 @@ struct MemOptAutodiffPass
   }
 
   /// Every hyperparameter in its range; a value outside it is an error,
-  /// never a default in its place (lr=-1, the option's default, means "the
-  /// optimizer's usual rate").
+  /// never a default in its place (an lr not given, and only that, means
+  /// "the optimizer's usual rate").
   LogicalResult verifyOptions() {
     auto bad = [&](StringRef name, double value, StringRef range) {
       getOperation().emitError()
@@ -185,8 +185,18 @@ struct MemOptAutodiffPass
           << llvm::formatv("{0}", llvm::format("%g", value)).str();
       return failure();
     };
-    if (lr != -1.0 && !(std::isfinite(lr) && lr > 0))
-      return bad("lr", lr, "a finite number > 0");
+    if (!lr.empty()) {
+      double value = 0;
+      if (StringRef(lr).trim().getAsDouble(value)) {
+        getOperation().emitError()
+            << "memopt-autodiff: lr must be a finite number > 0, got '" << lr
+            << "'";
+        return failure();
+      }
+      if (!(std::isfinite(value) && value > 0))
+        return bad("lr", value, "a finite number > 0");
+      rate = value;
+    }
     if (!(momentum >= 0 && momentum < 1))
       return bad("momentum", momentum, "in [0, 1)");
     if (!(dampening >= 0 && dampening <= 1))
@@ -203,10 +213,12 @@ struct MemOptAutodiffPass
   }
 
   double learningRate() const {
-    if (lr >= 0)
-      return lr;
+    if (rate)
+      return *rate;
     return optimizer == "adam" ? 1e-3 : 1e-2;
   }
+  /// The lr option's value, once verifyOptions parsed it.
+  std::optional<double> rate;
 
   LogicalResult differentiate(func::FuncOp func);
   LogicalResult checkSavedValues(DifferentiableOpInterface op,

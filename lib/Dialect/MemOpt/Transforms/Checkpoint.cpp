@@ -669,6 +669,13 @@ struct MemOptCheckpointPass
     if (failed(verifyAlignmentOption(getOperation(), "memopt-checkpoint",
                                      alignment)))
       return signalPassFailure();
+    if (slots < -1) {
+      getOperation()->emitError()
+          << "memopt-checkpoint: slots must be a count >= 0 (or -1, the "
+             "default: the fewest within one forward pass), got "
+          << static_cast<int64_t>(slots);
+      return signalPassFailure();
+    }
     if (slots >= 0 && (strategy != "optimal" || solver != "dp")) {
       getOperation()->emitError()
           << "memopt-checkpoint: slots= applies to strategy=optimal "

@@ -32,9 +32,11 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "optimizer",
       llvm::cl::desc("sgd, momentum, adam or none (--memopt-autodiff)"),
       llvm::cl::init("sgd")};
-  Option<double> lr{*this, "lr",
-                    llvm::cl::desc("Learning rate (default: the optimizer's)"),
-                    llvm::cl::init(-1.0)};
+  Option<std::string> lr{
+      *this, "lr",
+      llvm::cl::desc("Learning rate, a finite number > 0 (default: the "
+                     "optimizer's)"),
+      llvm::cl::init("")};
   Option<double> momentum{*this, "momentum", llvm::cl::desc("Momentum factor"),
                           llvm::cl::init(0.9)};
   Option<double> weightDecay{*this, "weight-decay",
@@ -173,15 +175,48 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
   backward.addPass(createMemOptPlanMemory(plan));
 }
 
+/// Options the passes cannot check themselves, because the pipeline would
+/// not run the pass they belong to: an option without effect is an error.
+LogicalResult
+verifyPipelineOptions(const PipelineOptions &options,
+                      function_ref<LogicalResult(const Twine &)> error) {
+  if (options.microbatches < 1)
+    return error("memopt-pipeline: microbatches must be at least 1, got " +
+                 Twine(static_cast<int64_t>(options.microbatches)));
+  if (options.precision == "fp32")
+    for (auto [name, given] :
+         {std::make_pair("loss-scale", options.lossScale.hasValue()),
+          std::make_pair("init-scale", options.initScale.hasValue()),
+          std::make_pair("growth-factor", options.growthFactor.hasValue()),
+          std::make_pair("backoff-factor", options.backoffFactor.hasValue()),
+          std::make_pair("growth-interval", options.growthInterval.hasValue())})
+      if (given)
+        return error(Twine("memopt-pipeline: ") + name +
+                     " applies to precision=fp16 or bf16 (f32 gradients "
+                     "need no loss scaling)");
+  return success();
+}
+
 } // namespace
 
 void registerMemOptPipelines() {
-  PassPipelineRegistration<PipelineOptions>(
+  registerPassPipeline(
       "memopt-pipeline",
       "The default memory pipeline: micro-batching, mixed precision, "
       "autodiff, checkpointing, in place, schedule and arena plan, with their "
       "options",
-      buildPipeline);
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> error) {
+        PipelineOptions options;
+        if (failed(options.parseFromString(text)) ||
+            failed(verifyPipelineOptions(options, error)))
+          return failure();
+        buildPipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> describe) {
+        describe(PipelineOptions());
+      });
 }
 
 } // namespace memopt

@@ -216,6 +216,14 @@ def opset11():
     return model(nodes, [f32("x", [2, 8])], [f32("y", [2, 8])], opset=11)
 
 
+def dupinit():
+    """Two initializers called 'w' (onnx.checker refuses the model): which
+    value is meant cannot be told."""
+    nodes = [helper.make_node("Gemm", ["x", "w"], ["y"], name="fc", transB=1)]
+    return model(nodes, [f32("x", [2, 3])], [f32("y", [2, 4])],
+                 [init("w", [4, 3]), init("w", [4, 3], scale=0.5)])
+
+
 def asympads():
     nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="/conv/Conv",
                               kernel_shape=[3, 3], pads=[0, 0, 1, 1])]
@@ -276,7 +284,7 @@ def typed():
                   helper.make_tensor_value_info("z2", TensorProto.DOUBLE, [6])], inits)
 
 
-MODELS = {f.__name__: f for f in [cnn, elementwise, shapes, transformer, regression, typed,
+MODELS = {f.__name__: f for f in [cnn, elementwise, shapes, transformer, regression, typed, dupinit,
                                    unsupported, dynamic, opset11, asympads,
                                    badshape]}
 
@@ -284,6 +292,6 @@ if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] not in MODELS:
         sys.exit("usage: make_onnx.py {%s} OUT.onnx" % "|".join(MODELS))
     m = MODELS[sys.argv[1]]()
-    if sys.argv[1] not in ("unsupported",):
+    if sys.argv[1] not in ("unsupported", "dupinit"):
         onnx.checker.check_model(m)
     onnx.save(m, sys.argv[2])

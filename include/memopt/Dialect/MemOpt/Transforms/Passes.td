@@ -64,8 +64,9 @@ def MemOptAutodiff : Pass<"memopt-autodiff", "mlir::ModuleOp"> {
   let options = [
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
            "Optimizer: sgd, momentum, adam, or none (return gradients)">,
-    Option<"lr", "lr", "double", /*default=*/"-1.0",
-           "Learning rate (default: 0.01 for SGD, 0.001 for Adam)">,
+    Option<"lr", "lr", "std::string", /*default=*/"\"\"",
+           "Learning rate, a finite number > 0 (default: 0.01 for SGD, "
+           "0.001 for Adam)">,
     Option<"momentum", "momentum", "double", /*default=*/"0.9",
            "Momentum factor (optimizer=momentum)">,
     Option<"dampening", "dampening", "double", /*default=*/"0.0",
@@ -153,7 +154,7 @@ def MemOptCheckpoint : Pass<"memopt-checkpoint"> {
     Option<"slots", "slots", "int64_t", /*default=*/"-1",
            "solver=dp: exactly this many checkpoint slots (Revolve's "
            "classic knob; fewer slots, more recomputation), instead of the "
-           "fewest within one forward pass">,
+           "fewest within one forward pass (-1, the default)">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"10.0",
            "Seconds the exact solver may take before the best schedule so "
            "far is used">,
