@@ -4,20 +4,26 @@ compared with the unoptimised step.
 
 Usage: bench/fuzz/differential.py [--seed S] [--graphs N] [--time-limit SEC]
                                   [--build build] [--out DIR] [--summary F.json]
-                                  [--precisions fp32,fp16,bf16] [--quick]
+                                  [--precisions fp32,fp16,bf16] [--configs K]
+                                  [--budget-checks 0|1]
 
 Each graph is a random DAG over memopt's op set (linear with and without
 bias, matmul, relu, leaky_relu, elu, sigmoid, tanh, gelu, add, sub, mul,
-layer_norm, softmax, dropout, concat, slice, transpose; fan-out and residual
-edges by reusing earlier values) ending in an mse or cross-entropy loss. For
-every precision it is trained for two steps by `memopt-run --no-optimize`
-(the baseline: autodiff and mixed precision only, no schedule, no arena plan)
-and by every combination of --checkpoint (none, sqrt, optimal), --inplace
+layer_norm, softmax, dropout, concat, slice, transpose, attention, conv2d,
+conv2d + batch_norm (running statistics as state) + relu or leaky_relu +
+max, average or global average pooling, embedding lookups by i64 ids;
+fan-out and residual edges by reusing earlier values) ending in an mse or
+cross-entropy loss. For every precision it is trained for two steps by
+`memopt-run --no-optimize` (the baseline: autodiff and mixed precision only,
+no schedule, no arena plan) and by every combination (or a seeded sample of
+K) of --checkpoint (none, sqrt, optimal), in place (none, --inplace, --abn)
 and --partition. Those only change order, storage or recomputation, so each
 must print the same losses and save the same parameter bytes as the
 baseline, to the bit, in every precision; a run that fails where the
 baseline ran is a finding too (a plan the runtime refuses, an internal
-error).
+error). With budget checks on, --budget=1 must be refused naming the
+smallest budget that fits, and that budget must run, match the baseline to
+the bit and measure a high-water of at most the budget.
 
 A finding is minimised (ops are removed, their uses rewired to an operand of
 the same type, while the finding stays) and written to DIR with the command
@@ -30,6 +36,7 @@ import itertools
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -40,61 +47,87 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 UNARY = ["relu", "sigmoid", "tanh", "gelu", "leaky_relu", "elu", "dropout",
          "layer_norm", "softmax", "transpose2"]
 BINARY = ["add", "sub", "mul", "concat"]
-OTHER = ["linear", "linear_nobias", "matmul", "slice", "attention", "conv"]
+OTHER = ["linear", "linear_nobias", "matmul", "slice", "attention", "conv",
+         "conv_bn", "embedding"]
 
 
 class Graph:
-    """A training graph as a list of ops over 2-D f32 tensors."""
+    """A training graph as a list of ops over 2-D f32 tensors (convolution,
+    batch norm and pooling work on a row seen as a small image)."""
 
     def __init__(self, batch, width):
         self.batch = batch
         self.width = width
-        self.params = []   # (name, shape)
-        self.ops = []      # dicts: result, op, operands, attrs, shape
+        self.params = []   # (name, shape): f32 parameters
+        self.states = []   # (name, shape): batch-norm running statistics
+        self.ids = []      # (name, shape): i64 data (embedding ids)
+        self.ops = []      # dicts: result, op, operands, attrs, shape or shapes
+        self.returns = []  # extra results: new running statistics
         self.loss = None   # ("mse" | "ce", value)
+
+    def copy(self):
+        g = Graph(self.batch, self.width)
+        g.params, g.states, g.ids = list(self.params), list(self.states), list(self.ids)
+        g.ops, g.returns, g.loss = list(self.ops), list(self.returns), self.loss
+        return g
 
     def shape(self, value):
         if value == "%x":
             return (self.batch, self.width)
+        for n, s in self.params + self.states:
+            if value == f"%{n}":
+                return s
+        base, _, index = value.partition("#")
         for op in self.ops:
-            if op["result"] == value:
-                return op["shape"]
+            if op["result"] == base:
+                return op["shapes"][int(index)] if "shapes" in op else op["shape"]
         raise KeyError(value)
 
+    def type_of(self, value):
+        for n, s in self.ids:
+            if value == f"%{n}":
+                return "tensor<" + "x".join(map(str, s)) + "xi64>"
+        return ty(self.shape(value))
+
     def text(self):
-        def ty(shape):
-            return "tensor<" + "x".join(map(str, shape)) + "xf32>"
         args = [f"%{n}: {ty(s)} {{memopt.param}}" for n, s in self.params]
+        args += [f"%{n}: {ty(s)} {{memopt.state}}" for n, s in self.states]
         args.append(f"%x: {ty((self.batch, self.width))}")
+        args += [f"%{n}: tensor<{'x'.join(map(str, s))}xi64>" for n, s in self.ids]
         kind, value = self.loss
         out_shape = self.shape(value)
         if kind == "mse":
             args.append(f"%t: {ty(out_shape)}")
         else:
             args.append(f"%labels: tensor<{out_shape[0]}xi64>")
-        lines = [f"func.func @fuzz({', '.join(args)}) -> tensor<f32> {{"]
+        results = ["tensor<f32>"] + [ty(self.shape(v)) for v in self.returns]
+        lines = [f"func.func @fuzz({', '.join(args)}) -> ({', '.join(results)}) {{"]
         for op in self.ops:
             operands = ", ".join(op["operands"])
-            types = ", ".join(ty(self.param_or_value_shape(v)) for v in op["operands"])
+            types = ", ".join(self.type_of(v) for v in op["operands"])
             attrs = op.get("attrs", "")
             attrs = f" <{{{attrs}}}>" if attrs else ""
-            lines.append(f"  {op['result']} = \"memopt.{op['op']}\"({operands}){attrs}"
-                         f" : ({types}) -> {ty(op['shape'])}")
+            if "shapes" in op:
+                result = f"{op['result']}:{len(op['shapes'])}"
+                out = "(" + ", ".join(ty(x) for x in op["shapes"]) + ")"
+            else:
+                result, out = op["result"], ty(op["shape"])
+            lines.append(f"  {result} = \"memopt.{op['op']}\"({operands}){attrs}"
+                         f" : ({types}) -> {out}")
         if kind == "mse":
             lines.append(f"  %loss = \"memopt.mse_loss\"({value}, %t) : "
                          f"({ty(out_shape)}, {ty(out_shape)}) -> tensor<f32>")
         else:
             lines.append(f"  %loss = \"memopt.cross_entropy\"({value}, %labels) : "
                          f"({ty(out_shape)}, tensor<{out_shape[0]}xi64>) -> tensor<f32>")
-        lines.append("  return %loss : tensor<f32>")
+        values = ", ".join(["%loss"] + self.returns)
+        lines.append(f"  return {values} : {', '.join(results)}")
         lines.append("}")
         return "\n".join(lines) + "\n"
 
-    def param_or_value_shape(self, v):
-        for n, s in self.params:
-            if v == f"%{n}":
-                return s
-        return self.shape(v)
+
+def ty(shape):
+    return "tensor<" + "x".join(map(str, shape)) + "xf32>"
 
 
 def generate(rng, size):
@@ -114,6 +147,12 @@ def generate(rng, size):
         if len(shape) == 2:  # ops build on rows of features
             values.append(result)
         return result
+
+    def emit_multi(op, operands, shapes, attrs=""):
+        result = f"%v{next(counter)}"
+        g.ops.append({"result": result, "op": op, "operands": operands,
+                      "shapes": shapes, "attrs": attrs})
+        return [f"{result}#{k}" for k in range(len(shapes))]
 
     # Start with a linear layer, and build only on what it computes, so a
     # parameter always reaches the loss.
@@ -181,6 +220,43 @@ def generate(rng, size):
                      "strides = array<i64: 1, 1>, padding = array<i64: 1, 1>, "
                      "dilations = array<i64: 1, 1>, groups = 1 : i64")
             emit("reshape", [c], sa)
+        elif kind == "conv_bn" and sa[1] % 4 == 0:
+            # Convolution, batch norm (running statistics as state) and a
+            # ReLU or leaky ReLU (what --abn fuses), then max, average or
+            # global average pooling, back to a row.
+            image = (sa[0], 1, 2, sa[1] // 2)
+            r = emit("reshape", [a], image)
+            conv = (sa[0], 2, 2, sa[1] // 2)
+            c = emit("conv2d", [r, param((2, 1, 3, 3))], conv,
+                     "strides = array<i64: 1, 1>, padding = array<i64: 1, 1>, "
+                     "dilations = array<i64: 1, 1>, groups = 1 : i64")
+            mean, var = f"%s{len(g.states)}", f"%s{len(g.states) + 1}"
+            g.states += [(mean[1:], (2,)), (var[1:], (2,))]
+            y, new_mean, new_var = emit_multi(
+                "batch_norm", [c, param((2,)), param((2,)), mean, var],
+                [conv, (2,), (2,)], "epsilon = 1.0e-05 : f64, momentum = 0.1 : f64")
+            g.returns += [new_mean, new_var]
+            if rng.random() < 0.5:
+                act = emit("leaky_relu", [y], conv, "alpha = 0.01 : f64")
+            else:
+                act = emit("relu", [y], conv)
+            pool = rng.choice(["max", "avg", "global"])
+            if pool == "global":
+                p = emit("global_avg_pool2d", [act], (sa[0], 2))
+                emit("linear", [p, param((sa[1], 2)), param((sa[1],))], sa)
+            else:
+                pooled = (sa[0], 2, 1, sa[1] // 4)
+                p = emit(f"{pool}_pool2d", [act], pooled,
+                         "kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>, "
+                         "padding = array<i64: 0, 0>")
+                flat = emit("reshape", [p], (sa[0], sa[1] // 2))
+                emit("linear", [flat, param((sa[1], sa[1] // 2))], sa)
+        elif kind == "embedding":
+            # Rows looked up by i64 ids, added to the running value.
+            ids = f"ids{len(g.ids)}"
+            g.ids.append((ids, (sa[0],)))
+            e = emit("embedding", [param((5, sa[1])), f"%{ids}"], sa)
+            emit("add", [a, e], sa)
         elif kind == "slice" and sa[1] > 2:
             half = sa[1] // 2
             emit("slice", [a], (sa[0], half),
@@ -192,22 +268,26 @@ def generate(rng, size):
 
 # --- running -------------------------------------------------------------------
 
-CONFIGS = [(c, i, p) for c in ("none", "sqrt", "optimal") for i in (False, True)
-           for p in (True, False)]
+CONFIGS = [(c, i, p) for c in ("none", "sqrt", "optimal")
+           for i in (False, True, "abn") for p in (True, False)]
 
 
-def run(tool, path, precision, config, tmp, tag):
+def run(tool, path, precision, config, tmp, tag, budget=None):
     weights = os.path.join(tmp, f"{tag}.safetensors")
     if os.path.exists(weights):
         os.unlink(weights)
     cmd = [tool, path, "--device=cpu", "--steps=2", f"--precision={precision}",
            f"--save-weights={weights}"]
-    if config is None:
+    if budget is not None:
+        cmd.append(f"--budget={budget}")
+    elif config is None:
         cmd.append("--no-optimize")
     else:
         ckpt, inplace, partition = config
         cmd.append(f"--checkpoint={ckpt}")
-        if inplace:
+        if inplace == "abn":
+            cmd.append("--abn")
+        elif inplace:
             cmd.append("--inplace")
         if not partition:
             cmd.append("--partition=false")
@@ -221,7 +301,36 @@ def run(tool, path, precision, config, tmp, tag):
     losses = [l for l in proc.stdout.splitlines() if l.startswith("step ")]
     with open(weights, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
-    return {"cmd": cmd, "ok": True, "losses": losses, "weights": digest}
+    high = re.search(r"measured high-water (\d+) bytes", proc.stdout)
+    return {"cmd": cmd, "ok": True, "losses": losses, "weights": digest,
+            "high_water": int(high.group(1)) if high else None}
+
+
+def budget_check(tool, path, precision, tmp, base):
+    """A budget is met or refused: --budget=1 must be refused naming the
+    smallest budget that fits; that budget must run, match the baseline to
+    the bit, and measure a high-water of at most the budget. Returns the
+    finding, or None, and the runs made."""
+    cmd = [tool, path, "--device=cpu", "--steps=2", f"--precision={precision}",
+           "--budget=1"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        return "budget=1: timed out after 120 s", 1
+    least = (re.search(r"use budget=(\d+) or more", proc.stderr)
+             or re.search(r"op needs (\d+) bytes", proc.stderr))
+    if proc.returncode != 1 or not least:
+        return (f"budget=1 not refused with a minimum (exit {proc.returncode}): "
+                + (proc.stderr.strip().splitlines() or [""])[-1][:300]), 1
+    least = int(least.group(1))
+    got = run(tool, path, precision, None, tmp, "budget", budget=least)
+    finding = compare(base, got)
+    if finding:
+        return f"at the named minimum budget={least}: {finding}", 2
+    if got["high_water"] is None or got["high_water"] > least:
+        return (f"budget={least}: measured high-water {got['high_water']} "
+                f"above the budget"), 2
+    return None, 2
 
 
 def compare(base, got):
@@ -256,15 +365,13 @@ def minimise(tool, graph, precision, config, tmp, deadline):
         progress = False
         for k in reversed(range(len(graph.ops))):
             op = graph.ops[k]
-            if graph.loss[1] == op["result"]:
-                continue
+            if graph.loss[1] == op["result"] or "shapes" in op:
+                continue  # the loss's operand; batch norm (several results)
             same = [v for v in op["operands"]
-                    if not v.startswith("%p") and graph.shape(v) == op["shape"]]
+                    if v[1] not in "psi" and graph.shape(v) == op["shape"]]
             if not same:
                 continue
-            trial = Graph(graph.batch, graph.width)
-            trial.params = list(graph.params)
-            trial.loss = graph.loss
+            trial = graph.copy()
             trial.ops = []
             for other in graph.ops:
                 if other is op:
@@ -275,6 +382,7 @@ def minimise(tool, graph, precision, config, tmp, deadline):
                 trial.ops.append(other)
             used = {v for o in trial.ops for v in o["operands"]}
             trial.params = [(n, s) for n, s in trial.params if f"%{n}" in used]
+            trial.ids = [(n, s) for n, s in trial.ids if f"%{n}" in used]
             got = check(tool, trial, precision, config, tmp)
             if got and got.split(":")[0] == kind:
                 graph, finding, progress = trial, got, True
@@ -284,7 +392,8 @@ def minimise(tool, graph, precision, config, tmp, deadline):
 
 def describe(config):
     ckpt, inplace, partition = config
-    return (f"--checkpoint={ckpt}" + (" --inplace" if inplace else "")
+    return (f"--checkpoint={ckpt}"
+            + (" --abn" if inplace == "abn" else " --inplace" if inplace else "")
             + ("" if partition else " --partition=false"))
 
 
@@ -300,6 +409,10 @@ def main():
     parser.add_argument("--summary", default=None, help="write the JSON summary here")
     parser.add_argument("--precisions", default="fp32,fp16,bf16")
     parser.add_argument("--size", type=int, default=8, help="ops per graph, at most")
+    parser.add_argument("--budget-checks", type=int, default=1,
+                        help="1: per graph and precision, check that the "
+                             "smallest budget --budget=1 names runs within "
+                             "it and matches the baseline; 0: skip")
     parser.add_argument("--configs", type=int, default=len(CONFIGS),
                         help="pass combinations tried per graph and precision "
                              f"(a seeded sample; all {len(CONFIGS)} by default)")
@@ -311,7 +424,7 @@ def main():
     precisions = args.precisions.split(",")
     rng = random.Random(args.seed)
     start = time.time()
-    findings, graphs, runs, skipped = [], 0, 0, 0
+    findings, graphs, runs, skipped, budget_checks = [], 0, 0, 0, 0
     with tempfile.TemporaryDirectory() as tmp:
         for index in range(args.graphs):
             if args.time_limit and time.time() - start > args.time_limit:
@@ -358,10 +471,20 @@ def main():
                                     f"{describe(config)}\n// differs from the same with "
                                     f"--no-optimize: {small_finding}\n" + small.text())
                     break  # one finding per graph and precision
+                if args.budget_checks:
+                    finding, made = budget_check(tool, path, precision, tmp, base)
+                    runs += made
+                    budget_checks += 1
+                    if finding:
+                        findings.append({"graph": index, "precision": precision,
+                                         "config": "--budget", "finding": finding,
+                                         "mlir": graph.text()})
+                        print(f"graph {index} {precision} --budget: {finding}",
+                              file=sys.stderr)
     summary = {"seed": args.seed, "graphs": graphs, "memopt_run_runs": runs,
                "precisions": precisions,
                "configs_per_precision": min(args.configs, len(CONFIGS)),
-               "baselines_refused": skipped,
+               "baselines_refused": skipped, "budget_checks": budget_checks,
                "findings": len(findings), "elapsed_seconds": round(time.time() - start, 1),
                "details": findings}
     if args.summary:
