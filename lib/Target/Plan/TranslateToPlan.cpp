@@ -11,6 +11,7 @@
 
 #include "memopt/Dialect/MemRT/IR/MemRTOps.h"
 #include "memopt/Support/InputLimits.h"
+#include "memopt/runtime/PlanFormat.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
@@ -217,7 +218,7 @@ public:
         updates.push_back({{"result", i}, {"argument", index.getInt()}});
 
     plan = Json{{"format", "memopt-plan"},
-                {"version", kPlanVersion},
+                {"version", runtime::kPlanVersion},
                 {"function", func.getSymName().str()},
                 {"arena_bytes", arena.getInt()},
                 {"alignment", alignment.getInt()},

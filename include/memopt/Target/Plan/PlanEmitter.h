@@ -14,10 +14,6 @@
 
 namespace memopt {
 
-/// The plan format version this emitter writes (2: arena tensors carry the
-/// step range they are live in, so planned slices may share bytes).
-constexpr int kPlanVersion = 2;
-
 /// Writes `func` (lowered to memrt) as a plan. Emits a located diagnostic and
 /// fails, writing nothing, on anything a plan cannot express.
 llvm::LogicalResult emitPlan(mlir::func::FuncOp func, llvm::raw_ostream &os);

@@ -17,6 +17,8 @@
 #include "memopt/runtime/Kernel.h"
 #include "memopt/runtime/Shape.h"
 
+#include "memopt/runtime/PlanFormat.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -24,11 +26,6 @@
 #include <vector>
 
 namespace memopt::runtime {
-
-/// The plan-format version this runtime writes and the oldest it reads.
-/// Version 2 adds arena lifetimes (`live`), so planned slices may share bytes.
-inline constexpr int64_t kPlanVersion = 2;
-inline constexpr int64_t kMinPlanVersion = 1;
 
 enum class StorageKind { Arena, Argument, View, Constant };
 std::string_view storageKindName(StorageKind kind);
