@@ -19,6 +19,16 @@ $gen cifar-resnet --depth 20 --batch 8 -o "$out/models/resnet20.mlir"
 $gen gpt2 --layers 2 --dim 64 --heads 4 --vocab 128 --seq 32 --batch 2 -o "$out/models/gpt2.mlir"
 $gen lstm --batch 4 -o "$out/models/lstm.mlir"
 $gen unet --batch 1 --image-size 32 -o "$out/models/unet.mlir"
+# An inference graph: no parameters, no loss.
+cat > "$out/models/inference.mlir" <<'MLIR'
+func.func @infer(%x: tensor<64x256xf32>, %w: tensor<128x256xf32>) -> tensor<64x128xf32> {
+  %h = memopt.linear %x, %w : tensor<64x256xf32>, tensor<128x256xf32>
+  %a = memopt.gelu %h : tensor<64x128xf32>
+  %s = memopt.softmax %a {axis = -1 : i64} : tensor<64x128xf32>
+  %d = memopt.dropout %s {p = 0.1 : f64, seed = 3 : i64} : tensor<64x128xf32>
+  return %d : tensor<64x128xf32>
+}
+MLIR
 configs=(
   "default|"
   "adam-optimal|--optimizer=adam --checkpoint=optimal"
@@ -27,13 +37,17 @@ configs=(
   "budget|--budget=64MiB"
   "micro-nopart|--microbatches=2 --partition=false"
   "eval|--eval"
+  "fp16-plain|--precision=fp16"
 )
-for model in "$out"/models/*.mlir; do
+# Run from OUTDIR on relative paths: locations in plans and reports do not
+# depend on where the snapshot is.
+cd "$out"
+for model in models/*.mlir; do
   name=$(basename "$model" .mlir)
   for entry in "${configs[@]}"; do
     tag=${entry%%|*}
     read -r -a opts <<< "${entry#*|}"
-    base="$out/$name.$tag"
+    base="$name.$tag"
     if "$run" "$model" --device=cpu --steps=1 "${opts[@]}" \
         --emit-plan="$base.plan.json" --report="$base.report.json" \
         > /dev/null 2> "$base.stderr"; then
@@ -43,4 +57,4 @@ for model in "$out"/models/*.mlir; do
     fi
   done
 done
-echo "snapshot of $(ls "$out" | grep -c 'plan.json') plans in $out"
+echo "snapshot of $(ls | grep -c 'plan.json') plans in $out"

@@ -76,7 +76,9 @@ FailureOr<CompiledGraph> memopt::compileToPlan(ModuleOp module,
   graph.argumentInit = std::move(*init);
 
   PassManager pm(module.getContext());
-  if (!options.pipeline.empty()) {
+  if (options.passes) {
+    options.passes(pm);
+  } else if (!options.pipeline.empty()) {
     std::string error;
     llvm::raw_string_ostream errorStream(error);
     if (failed(parsePassPipeline(options.pipeline, pm, errorStream)))

@@ -200,23 +200,12 @@ std::unique_ptr<runtime::Backend> chooseBackend(llvm::raw_ostream &log) {
   return runtime::createBackend("cpu");
 }
 
-/// A double as a pass option reads it back bit for bit.
-std::string exact(double value) {
-  return llvm::formatv("{0}", llvm::format("%.17g", value)).str();
-}
-
-/// " lr=X" when --lr was given; otherwise nothing, and the optimizer's
-/// usual rate applies.
-std::string lrOption() {
-  if (!learningRate.getNumOccurrences())
-    return "";
-  return " lr=" + exact(learningRate);
-}
-
-/// The passes to run before lowering: training graphs get the backward pass
-/// and the optimizer (or, with --eval, the evaluation-mode rewrite); other
-/// graphs run as they are.
-FailureOr<std::string> pipelineFor(ModuleOp module, bool optimize) {
+/// Fills `options` with the pipeline for the function being run: the
+/// training step (autodiff, optimizer, the memory passes), evaluation
+/// (--eval: the evaluation-mode rewrite) or, for a graph that is not a
+/// training step, inference; buildMemOptPipeline owns the order.
+LogicalResult fillPipelineOptions(ModuleOp module, bool optimize,
+                                  MemOptPipelineOptions &options) {
   func::FuncOp func;
   for (auto f : module.getOps<func::FuncOp>())
     if (functionName.empty() || f.getSymName() == functionName)
@@ -243,61 +232,46 @@ FailureOr<std::string> pipelineFor(ModuleOp module, bool optimize) {
                  << "\n";
     return failure();
   }
-  std::string pipeline;
-  llvm::raw_string_ostream os(pipeline);
-  if (training && !evalMode && optimize) {
-    // The whole default pipeline, as compilers embedding memopt get it.
-    os << "memopt-pipeline{optimizer=" << optimizerName << lrOption()
-       << " momentum=" << exact(momentumFactor)
-       << " weight-decay=" << exact(weightDecay)
-       << " microbatches=" << microbatches
-       << " inplace=" << (inplace ? "true" : "false")
-       << " partition=" << (partition ? "true" : "false")
-       << " abn=" << (abn ? "true" : "false") << " precision=" << precision;
-    if (!lossScale.empty())
-      os << " loss-scale=" << lossScale;
-    if (!checkpointStrategy.empty())
-      os << " checkpoint=" << checkpointStrategy;
-    if (!budget.empty())
-      os << " budget=" << budget;
-    if (!workspaceLimit.empty())
-      os << " workspace-limit=" << workspaceLimit;
-    os << "}";
-    return pipeline;
-  }
-  if (training && evalMode)
-    os << "memopt-eval-mode,";
-  else if (training && microbatches > 1)
-    os << "memopt-microbatch{count=" << microbatches << "},";
-  if (precision != "fp32") {
-    // Evaluation and inference have no backward pass to scale.
-    os << "memopt-mixed-precision{precision=" << precision;
-    if (training && !evalMode && !lossScale.empty())
-      os << " loss-scale=" << lossScale;
-    else if (!training || evalMode)
-      os << " loss-scale=none";
-    os << "},";
-  }
-  if (training && !evalMode) {
-    os << "memopt-autodiff{optimizer=" << optimizerName << lrOption()
-       << " momentum=" << exact(momentumFactor)
-       << " weight-decay=" << exact(weightDecay) << "},";
-  }
+  options.mode = !training ? "inference" : evalMode ? "eval" : "train";
+  options.optimize = optimize;
+  options.precision = precision;
+  options.inplace = inplace;
+  options.abn = abn;
+  options.partition = partition;
+  if (!budget.empty())
+    options.budget = budget;
   if (!workspaceLimit.empty())
-    os << "memopt-workspace-limit{bytes=" << workspaceLimit << "},";
-  if (optimize && (inplace || abn))
-    os << (abn ? "memopt-inplace{abn=true}," : "memopt-inplace,");
-  if (optimize) {
-    os << "memopt-schedule,memopt-plan-memory";
-    // No checkpointing here (evaluation, inference): the plan is met or
-    // refused as it is.
-    if (!budget.empty())
-      os << "{budget=" << budget << "}";
-    os << ",";
+    options.workspaceLimit = workspaceLimit;
+  if (!training || evalMode) {
+    // Options of the backward pass and the optimizer have nothing to act on.
+    for (const cl::Option *option : std::initializer_list<const cl::Option *>{
+             &optimizerName, &learningRate, &momentumFactor, &weightDecay,
+             &microbatches, &lossScale}) {
+      if (!option->getNumOccurrences())
+        continue;
+      llvm::errs() << "memopt-run: error: --" << option->ArgStr
+                   << " has no effect "
+                   << (evalMode ? "with --eval (no backward pass)"
+                                : "on a graph that is not a training step "
+                                  "(no scalar loss over parameters)")
+                   << "\n";
+      return failure();
+    }
+    return success();
   }
-  if (!pipeline.empty())
-    pipeline.pop_back();
-  return pipeline;
+  options.optimizer = optimizerName;
+  if (learningRate.getNumOccurrences())
+    options.lr =
+        llvm::formatv("{0}", llvm::format("%.17g", learningRate.getValue()))
+            .str();
+  options.momentum = momentumFactor;
+  options.weightDecay = weightDecay;
+  options.microbatches = microbatches;
+  if (!lossScale.empty())
+    options.lossScale = lossScale;
+  if (!checkpointStrategy.empty())
+    options.checkpoint = checkpointStrategy;
+  return success();
 }
 
 /// What a run measured, for --compare.
@@ -504,23 +478,28 @@ FailureOr<CompiledGraph> compileInput(MLIRContext &context,
     return failure();
   CompileOptions options;
   options.function = functionName;
-  FailureOr<std::string> pipeline = pipelineFor(*module, optimize);
-  if (failed(pipeline))
+  MemOptPipelineOptions pipeline;
+  if (failed(fillPipelineOptions(*module, optimize, pipeline)))
     return failure();
-  options.pipeline = std::move(*pipeline);
-  // The report sees the step exactly as it will run: after the pipeline's
-  // rewrites, before lowering to memrt.
-  if (withReport && !reportFile.empty()) {
-    std::string report;
-    llvm::raw_string_ostream os(report);
-    char quote = reportFile.find('\'') == std::string::npos ? '\'' : '"';
-    os << (options.pipeline.empty() ? "" : ",")
-       << "memopt-report{file=" << quote << reportFile << quote;
-    if (!functionName.empty())
-      os << " function=" << functionName;
-    os << "}";
-    options.pipeline += report;
+  std::string error;
+  if (failed(verifyMemOptPipelineOptions(pipeline, [&](const Twine &message) {
+        error = message.str();
+        return failure();
+      }))) {
+    llvm::errs() << "memopt-run: error: " << error << "\n";
+    return failure();
   }
+  options.passes = [&](OpPassManager &pm) {
+    buildMemOptPipeline(pm, pipeline);
+    // The report sees the step exactly as it will run: after the
+    // pipeline's rewrites, before lowering to memrt.
+    if (withReport && !reportFile.empty()) {
+      MemOptReportOptions report;
+      report.file = reportFile;
+      report.function = functionName;
+      pm.addPass(createMemOptReport(report));
+    }
+  };
   return compileToPlan(*module, sources, options);
 }
 

@@ -14,6 +14,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include "mlir/Pass/PassManager.h"
+
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,6 +30,9 @@ struct CompileOptions {
   /// A textual pass pipeline over the module, run before lowering to memrt
   /// (`memopt-autodiff{optimizer=adam}`); empty for none.
   std::string pipeline;
+  /// Or the passes themselves, added to a module pass manager (memopt-run
+  /// calls buildMemOptPipeline here); used instead of `pipeline` when set.
+  std::function<void(mlir::OpPassManager &)> passes;
 };
 
 struct CompiledGraph {

@@ -11,6 +11,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include "memopt/Dialect/MemOpt/Transforms/Pipelines.h"
+
 #include <memory>
 
 namespace memopt {
@@ -20,10 +22,6 @@ namespace memopt {
 
 #define GEN_PASS_REGISTRATION
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h.inc"
-
-/// Registers `--memopt-pipeline`: microbatch, autodiff, checkpoint, in place,
-/// schedule and plan-memory with one set of options (Pipeline.cpp).
-void registerMemOptPipelines();
 
 } // namespace memopt
 

@@ -1,0 +1,145 @@
+//===- Pipelines.h - memopt's pass pipeline as typed C++ -------*- C++ -*-===//
+//
+// The one place that owns the order of memopt's passes, for training,
+// evaluation and inference graphs: `--memopt-pipeline` parses its options
+// into MemOptPipelineOptions, memopt-run and embedding compilers fill the
+// struct directly and call buildMemOptPipeline (as upstream's
+// Bufferization/Pipelines/Passes.h does). The passes, in order:
+//
+//   memopt-eval-mode (mode=eval) or memopt-microbatch (microbatches > 1),
+//   memopt-mixed-precision (precision fp16 or bf16), memopt-autodiff
+//   (mode=train), memopt-workspace-limit (workspace-limit), and when
+//   optimize: memopt-checkpoint (checkpoint != none, or a budget) and
+//   memopt-partition (partition) in mode=train, memopt-inplace (inplace or
+//   abn), memopt-schedule and memopt-plan-memory (with the budget).
+//
+// A graph without a scalar loss passes through autodiff, checkpointing and
+// partition unchanged, so inference graphs get the remaining stages.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMOPT_DIALECT_MEMOPT_TRANSFORMS_PIPELINES_H
+#define MEMOPT_DIALECT_MEMOPT_TRANSFORMS_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/Twine.h"
+
+#include <string>
+
+namespace memopt {
+
+struct MemOptPipelineOptions
+    : public mlir::PassPipelineOptions<MemOptPipelineOptions> {
+  Option<std::string> optimizer{
+      *this, "optimizer",
+      ::llvm::cl::desc("sgd, momentum, adam or none (--memopt-autodiff)"),
+      ::llvm::cl::init("sgd")};
+  Option<std::string> lr{
+      *this, "lr",
+      ::llvm::cl::desc("Learning rate, a finite number > 0 (default: the "
+                       "optimizer's)"),
+      ::llvm::cl::init("")};
+  Option<double> momentum{*this, "momentum",
+                          ::llvm::cl::desc("Momentum factor"),
+                          ::llvm::cl::init(0.9)};
+  Option<double> weightDecay{*this, "weight-decay",
+                             ::llvm::cl::desc("L2 penalty"),
+                             ::llvm::cl::init(0.0)};
+  Option<int64_t> microbatches{
+      *this, "microbatches",
+      ::llvm::cl::desc("Micro-batches whose gradients accumulate "
+                       "(--memopt-microbatch)"),
+      ::llvm::cl::init(1)};
+  Option<std::string> checkpoint{
+      *this, "checkpoint",
+      ::llvm::cl::desc("none, sqrt, budget or optimal (--memopt-checkpoint); "
+                       "budget when only budget= is given"),
+      ::llvm::cl::init("")};
+  Option<std::string> budget{
+      *this, "budget",
+      ::llvm::cl::desc("Byte budget of the whole step as the runtime allocates "
+                       "it, e.g. 512MiB: checkpointing aims at it and the plan "
+                       "refuses a step above it"),
+      ::llvm::cl::init("")};
+  Option<bool> partition{
+      *this, "partition",
+      ::llvm::cl::desc("Choose what the backward pass keeps by a minimum cut "
+                       "and recompute cheap values (--memopt-partition)"),
+      ::llvm::cl::init(true)};
+  Option<bool> inplace{*this, "inplace",
+                       ::llvm::cl::desc("Run ops in place (--memopt-inplace)"),
+                       ::llvm::cl::init(false)};
+  Option<bool> abn{*this, "abn",
+                   ::llvm::cl::desc("InPlace-ABN (--memopt-inplace=abn=true)"),
+                   ::llvm::cl::init(false)};
+  Option<std::string> precision{
+      *this, "precision",
+      ::llvm::cl::desc("fp32, fp16 or bf16 (--memopt-mixed-precision)"),
+      ::llvm::cl::init("fp32")};
+  Option<std::string> lossScale{
+      *this, "loss-scale",
+      ::llvm::cl::desc(
+          "dynamic, none or a constant (default: dynamic for fp16, "
+          "none for bf16)"),
+      ::llvm::cl::init("")};
+  Option<double> initScale{*this, "init-scale",
+                           ::llvm::cl::desc("Initial dynamic loss scale"),
+                           ::llvm::cl::init(65536.0)};
+  Option<double> growthFactor{
+      *this, "growth-factor",
+      ::llvm::cl::desc("Loss-scale multiplier after growth-interval finite "
+                       "steps"),
+      ::llvm::cl::init(2.0)};
+  Option<double> backoffFactor{
+      *this, "backoff-factor",
+      ::llvm::cl::desc("Loss-scale multiplier after an overflow"),
+      ::llvm::cl::init(0.5)};
+  Option<int64_t> growthInterval{
+      *this, "growth-interval",
+      ::llvm::cl::desc("Finite steps before the loss scale grows"),
+      ::llvm::cl::init(2000)};
+  Option<std::string> workspaceLimit{
+      *this, "workspace-limit",
+      ::llvm::cl::desc("Most workspace bytes any one kernel reserves, e.g. "
+                       "4MiB (--memopt-workspace-limit); no cap by default")};
+  Option<std::string> mode{
+      *this, "mode",
+      ::llvm::cl::desc("train (default): the training step; eval: "
+                       "--memopt-eval-mode instead of the backward pass and "
+                       "optimizer; inference: the graph as it is (no "
+                       "micro-batches, autodiff, checkpointing, partition or "
+                       "loss scaling in either)"),
+      ::llvm::cl::init("train")};
+  Option<bool> optimize{
+      *this, "optimize",
+      ::llvm::cl::desc("Checkpointing, partition, in place, schedule and arena "
+                       "plan; false: the unoptimised baseline (memopt-run "
+                       "--no-optimize)"),
+      ::llvm::cl::init(true)};
+  Option<int64_t> alignment{*this, "alignment",
+                            ::llvm::cl::desc("Arena alignment in bytes"),
+                            ::llvm::cl::init(64)};
+};
+
+/// Fails, through `error`, on options that have no effect or contradict
+/// each other (microbatches < 1, loss-scaling options with fp32, options
+/// of the backward pass outside mode=train, an unknown mode); the passes
+/// check the rest.
+llvm::LogicalResult verifyMemOptPipelineOptions(
+    const MemOptPipelineOptions &options,
+    llvm::function_ref<llvm::LogicalResult(const llvm::Twine &)> error);
+
+/// Adds memopt's passes, in order, to `pm` (anchored on builtin.module,
+/// where per-function passes nest on func.func, or on func.func). Call
+/// verifyMemOptPipelineOptions first.
+void buildMemOptPipeline(mlir::OpPassManager &pm,
+                         const MemOptPipelineOptions &options);
+
+/// Registers `--memopt-pipeline` with these options.
+void registerMemOptPipelines();
+
+} // namespace memopt
+
+#endif // MEMOPT_DIALECT_MEMOPT_TRANSFORMS_PIPELINES_H
