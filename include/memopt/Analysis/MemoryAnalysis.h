@@ -31,6 +31,8 @@
 #ifndef MEMOPT_ANALYSIS_MEMORYANALYSIS_H
 #define MEMOPT_ANALYSIS_MEMORYANALYSIS_H
 
+#include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
@@ -43,14 +45,14 @@
 
 namespace memopt {
 
-/// Marks an op whose result 0 is computed in place into the operand this
-/// integer attribute names: the two share one buffer.
-constexpr llvm::StringLiteral kInPlaceAttrName = "memopt.inplace";
-/// Marks an op that recomputes a forward value for the backward pass
-/// (checkpointing); its FLOPs count as recompute FLOPs.
-constexpr llvm::StringLiteral kRecomputeAttrName = "memopt.recompute";
-/// The planned arena size of a function, in bytes, set by the planner.
-constexpr llvm::StringLiteral kArenaBytesAttrName = "memopt.arena_bytes";
+/// The dialect's attribute names the analysis reads (declared once, on the
+/// dialect in MemOptBase.td).
+constexpr llvm::StringLiteral kInPlaceAttrName =
+    MemOptDialect::kInPlaceAttrName;
+constexpr llvm::StringLiteral kRecomputeAttrName =
+    MemOptDialect::kRecomputeAttrName;
+constexpr llvm::StringLiteral kArenaBytesAttrName =
+    MemOptDialect::kArenaBytesAttrName;
 
 /// What a value is, for the report's totals and for passes that treat
 /// activations, gradients and optimizer values differently.

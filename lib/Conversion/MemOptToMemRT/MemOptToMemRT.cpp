@@ -98,12 +98,14 @@ struct KernelLowering : public ConversionPattern {
     if (!isa<MemOptDialect>(op->getDialect()) || isa<ReshapeOp, FreeOp>(op))
       return failure();
     Operation *func = op->getParentOfType<func::FuncOp>();
-    auto planned = op->getAttrOfType<DenseI64ArrayAttr>("memopt.offsets");
-    bool planning = func->hasAttr("memopt.arena_bytes");
+    auto planned =
+        op->getAttrOfType<DenseI64ArrayAttr>(MemOptDialect::kOffsetsAttrName);
+    bool planning = func->hasAttr(MemOptDialect::kArenaBytesAttrName);
     if (planning && !planned)
       return rewriter.notifyMatchFailure(op, "no planned offsets");
     SmallVector<Value> outs;
-    auto inplace = op->getAttrOfType<IntegerAttr>("memopt.inplace");
+    auto inplace =
+        op->getAttrOfType<IntegerAttr>(MemOptDialect::kInPlaceAttrName);
     for (auto [i, type] : llvm::enumerate(op->getResultTypes())) {
       // Result 0 of an in-place op is written over its operand's buffer.
       if (i == 0 && inplace) {
@@ -136,7 +138,7 @@ struct KernelLowering : public ConversionPattern {
         rewriter, op->getLoc(), op->getName().stripDialect(), operands, outs,
         workspace, kernelAttributes(op));
     // Checkpointing's recomputation stays visible in the plan and traces.
-    if (op->hasAttr("memopt.recompute"))
+    if (op->hasAttr(MemOptDialect::kRecomputeAttrName))
       kernel->setAttr("memrt.recompute", rewriter.getUnitAttr());
     ++numKernels;
     rewriter.replaceOp(op, outs);
@@ -301,10 +303,11 @@ struct ConvertMemOptToMemRTPass
       // A planned function keeps the planner's arena; otherwise the bump
       // allocation's sum of all buffers.
       int64_t bytes = arena.arenaBytes(func);
-      if (auto planned = func->getAttrOfType<IntegerAttr>("memopt.arena_bytes"))
+      if (auto planned = func->getAttrOfType<IntegerAttr>(
+              MemOptDialect::kArenaBytesAttrName))
         bytes = planned.getInt();
-      func->removeAttr("memopt.arena_bytes");
-      func->removeAttr("memopt.arena_lower_bound");
+      func->removeAttr(MemOptDialect::kArenaBytesAttrName);
+      func->removeAttr(MemOptDialect::kArenaLowerBoundAttrName);
       func->setAttr(memrt::MemRTDialect::kArenaBytesAttrName,
                     b.getI64IntegerAttr(bytes));
       func->setAttr(memrt::MemRTDialect::kAlignmentAttrName,

@@ -145,7 +145,7 @@ LogicalResult MemOptDialect::verifyOperationAttribute(Operation *op,
   StringRef name = attr.getName().getValue();
   Attribute value = attr.getValue();
   bool isFunc = isa<FunctionOpInterface>(op);
-  if (name == "memopt.arena_bytes" || name == "memopt.arena_lower_bound" ||
+  if (name == kArenaBytesAttrName || name == kArenaLowerBoundAttrName ||
       name == kWorkspaceLimitAttrName) {
     auto bytes = dyn_cast<IntegerAttr>(value);
     if (!isFunc || !bytes || bytes.getInt() < 0)
@@ -155,7 +155,7 @@ LogicalResult MemOptDialect::verifyOperationAttribute(Operation *op,
                              << value;
     return success();
   }
-  if (name == "memopt.offsets") {
+  if (name == kOffsetsAttrName) {
     auto offsets = dyn_cast<DenseI64ArrayAttr>(value);
     if (!offsets ||
         offsets.size() != static_cast<int64_t>(op->getNumResults()) ||
@@ -174,7 +174,7 @@ LogicalResult MemOptDialect::verifyOperationAttribute(Operation *op,
                              << value;
     return success();
   }
-  if (name == "memopt.inplace") {
+  if (name == kInPlaceAttrName) {
     auto index = dyn_cast<IntegerAttr>(value);
     if (!index || op->getNumResults() == 0 || index.getInt() < 0 ||
         index.getInt() >= static_cast<int64_t>(op->getNumOperands()) ||
@@ -201,7 +201,7 @@ LogicalResult MemOptDialect::verifyOperationAttribute(Operation *op,
                              << value;
     return success();
   }
-  if (name == "memopt.recompute") {
+  if (name == kRecomputeAttrName) {
     if (!isa<UnitAttr>(value))
       return op->emitError() << "'memopt.recompute' must be a unit attribute";
     return success();

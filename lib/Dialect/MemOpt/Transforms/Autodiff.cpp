@@ -530,7 +530,7 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
   for (Value v : newParams)
     if (Operation *update = v.getDefiningOp();
         update && isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp>(update))
-      update->setAttr("memopt.inplace", b.getI64IntegerAttr(0));
+      update->setAttr(MemOptDialect::kInPlaceAttrName, b.getI64IntegerAttr(0));
   func::ReturnOp::create(b, ret.getLoc(), results);
   ret.erase();
 

@@ -37,8 +37,7 @@ struct MemOptEvalModePass
     : public memopt::impl::MemOptEvalModeBase<MemOptEvalModePass> {
   void runOnOperation() override {
     SmallVector<func::FuncOp> graphs;
-    if (failed(
-            collectMemOptGraphs(getOperation(), "memopt-eval-mode", graphs)))
+    if (failed(collectMemOptGraphs(getOperation(), "memopt-eval-mode", graphs)))
       return signalPassFailure();
     for (func::FuncOp func : graphs)
       if (failed(evaluate(func)))

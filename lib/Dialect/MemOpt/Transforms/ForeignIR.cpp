@@ -28,7 +28,7 @@ bool memopt::isMemOptGraph(func::FuncOp func) {
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
     for (NamedAttribute attr :
          mlir::function_interface_impl::getArgAttrs(func, i))
-      if (attr.getName().strref().starts_with("memopt."))
+      if (isa_and_nonnull<MemOptDialect>(attr.getNameDialect()))
         return true;
   WalkResult found = func.walk([](Operation *op) {
     return isa_and_nonnull<MemOptDialect>(op->getDialect())
@@ -145,7 +145,8 @@ LogicalResult memopt::verifyGraphSizes(func::FuncOp func, StringRef pass) {
 /// --memopt-plan-memory its offsets would be stale (the runtime refuses
 /// such a plan, or worse), so it refuses to run.
 static LogicalResult verifyNotPlanned(func::FuncOp func, StringRef pass) {
-  if (pass == "memopt-plan-memory" || !func->hasAttr("memopt.arena_bytes"))
+  if (pass == "memopt-plan-memory" ||
+      !func->hasAttr(MemOptDialect::kArenaBytesAttrName))
     return success();
   return func.emitOpError()
          << "already has an arena plan (memopt.arena_bytes): " << pass

@@ -153,16 +153,16 @@ FailureOr<int64_t> memopt::planFunctionMemory(func::FuncOp func,
   }
   Builder b(func.getContext());
   for (auto &[op, list] : offsets)
-    op->setAttr("memopt.offsets", b.getDenseI64ArrayAttr(list));
+    op->setAttr(MemOptDialect::kOffsetsAttrName, b.getDenseI64ArrayAttr(list));
   for (auto [op, offset] :
        llvm::zip(workspaceOwners,
                  ArrayRef<uint64_t>(arena.offsets).drop_front(numValueBuffers)))
     op->setAttr(MemOptDialect::kWorkspaceOffsetAttrName,
                 b.getI64IntegerAttr(static_cast<int64_t>(offset)));
-  func->setAttr("memopt.arena_bytes",
+  func->setAttr(MemOptDialect::kArenaBytesAttrName,
                 b.getI64IntegerAttr(static_cast<int64_t>(arena.arenaSize)));
   func->setAttr(
-      "memopt.arena_lower_bound",
+      MemOptDialect::kArenaLowerBoundAttrName,
       b.getI64IntegerAttr(static_cast<int64_t>(lowerBound(buffers, align))));
   return static_cast<int64_t>(arena.arenaSize);
 }

@@ -18,7 +18,7 @@ using namespace mlir;
 void memopt::markRecomputed(Operation *clone) {
   clone->setAttr(kRecomputeAttrName, UnitAttr::get(clone->getContext()));
   clone->removeAttr(kInPlaceAttrName);
-  clone->removeAttr("memopt.offsets");
+  clone->removeAttr(MemOptDialect::kOffsetsAttrName);
 }
 
 int64_t memopt::finishClones(Block &block, ArrayRef<Operation *> clones) {

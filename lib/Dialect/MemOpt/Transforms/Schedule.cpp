@@ -99,7 +99,7 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
         values.push_back(v);
     for (size_t i = 0; i < values.size(); ++i)
       for (Operation *user : values[i].getUsers()) {
-        if (user->hasAttr("memopt.inplace"))
+        if (user->hasAttr(MemOptDialect::kInPlaceAttrName))
           continue;
         for (Value r : user->getResults())
           if (MemoryAnalysis::aliasOf(r) == values[i] && seen.insert(r).second)
@@ -120,7 +120,8 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
     // An op writing in place over an operand must run after every other
     // reader of the contents it overwrites (an anti-dependence the SSA edges
     // do not show).
-    if (auto inplace = op->getAttrOfType<IntegerAttr>("memopt.inplace"))
+    if (auto inplace =
+            op->getAttrOfType<IntegerAttr>(MemOptDialect::kInPlaceAttrName))
       for (Value old : oldContents(op->getOperand(inplace.getInt())))
         for (Operation *other : old.getUsers())
           if (other != op && other->getBlock() == &body &&
@@ -209,7 +210,7 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
   // cannot be ordered.
   if (order.size() != ops.size()) {
     for (Operation *op : ops)
-      if (missing[op] > 0 && op->hasAttr("memopt.inplace")) {
+      if (missing[op] > 0 && op->hasAttr(MemOptDialect::kInPlaceAttrName)) {
         op->emitOpError("cannot be scheduled: its in-place write conflicts "
                         "with a reader of the buffer it overwrites that "
                         "depends on it");

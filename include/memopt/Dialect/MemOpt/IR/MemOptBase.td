@@ -76,6 +76,22 @@ def MemOpt_Dialect : Dialect {
     /// (`--memopt-workspace-limit`); no cap without it.
     static constexpr ::llvm::StringLiteral kWorkspaceLimitAttrName =
         "memopt.workspace_limit";
+    /// On an op: its result 0 is computed in place into the operand this
+    /// integer names; the two share one buffer (`--memopt-inplace`).
+    static constexpr ::llvm::StringLiteral kInPlaceAttrName = "memopt.inplace";
+    /// On an op: it recomputes a forward value for the backward pass
+    /// (checkpointing, partition); its FLOPs count as recompute FLOPs.
+    static constexpr ::llvm::StringLiteral kRecomputeAttrName =
+        "memopt.recompute";
+    /// On an op: the planned arena offset of each result, -1 for one
+    /// without its own buffer (`--memopt-plan-memory`).
+    static constexpr ::llvm::StringLiteral kOffsetsAttrName = "memopt.offsets";
+    /// On a function: the planned arena size in bytes, and the max-live
+    /// bytes no plan can go below (`--memopt-plan-memory`).
+    static constexpr ::llvm::StringLiteral kArenaBytesAttrName =
+        "memopt.arena_bytes";
+    static constexpr ::llvm::StringLiteral kArenaLowerBoundAttrName =
+        "memopt.arena_lower_bound";
   }];
 }
 
