@@ -81,26 +81,41 @@ int64_t MemoryAnalysis::getValueBytes(Value value) {
                                      type.getElementTypeBitWidth(), 8));
 }
 
+/// Calls `place` with the bytes of every buffer the executor allocates
+/// beside the arena, in its order: the arguments, then the constants.
+static void forEachPersistentBuffer(func::FuncOp func,
+                                    llvm::function_ref<void(int64_t)> place) {
+  for (BlockArgument arg : func.getArguments())
+    place(MemoryAnalysis::getValueBytes(arg));
+  if (!func.getBody().empty())
+    for (Operation &op : func.getBody().front())
+      if (op.hasTrait<mlir::OpTrait::ConstantLike>())
+        for (Value result : op.getResults())
+          if (isa<ShapedType>(result.getType()))
+            place(MemoryAnalysis::getValueBytes(result));
+}
+
 int64_t MemoryAnalysis::getStepBytes(func::FuncOp func, int64_t arenaBytes,
                                      int64_t alignment) {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   int64_t align = getBufferAlignment(alignment);
   int64_t total = arenaBytes;
   // The executor's `place`: align the end of the block up, then append.
-  auto place = [&](int64_t bytes) {
+  forEachPersistentBuffer(func, [&](int64_t bytes) {
     std::optional<int64_t> up = llvm::checkedAdd(total, align - 1);
     std::optional<int64_t> end =
         up ? llvm::checkedAdd(*up / align * align, bytes) : std::nullopt;
     total = end.value_or(kMax);
-  };
-  for (BlockArgument arg : func.getArguments())
-    place(getValueBytes(arg));
-  if (!func.getBody().empty())
-    for (Operation &op : func.getBody().front())
-      if (op.hasTrait<mlir::OpTrait::ConstantLike>())
-        for (Value result : op.getResults())
-          if (isa<ShapedType>(result.getType()))
-            place(getValueBytes(result));
+  });
+  return total;
+}
+
+int64_t MemoryAnalysis::getPersistentBytes(func::FuncOp func) {
+  int64_t total = 0;
+  forEachPersistentBuffer(func, [&](int64_t bytes) {
+    total = llvm::checkedAdd(total, bytes)
+                .value_or(std::numeric_limits<int64_t>::max());
+  });
   return total;
 }
 

@@ -130,6 +130,9 @@ public:
   /// refused by `verifyGraphSizes`).
   static int64_t getStepBytes(mlir::func::FuncOp func, int64_t arenaBytes,
                               int64_t alignment);
+  /// The bytes of the arguments and constants alone, without padding (the
+  /// part of getStepBytes outside the arena). Saturates at INT64_MAX.
+  static int64_t getPersistentBytes(mlir::func::FuncOp func);
   /// The executor's alignment of every buffer in the step's block.
   static int64_t getBufferAlignment(int64_t alignment) {
     return std::max<int64_t>(64, alignment);

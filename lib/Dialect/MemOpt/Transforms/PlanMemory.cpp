@@ -73,13 +73,7 @@ struct MemOptPlanMemoryPass
     int64_t step = MemoryAnalysis::getStepBytes(func, *arena, alignment);
     if (step <= *budgetBytes)
       return success();
-    int64_t outside = 0;
-    for (BlockArgument arg : func.getArguments())
-      outside += MemoryAnalysis::getValueBytes(arg);
-    for (Operation &op : func.getBody().front())
-      if (op.hasTrait<OpTrait::ConstantLike>())
-        for (Value result : op.getResults())
-          outside += MemoryAnalysis::getValueBytes(result);
+    int64_t outside = MemoryAnalysis::getPersistentBytes(func);
     return func.emitOpError("needs ")
            << formatByteSize(step) << " for its step (arena " << *arena
            << " bytes, arguments and constants " << outside
