@@ -13,6 +13,7 @@
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 
 #include "mlir/Analysis/Liveness.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -426,4 +427,32 @@ std::optional<int64_t> MemoryAnalysis::getArenaBytes() const {
   if (auto bytes = func->getAttrOfType<IntegerAttr>(kArenaBytesAttrName))
     return bytes.getInt();
   return std::nullopt;
+}
+
+void MemoryAnalysis::print(llvm::raw_ostream &os) const {
+  func::FuncOp f = func;
+  AsmState state(f);
+  os << "func @" << f.getSymName() << ": " << getNumOps()
+     << " ops, first backward op " << getFirstBackwardIndex() << ", peak "
+     << getPeakBytes() << " bytes\n";
+  for (const ValueInfo &info : values) {
+    os << "  ";
+    if (auto arg = dyn_cast<BlockArgument>(info.value))
+      os << "arg/" << arg.getArgNumber();
+    else
+      os << info.value.getDefiningOp()->getName() << "/" << info.def;
+    os << " ";
+    info.value.printAsOperand(os, state);
+    const ValueInfo &root = *lookup(info.root);
+    os << ": size = " << info.bytes << ", live = [" << root.def << ", "
+       << info.end << "], role = " << stringifyValueRole(info.role);
+    if (info.isAlias()) {
+      os << ", alias of ";
+      info.root.printAsOperand(os, state);
+    }
+    os << "\n";
+  }
+  for (auto [index, op] : llvm::enumerate(ops))
+    os << "  op " << index << " " << op->getName()
+       << ": live_bytes = " << getLiveBytes(index) << "\n";
 }

@@ -1,6 +1,8 @@
 // Bad options and impossible budgets are located errors with a non-zero exit.
 // RUN: not memopt-opt %s --memopt-autodiff --memopt-checkpoint=strategy=foo 2>&1 | FileCheck %s --check-prefix=STRATEGY
-// STRATEGY: error: memopt-checkpoint: unknown strategy 'foo' (expected sqrt, budget or optimal)
+// STRATEGY: for the --strategy option: unknown value 'foo' (expected sqrt, budget or optimal)
+// RUN: not memopt-opt %s --memopt-autodiff --memopt-checkpoint=strategy=none 2>&1 | FileCheck %s --check-prefix=NONE
+// NONE: for the --strategy option: unknown value 'none' (expected sqrt, budget or optimal)
 // RUN: not memopt-opt %s --memopt-autodiff --memopt-checkpoint=strategy=budget 2>&1 | FileCheck %s --check-prefix=NOBUDGET
 // NOBUDGET: error: memopt-checkpoint: strategy=budget needs budget=<bytes>, e.g. budget=512MiB
 // RUN: not memopt-opt %s --memopt-autodiff "--memopt-checkpoint=strategy=budget budget=12xB" 2>&1 | FileCheck %s --check-prefix=UNIT
@@ -10,7 +12,7 @@
 // RUN: not memopt-opt %s --memopt-autodiff "--memopt-checkpoint=strategy=sqrt budget=1GiB" 2>&1 | FileCheck %s --check-prefix=ONLYBUDGET
 // ONLYBUDGET: error: memopt-checkpoint: budget= applies to strategy=budget only
 // RUN: not memopt-opt %s --memopt-autodiff "--memopt-checkpoint=strategy=optimal solver=cplex" 2>&1 | FileCheck %s --check-prefix=SOLVER
-// SOLVER: error: memopt-checkpoint: unknown solver 'cplex' (expected auto, dp or ilp)
+// SOLVER: for the --solver option: unknown value 'cplex' (expected auto, dp or ilp)
 // RUN: not memopt-opt %s --memopt-autodiff "--memopt-checkpoint=strategy=sqrt slots=2" 2>&1 | FileCheck %s --check-prefix=SLOTS
 // SLOTS: error: memopt-checkpoint: slots= applies to strategy=optimal solver=dp only
 // RUN: not memopt-opt %s --memopt-autodiff "--memopt-checkpoint=strategy=optimal segments=4" 2>&1 | FileCheck %s --check-prefix=SEGMENTS

@@ -3,7 +3,9 @@
 // RUN: not memopt-opt %s --memopt-mixed-precision=loss-scale=-3 2>&1 | FileCheck %s --check-prefix=SCALE
 // RUN: not memopt-opt %s --memopt-mixed-precision="growth-factor=0.5" 2>&1 | FileCheck %s --check-prefix=GROWTH
 
-// PRECISION: unknown precision 'fp8' (expected fp16 or bf16)
+// PRECISION: for the --precision option: unknown value 'fp8' (expected fp16 or bf16)
+// RUN: not memopt-opt %s --memopt-mixed-precision=precision=fp32 2>&1 | FileCheck %s --check-prefix=FP32
+// FP32: for the --precision option: unknown value 'fp32' (expected fp16 or bf16)
 // SCALE: loss-scale must be 'dynamic', 'none' or a positive number within f32's range, got '-3'
 // GROWTH: expected init-scale > 0, growth-factor > 1, backoff-factor in (0, 1) and growth-interval >= 1
 

@@ -26,7 +26,7 @@
 // SLOTS: error: memopt-checkpoint: slots must be a count >= 0 (or -1, the default: the fewest within one forward pass), got -3
 // memopt-run names a misspelt choice as unknown.
 // RUN: not memopt-run %s --no-optimize --checkpoint=inf 2>&1 | FileCheck %s --check-prefix=CHOICE
-// CHOICE: memopt-run: error: unknown --checkpoint=inf (expected none, sqrt, budget, optimal)
+// CHOICE: memopt-run: for the --checkpoint option: unknown value 'inf' (expected none, sqrt, budget or optimal)
 // The default (no lr: the optimizer's usual rate) and in-range values pass.
 // RUN: memopt-opt %s --memopt-autodiff -o /dev/null
 // RUN: memopt-opt %s "--memopt-autodiff=lr=0.5 weight-decay=0.01" -o /dev/null

@@ -33,4 +33,29 @@
 // RUN: not memopt-opt %examples/mlp.mlir --memopt-pipeline=fast=true -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: no such option fast
 // RUN: not memopt-opt %examples/mlp.mlir --memopt-pipeline=precision=fp8 -o /dev/null 2>&1 | FileCheck %s --check-prefix=FP8
-// FP8: unknown precision 'fp8' (expected fp16 or bf16)
+// FP8: for the --precision option: unknown value 'fp8' (expected fp32, fp16 or bf16)
+// RUN: not memopt-opt %examples/mlp.mlir --memopt-pipeline=mode=serve -o /dev/null 2>&1 | FileCheck %s --check-prefix=MODE
+// MODE: for the --mode option: unknown value 'serve' (expected train, eval or inference)
+// The help lists every closed choice's values; none is a <string>.
+// RUN: memopt-opt --help | FileCheck %s --check-prefix=HELP
+// HELP: --memopt-autodiff
+// HELP: --optimizer=<value>
+// HELP-NEXT: =sgd
+// HELP-NEXT: =momentum
+// HELP-NEXT: =adam
+// HELP-NEXT: =none
+// HELP: --memopt-checkpoint
+// HELP: --solver=<value>
+// HELP-NEXT: =auto
+// HELP-NEXT: =dp
+// HELP-NEXT: =ilp
+// HELP: --strategy=<value>
+// HELP-NEXT: =sqrt
+// HELP-NEXT: =budget
+// HELP-NEXT: =optimal
+// HELP: --memopt-pipeline
+// HELP: --checkpoint=<value>
+// HELP-NEXT: =none
+// HELP-NEXT: =sqrt
+// HELP-NEXT: =budget
+// HELP-NEXT: =optimal

@@ -3,7 +3,8 @@
 // The MlirOptMain driver with memopt's dialects and passes registered:
 // `memopt-opt graph.mlir --memopt-summary`. The input is read here and
 // checked for nesting the parser cannot take (InputLimits.h) before
-// MlirOptMain parses it; the output file is kept only on success.
+// MlirOptMain parses it; the output file is kept only on success. The
+// test-only passes (test/lib) are registered here and nowhere else.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,11 +18,18 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+namespace memopt::test {
+void registerTestInPlaceABNPass();
+void registerTestPrintLivenessPass();
+} // namespace memopt::test
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::DialectRegistry registry;
   memopt::registerAllDialects(registry);
   memopt::registerAllPasses();
+  memopt::test::registerTestInPlaceABNPass();
+  memopt::test::registerTestPrintLivenessPass();
   auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
       argc, argv, "memopt optimizer driver\n", registry);
   mlir::MlirOptMainConfig config =

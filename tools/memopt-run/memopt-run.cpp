@@ -88,9 +88,10 @@ cl::opt<bool> evalMode(
     cl::desc("Evaluate instead of training: forward graph only, batch norm "
              "with running statistics, dropout off"),
     cl::init(false), cl::cat(category));
-cl::opt<std::string> optimizerName("optimizer",
-                                   cl::desc("sgd, momentum or adam"),
-                                   cl::init("sgd"), cl::cat(category));
+cl::opt<Optimizer>
+    optimizerName("optimizer", cl::desc("Optimizer"), cl::init(Optimizer::SGD),
+                  choices(Optimizer::SGD, Optimizer::Momentum, Optimizer::Adam),
+                  cl::cat(category));
 cl::opt<double> learningRate(
     "lr", cl::desc("Learning rate (default: 0.01 for SGD, 0.001 for Adam)"),
     cl::init(-1.0), cl::cat(category));
@@ -116,12 +117,12 @@ cl::opt<unsigned> microbatches(
     cl::desc("Split each batch into this many micro-batches whose gradients "
              "accumulate into one update (--memopt-microbatch)"),
     cl::init(1), cl::cat(category));
-cl::opt<std::string> checkpointStrategy(
+cl::opt<CheckpointStrategy> checkpointStrategy(
     "checkpoint",
     cl::desc("Recompute activations in the backward pass "
-             "(--memopt-checkpoint): none, sqrt, budget or optimal "
-             "(default: none; budget when --budget is given)"),
-    cl::init(""), cl::cat(category));
+             "(--memopt-checkpoint; default: none, budget when --budget is "
+             "given)"),
+    cl::init(CheckpointStrategy::None), cl::cat(category));
 cl::opt<std::string> budget(
     "budget",
     cl::desc("Fit the whole step (arguments plus planned arena) in this many "
@@ -150,12 +151,11 @@ cl::opt<bool>
                  "backward needs only the output (--memopt-inplace=abn=true; "
                  "implies --inplace)"),
         cl::init(false), cl::cat(category));
-cl::opt<std::string> precision(
+cl::opt<Precision> precision(
     "precision",
-    cl::desc("fp32, fp16 or bf16: compute convolutions and matrix products "
-             "in half precision with f32 master weights "
-             "(--memopt-mixed-precision)"),
-    cl::init("fp32"), cl::cat(category));
+    cl::desc("Compute convolutions and matrix products in half precision "
+             "with f32 master weights (--memopt-mixed-precision)"),
+    cl::init(Precision::FP32), cl::cat(category));
 cl::opt<std::string> lossScale(
     "loss-scale",
     cl::desc("dynamic (GradScaler), none or a constant; default dynamic for "
@@ -221,9 +221,10 @@ LogicalResult fillPipelineOptions(ModuleOp module, bool optimize,
   }
   // Checkpointing recomputes in a backward pass: without one (evaluation,
   // inference, the unoptimised baseline) it would do nothing.
-  if (!checkpointStrategy.empty() && checkpointStrategy != "none" &&
+  if (checkpointStrategy != CheckpointStrategy::None &&
       (!training || evalMode || noOptimize)) {
-    llvm::errs() << "memopt-run: error: --checkpoint=" << checkpointStrategy
+    llvm::errs() << "memopt-run: error: --checkpoint="
+                 << stringifyChoice<CheckpointStrategy>(checkpointStrategy)
                  << " has no effect "
                  << (noOptimize ? "with --no-optimize"
                      : evalMode ? "with --eval (no backward pass)"
@@ -232,9 +233,11 @@ LogicalResult fillPipelineOptions(ModuleOp module, bool optimize,
                  << "\n";
     return failure();
   }
-  options.mode = !training ? "inference" : evalMode ? "eval" : "train";
+  options.mode = !training  ? PipelineMode::Inference
+                 : evalMode ? PipelineMode::Eval
+                            : PipelineMode::Train;
   options.optimize = optimize;
-  options.precision = precision;
+  options.precision = precision.getValue();
   options.inplace = inplace;
   options.abn = abn;
   options.partition = partition;
@@ -259,7 +262,7 @@ LogicalResult fillPipelineOptions(ModuleOp module, bool optimize,
     }
     return success();
   }
-  options.optimizer = optimizerName;
+  options.optimizer = optimizerName.getValue();
   if (learningRate.getNumOccurrences())
     options.lr =
         llvm::formatv("{0}", llvm::format("%.17g", learningRate.getValue()))
@@ -269,8 +272,8 @@ LogicalResult fillPipelineOptions(ModuleOp module, bool optimize,
   options.microbatches = microbatches;
   if (!lossScale.empty())
     options.lossScale = lossScale;
-  if (!checkpointStrategy.empty())
-    options.checkpoint = checkpointStrategy;
+  if (checkpointStrategy.getNumOccurrences())
+    options.checkpoint = checkpointStrategy.getValue();
   return success();
 }
 
@@ -520,25 +523,6 @@ int main(int argc, char **argv) {
   context.printOpOnDiagnostic(false);
   context.loadAllAvailableDialects();
 
-  // Choices are checked before anything else, so that a misspelt one is
-  // named as such and not as an option without effect.
-  for (auto [flag, value, choices] :
-       {std::tuple<const char *, std::string, std::vector<std::string>>{
-            "checkpoint",
-            checkpointStrategy,
-            {"", "none", "sqrt", "budget", "optimal"}},
-        {"precision", precision, {"fp32", "fp16", "bf16"}},
-        {"optimizer", optimizerName, {"sgd", "momentum", "adam"}}}) {
-    if (llvm::is_contained(choices, value))
-      continue;
-    std::vector<std::string> named;
-    for (const std::string &choice : choices)
-      if (!choice.empty())
-        named.push_back(choice);
-    llvm::errs() << "memopt-run: error: unknown --" << flag << "=" << value
-                 << " (expected " << llvm::join(named, ", ") << ")\n";
-    return 1;
-  }
   // Options that cannot do what they say are errors, never ignored.
   if (steps.getNumOccurrences() && steps == 0) {
     llvm::errs() << "memopt-run: error: --steps must be at least 1\n";
@@ -580,7 +564,7 @@ int main(int argc, char **argv) {
     }
   }
 
-  if (!lossScale.empty() && precision == "fp32") {
+  if (!lossScale.empty() && precision == Precision::FP32) {
     llvm::errs()
         << "memopt-run: error: --loss-scale needs --precision=fp16 or bf16 "
            "(f32 gradients do not underflow)\n";

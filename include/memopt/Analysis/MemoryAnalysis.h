@@ -199,6 +199,20 @@ public:
   /// The function's `memopt.arena_bytes`, once planned.
   std::optional<int64_t> getArenaBytes() const;
 
+  /// Writes what the analysis computed, for FileCheck tests
+  /// (`--test-memopt-print-liveness`): a header line, one line per tensor
+  /// value in definition order, then the live bytes at each op:
+  ///
+  ///   func @f: 2 ops, first backward op 2, peak 2048 bytes
+  ///     arg/0 %arg0: size = 1024, live = [-1, 2], role = data
+  ///     memopt.reshape/1 %1: size = 1024, live = [0, 2], role = activation,
+  ///         alias of %0
+  ///     op 0 memopt.relu: live_bytes = 2048
+  ///
+  /// `live` is the value's buffer in op indices, inclusive: an alias shows
+  /// its root's interval.
+  void print(llvm::raw_ostream &os) const;
+
 private:
   void analyze();
   void computeForwardSet();

@@ -115,13 +115,6 @@ struct MemOptAutodiffPass
   using MemOptAutodiffBase::MemOptAutodiffBase;
 
   void runOnOperation() override {
-    if (optimizer != "sgd" && optimizer != "momentum" && optimizer != "adam" &&
-        optimizer != "none") {
-      getOperation().emitError()
-          << "memopt-autodiff: unknown optimizer '" << optimizer
-          << "' (expected sgd, momentum, adam or none)";
-      return signalPassFailure();
-    }
     if (failed(verifyOptions()))
       return signalPassFailure();
     SmallVector<func::FuncOp> graphs;
@@ -215,7 +208,7 @@ struct MemOptAutodiffPass
   double learningRate() const {
     if (rate)
       return *rate;
-    return optimizer == "adam" ? 1e-3 : 1e-2;
+    return optimizer == Optimizer::Adam ? 1e-3 : 1e-2;
   }
   /// The lr option's value, once verifyOptions parsed it.
   std::optional<double> rate;
@@ -411,7 +404,7 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
   // are the outputs and there is no update to skip: the check is then
   // needed only to update a dynamic scale.
   Value found;
-  if (scaling.enabled && (scaling.dynamic || optimizer != "none")) {
+  if (scaling.enabled && (scaling.dynamic || optimizer != Optimizer::None)) {
     SmallVector<Value> scaled;
     for (BlockArgument p : params)
       if (Value g = grads.lookup(p))
@@ -419,7 +412,7 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
     found = FoundInfOp::create(
         b, loc, RankedTensorType::get({}, b.getF32Type()), scaled);
   }
-  Value skip = optimizer == "none" ? Value() : found;
+  Value skip = optimizer == Optimizer::None ? Value() : found;
   if (scaling.enabled) {
     for (BlockArgument p : params)
       if (Value g = grads.lookup(p))
@@ -430,7 +423,7 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
   SmallVector<Value> newParams, newState;
   SmallVector<int64_t> paramIndex, stateIndex;
   Value step, newStep;
-  if (optimizer == "adam") {
+  if (optimizer == Optimizer::Adam) {
     auto stepType = RankedTensorType::get({}, b.getF32Type());
     step = addStateArg(stepType);
     newStep = AddOp::create(b, loc, step,
@@ -440,11 +433,11 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
   }
   for (BlockArgument p : params) {
     Value g = grads.lookup(p);
-    if (!g && optimizer != "none")
+    if (!g && optimizer != Optimizer::None)
       func.emitWarning() << "parameter #" << p.getArgNumber()
                          << " does not affect the loss; it is left unchanged";
     paramIndex.push_back(p.getArgNumber());
-    if (optimizer == "none") {
+    if (optimizer == Optimizer::None) {
       // The gradient itself; zeros where the loss does not depend on p.
       auto type = cast<RankedTensorType>(p.getType());
       newParams.push_back(
@@ -455,14 +448,14 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
                       type, b.getFloatAttr(type.getElementType(), 0.0)))));
       continue;
     }
-    if (optimizer == "sgd") {
+    if (optimizer == Optimizer::SGD) {
       newParams.push_back(g ? Value(SgdUpdateOp::create(
                                   b, loc, p, g, skip, b.getF64FloatAttr(rate),
                                   b.getF64FloatAttr(weightDecay)))
                             : Value(p));
       continue;
     }
-    if (optimizer == "momentum") {
+    if (optimizer == Optimizer::Momentum) {
       BlockArgument buf = addStateArg(p.getType());
       if (!buf)
         return func.emitOpError("cannot add optimizer state arguments");
@@ -517,8 +510,9 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
   for (auto [v, index] : llvm::zip(newParams, paramIndex)) {
     results.push_back(v);
     // Gradients (optimizer=none) are outputs, not next values of arguments.
-    updates.push_back(optimizer == "none" ? std::optional<int64_t>()
-                                          : std::optional<int64_t>(index));
+    updates.push_back(optimizer == Optimizer::None
+                          ? std::optional<int64_t>()
+                          : std::optional<int64_t>(index));
   }
   for (auto [v, index] : llvm::zip(newState, stateIndex)) {
     results.push_back(v);

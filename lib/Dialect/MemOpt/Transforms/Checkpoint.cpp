@@ -633,13 +633,15 @@ struct MemOptCheckpointPass
   using MemOptCheckpointBase::MemOptCheckpointBase;
 
   void runOnOperation() override {
-    if (strategy != "sqrt" && strategy != "budget" && strategy != "optimal") {
+    // The option parser admits sqrt, budget and optimal only; none is the
+    // pipeline's, which then leaves this pass out.
+    if (strategy == CheckpointStrategy::None) {
       getOperation()->emitError()
-          << "memopt-checkpoint: unknown strategy '" << strategy
-          << "' (expected sqrt, budget or optimal)";
+          << "memopt-checkpoint: strategy=none checkpoints nothing; leave the "
+             "pass out";
       return signalPassFailure();
     }
-    if (strategy == "budget") {
+    if (strategy == CheckpointStrategy::Budget) {
       if (budget.empty()) {
         getOperation()->emitError() << "memopt-checkpoint: strategy=budget "
                                        "needs budget=<bytes>, e.g. "
@@ -654,11 +656,6 @@ struct MemOptCheckpointPass
     } else if (!budget.empty()) {
       getOperation()->emitError()
           << "memopt-checkpoint: budget= applies to strategy=budget only";
-      return signalPassFailure();
-    }
-    if (solver != "auto" && solver != "dp" && solver != "ilp") {
-      getOperation()->emitError() << "memopt-checkpoint: unknown solver '"
-                                  << solver << "' (expected auto, dp or ilp)";
       return signalPassFailure();
     }
     if (!(timeLimit > 0)) {
@@ -676,7 +673,8 @@ struct MemOptCheckpointPass
           << static_cast<int64_t>(slots);
       return signalPassFailure();
     }
-    if (slots >= 0 && (strategy != "optimal" || solver != "dp")) {
+    if (slots >= 0 && (strategy != CheckpointStrategy::Optimal ||
+                       solver != CheckpointSolver::DP)) {
       getOperation()->emitError()
           << "memopt-checkpoint: slots= applies to strategy=optimal "
              "solver=dp only";
@@ -688,7 +686,7 @@ struct MemOptCheckpointPass
              "square root of the stage count)";
       return signalPassFailure();
     }
-    if (segments > 0 && strategy != "sqrt") {
+    if (segments > 0 && strategy != CheckpointStrategy::Sqrt) {
       getOperation()->emitError()
           << "memopt-checkpoint: segments= applies to strategy=sqrt only";
       return signalPassFailure();
@@ -792,14 +790,14 @@ LogicalResult MemOptCheckpointPass::checkpoint(func::FuncOp func) {
   numStages += chain.size();
 
   CheckpointPlan plan;
-  if (strategy == "sqrt") {
+  if (strategy == CheckpointStrategy::Sqrt) {
     int64_t n = chain.size();
     int64_t k = segments > 0 ? static_cast<int64_t>(segments)
                              : static_cast<int64_t>(std::llround(
                                    std::sqrt(static_cast<double>(n))));
     // Segments of about equal saved bytes.
     plan.schedule = sqrtSchedule(balancedBoundaries(chain.weights, n, k), n);
-  } else if (strategy == "optimal") {
+  } else if (strategy == CheckpointStrategy::Optimal) {
     FailureOr<CheckpointPlan> chosen = chooseOptimal(func, chain);
     if (failed(chosen))
       return failure();
@@ -841,7 +839,7 @@ CheckpointSchedule MemOptCheckpointPass::binomial(const StageChain &chain) {
 FailureOr<std::optional<CheckpointPlan>>
 MemOptCheckpointPass::solveExact(func::FuncOp func, const StageChain &chain) {
   if (static_cast<int64_t>(chain.ops.size()) > kMaxIlpOps) {
-    if (solver == "ilp") {
+    if (solver == CheckpointSolver::ILP) {
       func.emitOpError("has ")
           << chain.ops.size() << " forward ops, more than the exact "
           << "checkpointing model takes (" << kMaxIlpOps
@@ -903,24 +901,24 @@ MemOptCheckpointPass::chooseOptimal(func::FuncOp func,
                                     const StageChain &chain) {
   int64_t n = chain.size();
   SmallVector<CheckpointPlan> candidates;
-  if (solver == "dp" && slots >= 0) {
+  if (solver == CheckpointSolver::DP && slots >= 0) {
     RevolveTable table = chain.revolveTable(std::max<int64_t>(slots, 0));
     CheckpointSchedule schedule = table.schedule(n, slots);
     schedule.name = "binomial";
     return CheckpointPlan{std::move(schedule), std::nullopt};
   }
-  if (solver == "dp")
+  if (solver == CheckpointSolver::DP)
     return CheckpointPlan{binomial(chain), std::nullopt};
-  if (solver == "ilp" || !chain.isPlainChain()) {
+  if (solver == CheckpointSolver::ILP || !chain.isPlainChain()) {
     FailureOr<std::optional<CheckpointPlan>> exact = solveExact(func, chain);
     if (failed(exact))
       return failure();
-    if (*exact && solver == "ilp")
+    if (*exact && solver == CheckpointSolver::ILP)
       return std::move(**exact);
     if (*exact)
       candidates.push_back(std::move(**exact));
   }
-  if (solver == "ilp")
+  if (solver == CheckpointSolver::ILP)
     return CheckpointPlan{CheckpointSchedule{"none", {}}, std::nullopt};
 
   // Heuristic schedules within one forward pass: none, the binomial

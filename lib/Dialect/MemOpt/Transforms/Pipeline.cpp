@@ -31,7 +31,8 @@ OpPassManager &functionPasses(OpPassManager &pm) {
 
 void buildMemOptPipeline(OpPassManager &pm,
                          const MemOptPipelineOptions &options) {
-  bool train = options.mode == "train", eval = options.mode == "eval";
+  bool train = options.mode == PipelineMode::Train,
+       eval = options.mode == PipelineMode::Eval;
   OpPassManager &forward = functionPasses(pm);
   if (eval) {
     forward.addPass(createMemOptEvalMode());
@@ -40,9 +41,8 @@ void buildMemOptPipeline(OpPassManager &pm,
     microbatch.count = options.microbatches;
     forward.addPass(createMemOptMicrobatch(microbatch));
   }
-  if (options.precision != "fp32") {
-    // An unknown precision is the pass's own error. Evaluation and
-    // inference have no backward pass to scale.
+  if (options.precision != Precision::FP32) {
+    // Evaluation and inference have no backward pass to scale.
     MemOptMixedPrecisionOptions mixed;
     mixed.precision = options.precision;
     mixed.lossScale =
@@ -70,14 +70,14 @@ void buildMemOptPipeline(OpPassManager &pm,
   if (!options.optimize)
     return;
   OpPassManager &backward = functionPasses(pm);
-  std::string strategy = options.checkpoint;
-  if (strategy.empty())
-    strategy = options.budget.empty() ? "none" : "budget";
-  if (strategy != "none" && train) {
+  CheckpointStrategy strategy = options.checkpoint;
+  if (!options.checkpoint.hasValue() && !options.budget.empty())
+    strategy = CheckpointStrategy::Budget;
+  if (strategy != CheckpointStrategy::None && train) {
     MemOptCheckpointOptions checkpoint;
     checkpoint.strategy = strategy;
     // The other strategies do not aim at a budget; the plan checks it.
-    if (strategy == "budget")
+    if (strategy == CheckpointStrategy::Budget)
       checkpoint.budget = options.budget;
     checkpoint.alignment = options.alignment;
     checkpoint.measureInPlace = options.inplace || options.abn;
@@ -109,12 +109,9 @@ verifyMemOptPipelineOptions(const MemOptPipelineOptions &options,
   if (options.microbatches < 1)
     return error("memopt-pipeline: microbatches must be at least 1, got " +
                  Twine(static_cast<int64_t>(options.microbatches)));
-  if (options.mode != "train" && options.mode != "eval" &&
-      options.mode != "inference")
-    return error("memopt-pipeline: unknown mode '" + options.mode +
-                 "' (expected train, eval or inference)");
-  bool train = options.mode == "train";
-  if (options.precision == "fp32" || !train)
+  bool train = options.mode == PipelineMode::Train;
+  StringRef mode = stringifyChoice<PipelineMode>(options.mode);
+  if (options.precision == Precision::FP32 || !train)
     for (auto [name, given] :
          {std::make_pair("loss-scale", options.lossScale.hasValue()),
           std::make_pair("init-scale", options.initScale.hasValue()),
@@ -123,7 +120,7 @@ verifyMemOptPipelineOptions(const MemOptPipelineOptions &options,
           std::make_pair("growth-interval", options.growthInterval.hasValue())})
       if (given)
         return error(Twine("memopt-pipeline: ") + name +
-                     (!train ? " has no effect with mode=" + options.mode +
+                     (!train ? " has no effect with mode=" + mode +
                                    " (no backward pass to scale)"
                              : Twine(" applies to precision=fp16 or bf16 "
                                      "(f32 gradients need no loss scaling)")));
@@ -138,8 +135,7 @@ verifyMemOptPipelineOptions(const MemOptPipelineOptions &options,
         std::make_pair("weight-decay", options.weightDecay.hasValue())})
     if (given)
       return error(Twine("memopt-pipeline: ") + name +
-                   " has no effect with mode=" + options.mode +
-                   " (no backward pass)");
+                   " has no effect with mode=" + mode + " (no backward pass)");
   return success();
 }
 

@@ -62,8 +62,9 @@ def MemOptAutodiff : Pass<"memopt-autodiff", "mlir::ModuleOp"> {
     it is not a training graph; other functions are left alone.
   }];
   let options = [
-    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
-           "Optimizer: sgd, momentum, adam, or none (return gradients)">,
+    Option<"optimizer", "optimizer", "::memopt::Optimizer",
+           /*default=*/"::memopt::Optimizer::SGD",
+           "Optimizer (none: return the gradients)">,
     Option<"lr", "lr", "std::string", /*default=*/"\"\"",
            "Learning rate, a finite number > 0 (default: 0.01 for SGD, "
            "0.001 for Adam)">,
@@ -140,17 +141,21 @@ def MemOptCheckpoint : Pass<"memopt-checkpoint"> {
     same either way; other functions and declarations are left alone.
   }];
   let options = [
-    Option<"strategy", "strategy", "std::string", /*default=*/"\"sqrt\"",
-           "sqrt, budget or optimal">,
+    Option<"strategy", "strategy", "::memopt::CheckpointStrategy",
+           /*default=*/"::memopt::CheckpointStrategy::Sqrt",
+           "Which values to recompute",
+           "::memopt::choices(::memopt::CheckpointStrategy::Sqrt, "
+           "::memopt::CheckpointStrategy::Budget, "
+           "::memopt::CheckpointStrategy::Optimal)">,
     Option<"budget", "budget", "std::string", /*default=*/"\"\"",
            "Byte budget of the whole step for strategy=budget (bytes, or "
            "with a unit: KiB, MiB, GiB, KB, MB, GB)">,
     Option<"segments", "segments", "int64_t", /*default=*/"0",
            "Segments for strategy=sqrt (0: the square root of the stage "
            "count)">,
-    Option<"solver", "solver", "std::string", /*default=*/"\"auto\"",
-           "strategy=optimal: auto (dynamic programming on chains, the exact "
-           "model on other graphs), dp or ilp">,
+    Option<"solver", "solver", "::memopt::CheckpointSolver",
+           /*default=*/"::memopt::CheckpointSolver::Auto",
+           "How strategy=optimal solves">,
     Option<"slots", "slots", "int64_t", /*default=*/"-1",
            "solver=dp: exactly this many checkpoint slots (Revolve's "
            "classic knob; fewer slots, more recomputation), instead of the "
@@ -505,8 +510,10 @@ def MemOptMixedPrecision : Pass<"memopt-mixed-precision"> {
     same either way; other functions and declarations are left alone.
   }];
   let options = [
-    Option<"precision", "precision", "std::string", /*default=*/"\"fp16\"",
-           "Low precision: fp16 or bf16">,
+    Option<"precision", "precision", "::memopt::Precision",
+           /*default=*/"::memopt::Precision::FP16", "Low precision",
+           "::memopt::choices(::memopt::Precision::FP16, "
+           "::memopt::Precision::BF16)">,
     Option<"lossScale", "loss-scale", "std::string", /*default=*/"\"\"",
            "dynamic, none or a constant scale (default: dynamic for fp16, "
            "none for bf16)">,
@@ -567,50 +574,6 @@ def MemOptReport : Pass<"memopt-report", "mlir::ModuleOp"> {
            "Where to write the report ('-' for stdout)">,
     Option<"function", "function", "std::string", /*default=*/"\"\"",
            "Report only this function (default: every function)">
-  ];
-}
-
-def TestPrintLiveness : Pass<"test-memopt-print-liveness", "mlir::ModuleOp"> {
-  let summary = "Print the memory analysis of every function (for tests)";
-  let description = [{
-    Test-only: prints what MemoryAnalysis computes, one line per tensor value
-    in definition order (arguments first), then the live bytes at each op,
-    so FileCheck tests can pin sizes, lifetimes, roles and aliases:
-
-    ```
-    func @f: 2 ops, first backward op 2, peak 2048 bytes
-      arg/0 %arg0: size = 1024, live = [-1, 2], role = data
-      memopt.relu/0 %0: size = 1024, live = [0, 2], role = activation
-      memopt.reshape/1 %1: size = 1024, live = [0, 2], role = activation, alias of %0
-      op 0 memopt.relu: live_bytes = 2048
-      op 1 memopt.reshape: live_bytes = 2048
-    ```
-
-    `name/index` is the defining op and its index (`arg` and the argument
-    number for arguments); `live = [start, end]` is the value's buffer, in
-    op indices, inclusive: an alias shows its root's interval. The IR is
-    left unchanged.
-  }];
-}
-
-def TestInPlaceABN : Pass<"test-memopt-inplace-abn", "mlir::ModuleOp"> {
-  let summary = "Run the InPlace-ABN fusion on every function (for tests)";
-  let description = [{
-    Test-only: calls `fuseInPlaceABN` (Transforms.h) on every function of a
-    training step built by `--memopt-autodiff`. Each `memopt.batch_norm`
-    whose result only feeds a `memopt.leaky_relu` or `memopt.elu` with
-    `alpha > 0`, together with the activation's backward op and the
-    `memopt.batch_norm_backward` it feeds, becomes `memopt.batch_norm_act`
-    and `memopt.batch_norm_act_backward` (InPlace-ABN, Rota Bulò et al.
-    2018): the backward rebuilds what it needs from the activation's output,
-    so the batch norm's input is not kept, and the fused op is marked
-    `memopt.inplace = 0` when nothing reads that input afterwards. A batch
-    norm followed by `memopt.relu` (or `alpha = 0`) is left alone with a
-    remark: ReLU is not invertible. Graphs without backward ops are left
-    unchanged.
-  }];
-  let statistics = [
-    Statistic<"numFused", "fused", "Batch norms fused with their activation">
   ];
 }
 

@@ -21,6 +21,8 @@
 #ifndef MEMOPT_DIALECT_MEMOPT_TRANSFORMS_PIPELINES_H
 #define MEMOPT_DIALECT_MEMOPT_TRANSFORMS_PIPELINES_H
 
+#include "memopt/Dialect/MemOpt/Transforms/PassChoices.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -32,10 +34,9 @@ namespace memopt {
 
 struct MemOptPipelineOptions
     : public mlir::PassPipelineOptions<MemOptPipelineOptions> {
-  Option<std::string> optimizer{
-      *this, "optimizer",
-      ::llvm::cl::desc("sgd, momentum, adam or none (--memopt-autodiff)"),
-      ::llvm::cl::init("sgd")};
+  Option<Optimizer> optimizer{*this, "optimizer",
+                              ::llvm::cl::desc("Optimizer (--memopt-autodiff)"),
+                              ::llvm::cl::init(Optimizer::SGD)};
   Option<std::string> lr{
       *this, "lr",
       ::llvm::cl::desc("Learning rate, a finite number > 0 (default: the "
@@ -52,11 +53,11 @@ struct MemOptPipelineOptions
       ::llvm::cl::desc("Micro-batches whose gradients accumulate "
                        "(--memopt-microbatch)"),
       ::llvm::cl::init(1)};
-  Option<std::string> checkpoint{
+  Option<CheckpointStrategy> checkpoint{
       *this, "checkpoint",
-      ::llvm::cl::desc("none, sqrt, budget or optimal (--memopt-checkpoint); "
-                       "budget when only budget= is given"),
-      ::llvm::cl::init("")};
+      ::llvm::cl::desc("Checkpointing (--memopt-checkpoint); when not given, "
+                       "budget with a budget= and none without"),
+      ::llvm::cl::init(CheckpointStrategy::None)};
   Option<std::string> budget{
       *this, "budget",
       ::llvm::cl::desc("Byte budget of the whole step as the runtime allocates "
@@ -74,10 +75,10 @@ struct MemOptPipelineOptions
   Option<bool> abn{*this, "abn",
                    ::llvm::cl::desc("InPlace-ABN (--memopt-inplace=abn=true)"),
                    ::llvm::cl::init(false)};
-  Option<std::string> precision{
+  Option<Precision> precision{
       *this, "precision",
-      ::llvm::cl::desc("fp32, fp16 or bf16 (--memopt-mixed-precision)"),
-      ::llvm::cl::init("fp32")};
+      ::llvm::cl::desc("Compute precision (--memopt-mixed-precision)"),
+      ::llvm::cl::init(Precision::FP32)};
   Option<std::string> lossScale{
       *this, "loss-scale",
       ::llvm::cl::desc(
@@ -104,14 +105,13 @@ struct MemOptPipelineOptions
       *this, "workspace-limit",
       ::llvm::cl::desc("Most workspace bytes any one kernel reserves, e.g. "
                        "4MiB (--memopt-workspace-limit); no cap by default")};
-  Option<std::string> mode{
+  Option<PipelineMode> mode{
       *this, "mode",
-      ::llvm::cl::desc("train (default): the training step; eval: "
-                       "--memopt-eval-mode instead of the backward pass and "
-                       "optimizer; inference: the graph as it is (no "
-                       "micro-batches, autodiff, checkpointing, partition or "
-                       "loss scaling in either)"),
-      ::llvm::cl::init("train")};
+      ::llvm::cl::desc("The step to build; eval runs --memopt-eval-mode "
+                       "instead of the backward pass and optimizer; neither "
+                       "eval nor inference has micro-batches, autodiff, "
+                       "checkpointing, partition or loss scaling"),
+      ::llvm::cl::init(PipelineMode::Train)};
   Option<bool> optimize{
       *this, "optimize",
       ::llvm::cl::desc("Checkpointing, partition, in place, schedule and arena "
@@ -125,7 +125,7 @@ struct MemOptPipelineOptions
 
 /// Fails, through `error`, on options that have no effect or contradict
 /// each other (microbatches < 1, loss-scaling options with fp32, options
-/// of the backward pass outside mode=train, an unknown mode); the passes
+/// of the backward pass outside mode=train); the passes
 /// check the rest.
 llvm::LogicalResult verifyMemOptPipelineOptions(
     const MemOptPipelineOptions &options,

@@ -10,6 +10,8 @@
 #ifndef MEMOPT_DIALECT_MEMOPT_TRANSFORMS_TRANSFORMS_H
 #define MEMOPT_DIALECT_MEMOPT_TRANSFORMS_TRANSFORMS_H
 
+#include "memopt/Support/ByteSize.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/LLVM.h"
 
@@ -26,20 +28,12 @@ namespace memopt {
 mlir::FailureOr<std::pair<int64_t, int64_t>>
 scheduleFunction(mlir::func::FuncOp func);
 
-/// Bytes from "123", "1.5GiB", "512 MiB" or "64KB" (binary and decimal
-/// units), as the byte-valued pass options take them; std::nullopt for
-/// anything else.
-std::optional<int64_t> parseByteSize(llvm::StringRef text);
-
 /// A pass's `budget=` option: std::nullopt when `text` is empty, the bytes
 /// when it is a positive byte size; otherwise an error at `anchor` naming
 /// `pass`, and failure.
 mlir::FailureOr<std::optional<int64_t>>
 parseBudgetOption(mlir::Operation *anchor, llvm::StringRef pass,
                   llvm::StringRef text);
-
-/// "1536 bytes (1.50 KiB)": a byte count for diagnostics.
-std::string formatByteSize(int64_t bytes);
 
 /// The largest arena alignment the passes accept (a page).
 constexpr int64_t kMaxAlignment = 4096;

@@ -1,22 +1,18 @@
-//===- ByteSize.cpp - byte counts in options and diagnostics -------------===//
+//===- ByteSize.cpp - byte counts in options and messages -----------------===//
 //
-// The byte-valued options (budgets, workspace limits) and the arena
-// alignment are read and checked here, once for every pass that takes them,
-// and byte counts in diagnostics are written one way.
+// See ByteSize.h.
 //
 //===----------------------------------------------------------------------===//
 
-#include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
+#include "memopt/Support/ByteSize.h"
 
-#include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <utility>
 
-using namespace mlir;
-using namespace memopt;
+using namespace llvm;
 
 /// "123", "1.5GiB", "512 MiB", "64KB": bytes (binary and decimal units).
 std::optional<int64_t> memopt::parseByteSize(StringRef text) {
@@ -62,27 +58,4 @@ std::string memopt::formatByteSize(int64_t bytes) {
     unit = next;
   }
   return llvm::formatv("{0} bytes ({1:F2} {2})", bytes, value, unit).str();
-}
-
-LogicalResult memopt::verifyAlignmentOption(Operation *anchor, StringRef pass,
-                                            int64_t alignment) {
-  if (alignment > 0 && alignment <= kMaxAlignment &&
-      llvm::isPowerOf2_64(static_cast<uint64_t>(alignment)))
-    return success();
-  return anchor->emitError()
-         << pass << ": alignment must be a power of two from 1 to "
-         << kMaxAlignment << ", got " << alignment;
-}
-
-FailureOr<std::optional<int64_t>>
-memopt::parseBudgetOption(Operation *anchor, StringRef pass, StringRef text) {
-  if (text.empty())
-    return std::optional<int64_t>();
-  std::optional<int64_t> bytes = parseByteSize(text);
-  if (bytes && *bytes > 0)
-    return bytes;
-  return anchor->emitError()
-         << pass << ": invalid budget '" << text
-         << "' (expected a positive byte count such as 1073741824, 512MiB or "
-            "2GiB)";
 }
