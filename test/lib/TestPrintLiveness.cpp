@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestPasses.h"
 #include "memopt/Analysis/MemoryAnalysis.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

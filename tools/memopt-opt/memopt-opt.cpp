@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestPasses.h"
 #include "memopt/InitAll.h"
 #include "memopt/Support/InputLimits.h"
 
@@ -18,18 +19,12 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
-namespace memopt::test {
-void registerTestInPlaceABNPass();
-void registerTestPrintLivenessPass();
-} // namespace memopt::test
-
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::DialectRegistry registry;
   memopt::registerAllDialects(registry);
   memopt::registerAllPasses();
-  memopt::test::registerTestInPlaceABNPass();
-  memopt::test::registerTestPrintLivenessPass();
+  memopt::test::registerAllTestPasses();
   auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
       argc, argv, "memopt optimizer driver\n", registry);
   mlir::MlirOptMainConfig config =

@@ -2,6 +2,7 @@
 
 #include "TrainingTestUtil.h"
 
+#include "TestPasses.h"
 #include "memopt/InitAll.h"
 #include "memopt/runtime/Element.h"
 
@@ -39,6 +40,7 @@ std::unique_ptr<CompiledStep> CompiledStep::compile(const std::string &source,
                                                     const std::string &device) {
   static bool registered = [] {
     registerAllPasses();
+    memopt::test::registerAllTestPasses();
     return true;
   }();
   (void)registered;

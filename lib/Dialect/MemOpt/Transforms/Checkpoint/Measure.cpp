@@ -1,0 +1,58 @@
+//===- Measure.cpp - a candidate measured as it will run ------------------===//
+//
+// `strategy=budget` and `strategy=optimal` compare candidates by what the
+// executor will allocate: each is applied to a scratch copy of the function,
+// converted in place when the pipeline will, scheduled and planned, and the
+// step's bytes (MemoryAnalysis::getStepBytes) and recompute FLOPs read off.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Checkpoint.h"
+
+#include "memopt/Analysis/MemoryAnalysis.h"
+#include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
+
+#include "mlir/IR/Threading.h"
+#include "llvm/ADT/ScopeExit.h"
+
+using namespace mlir;
+using namespace memopt;
+using namespace memopt::checkpoint;
+
+FailureOr<Measurement> checkpoint::measure(func::FuncOp func,
+                                           const CheckpointPlan &plan,
+                                           int64_t alignment, bool inplace) {
+  auto scratch = cast<func::FuncOp>(func->clone());
+  llvm::scope_exit cleanup([&] { scratch->erase(); });
+  StageChain chain = StageChain::build(scratch);
+  applyPlan(scratch, chain, plan);
+  if (inplace)
+    convertInPlace(scratch, /*remarks=*/false);
+  if (failed(scheduleFunction(scratch)))
+    return failure();
+  FailureOr<int64_t> arena = planFunctionMemory(scratch, alignment);
+  if (failed(arena))
+    return failure();
+  Measurement m;
+  m.totalBytes = MemoryAnalysis::getStepBytes(scratch, *arena, alignment);
+  m.recomputeFlops = MemoryAnalysis(scratch).getRecomputeFlops();
+  return m;
+}
+
+FailureOr<SmallVector<Measurement>>
+checkpoint::measureRange(func::FuncOp func, ArrayRef<CheckpointPlan> plans,
+                         size_t begin, size_t end, int64_t alignment,
+                         bool inplace) {
+  SmallVector<Measurement> results(end - begin);
+  LogicalResult status = failableParallelForEachN(
+      func.getContext(), begin, end, [&](size_t i) -> LogicalResult {
+        FailureOr<Measurement> m = measure(func, plans[i], alignment, inplace);
+        if (failed(m))
+          return failure();
+        results[i - begin] = *m;
+        return success();
+      });
+  if (failed(status))
+    return failure();
+  return results;
+}

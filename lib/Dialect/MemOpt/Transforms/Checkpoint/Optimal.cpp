@@ -1,0 +1,121 @@
+//===- Optimal.cpp - strategy=optimal -------------------------------------===//
+//
+// The least memory whose recomputation stays within one forward pass. On a
+// chain of ops, the binomial (Revolve) schedule with the fewest checkpoint
+// slots, by dynamic programming; on other graphs the exact model competes
+// with the binomial schedule and Chen's segments, each measured as it will
+// run. solver=dp and solver=ilp force one side.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Checkpoint.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace memopt;
+using namespace memopt::checkpoint;
+
+/// Every cut held, every stage but the last recomputed once from its
+/// input right before its backward: the slot-unlimited binomial schedule.
+static CheckpointSchedule keepEveryCut(int64_t stages) {
+  CheckpointSchedule schedule{"binomial", {}};
+  for (int64_t j = stages - 2; j >= 0; --j)
+    schedule.actions.push_back({j, -1, /*reverse=*/true,
+                                /*produceCut=*/false});
+  return schedule;
+}
+
+int64_t checkpoint::slotLimit(int64_t stages) {
+  return std::min<int64_t>(
+      stages, 4 * static_cast<int64_t>(std::ceil(std::sqrt(stages))) + 4);
+}
+
+SmallVector<int64_t> checkpoint::sqrtSegmentCounts(int64_t stages) {
+  SmallVector<int64_t> counts;
+  for (int64_t k = 2; k <= stages; k += (k + 3) / 4)
+    counts.push_back(k);
+  return counts;
+}
+
+CheckpointSchedule checkpoint::binomialSchedule(const StageChain &chain) {
+  int64_t n = chain.size();
+  RevolveTable table = chain.revolveTable(slotLimit(n));
+  // The fewest checkpoint slots whose binomial schedule recomputes at most
+  // one forward pass of FLOPs.
+  for (int64_t slots = 0; slots <= table.getMaxSlots(); ++slots) {
+    CheckpointSchedule schedule = table.schedule(n, slots);
+    if (chain.flops(schedule) <= chain.forwardFlops) {
+      schedule.name = "binomial";
+      return schedule;
+    }
+  }
+  // Where reversing a stage itself costs about a stage's forward (a block
+  // whose backward reads its insides), one pass only allows holding every
+  // cut: each stage recomputed once from its own input.
+  return keepEveryCut(n);
+}
+
+FailureOr<CheckpointPlan> checkpoint::chooseOptimal(func::FuncOp func,
+                                                    const StageChain &chain,
+                                                    SearchOptions &options) {
+  int64_t n = chain.size();
+  SmallVector<CheckpointPlan> candidates;
+  if (options.solver == CheckpointSolver::DP && options.slots >= 0) {
+    RevolveTable table =
+        chain.revolveTable(std::max<int64_t>(options.slots, 0));
+    CheckpointSchedule schedule = table.schedule(n, options.slots);
+    schedule.name = "binomial";
+    return CheckpointPlan{std::move(schedule), std::nullopt};
+  }
+  if (options.solver == CheckpointSolver::DP)
+    return CheckpointPlan{binomialSchedule(chain), std::nullopt};
+  if (options.solver == CheckpointSolver::ILP || !chain.isPlainChain()) {
+    FailureOr<std::optional<CheckpointPlan>> exact =
+        solveExact(func, chain, options);
+    if (failed(exact))
+      return failure();
+    if (*exact && options.solver == CheckpointSolver::ILP)
+      return std::move(**exact);
+    if (*exact)
+      candidates.push_back(std::move(**exact));
+  }
+  if (options.solver == CheckpointSolver::ILP)
+    return CheckpointPlan{CheckpointSchedule{"none", {}}, std::nullopt};
+
+  // Heuristic schedules within one forward pass: none, the binomial
+  // schedule, and Chen's segments at every count the family tries.
+  candidates.push_back({CheckpointSchedule{"none", {}}, std::nullopt});
+  candidates.push_back({binomialSchedule(chain), std::nullopt});
+  // Segment counts within a factor of three of sqrt(n), balanced by saved
+  // bytes and by stage count.
+  double root = std::sqrt(static_cast<double>(n));
+  SmallVector<int64_t> ones(n, 1);
+  for (int64_t segments : sqrtSegmentCounts(n)) {
+    if (segments < root / 3 || segments > root * 3)
+      continue;
+    for (ArrayRef<int64_t> weights :
+         {ArrayRef<int64_t>(chain.weights), ArrayRef<int64_t>(ones)}) {
+      CheckpointSchedule s =
+          sqrtSchedule(balancedBoundaries(weights, n, segments), n);
+      if (chain.flops(s) <= chain.forwardFlops)
+        candidates.push_back({std::move(s), std::nullopt});
+    }
+  }
+
+  // Least measured memory; equal memory, least recompute; then the earlier.
+  FailureOr<SmallVector<Measurement>> measured =
+      measureRange(func, candidates, 0, candidates.size(), options.alignment,
+                   options.measureInPlace);
+  if (failed(measured))
+    return failure();
+  options.candidatesMeasured += candidates.size();
+  size_t best = 0;
+  for (auto [i, m] : llvm::enumerate(*measured)) {
+    const Measurement &b = (*measured)[best];
+    if (m.totalBytes < b.totalBytes ||
+        (m.totalBytes == b.totalBytes && m.recomputeFlops < b.recomputeFlops))
+      best = i;
+  }
+  return std::move(candidates[best]);
+}
