@@ -12,8 +12,6 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
-#include <nlohmann/json.hpp>
-
 using namespace mlir;
 using namespace memopt;
 
@@ -119,23 +117,14 @@ FailureOr<CompiledGraph> memopt::compileToPlan(ModuleOp module,
   if (failed(lower.run(module)))
     return failure();
 
-  std::string json;
-  llvm::raw_string_ostream os(json);
-  if (failed(emitPlan(module, os, graph.functionName)))
+  // The plan is built once, with the source's argument names (so weights
+  // files and error messages use the model's names), and parsed once, by
+  // the runtime.
+  llvm::raw_string_ostream os(graph.planJson);
+  PlanEmitOptions emit;
+  emit.argumentNames = graph.argumentNames;
+  emit.compact = true;
+  if (failed(emitPlan(module, os, graph.functionName, emit)))
     return failure();
-
-  // Name the plan's arguments as the source did, so weights files and error
-  // messages use the model's names.
-  nlohmann::ordered_json plan =
-      nlohmann::ordered_json::parse(json, nullptr,
-                                    /*allow_exceptions=*/false);
-  if (plan.is_discarded() || !plan.contains("arguments"))
-    return module.emitError(
-        "internal error: the plan emitter wrote invalid JSON");
-  for (size_t i = 0;
-       i < plan["arguments"].size() && i < graph.argumentNames.size(); ++i)
-    plan["arguments"][i]["name"] = graph.argumentNames[i];
-  graph.planJson = plan.dump(-1, ' ', false,
-                             nlohmann::ordered_json::error_handler_t::replace);
   return graph;
 }

@@ -112,6 +112,9 @@ FailureOr<Json> constantValues(Location loc, ElementsAttr value) {
 
 class PlanBuilder {
 public:
+  explicit PlanBuilder(ArrayRef<std::string> argumentNames)
+      : argumentNames(argumentNames) {}
+
   LogicalResult build(func::FuncOp func, Json &plan) {
     auto arena = func->getAttrOfType<IntegerAttr>(
         memrt::MemRTDialect::kArenaBytesAttrName);
@@ -133,7 +136,10 @@ public:
       });
       if (failed(id))
         return failure();
-      arguments.push_back({{"name", "arg" + std::to_string(arg.getArgNumber())},
+      unsigned index = arg.getArgNumber();
+      arguments.push_back({{"name", index < argumentNames.size()
+                                        ? argumentNames[index]
+                                        : "arg" + std::to_string(index)},
                            {"role", role ? role.getValue().str() : "data"},
                            {"tensor", *id}});
     }
@@ -299,6 +305,7 @@ private:
     return slice.getType().getElementType().isInteger(8);
   }
 
+  ArrayRef<std::string> argumentNames;
   Json tensors = Json::array();
   llvm::DenseMap<Value, int64_t> ids;
   /// Tensor id -> the id whose storage it uses (itself unless a view).
@@ -338,16 +345,21 @@ void writePlan(const Json &plan, llvm::raw_ostream &os) {
 
 } // namespace
 
-LogicalResult memopt::emitPlan(func::FuncOp func, llvm::raw_ostream &os) {
+LogicalResult memopt::emitPlan(func::FuncOp func, llvm::raw_ostream &os,
+                               const PlanEmitOptions &options) {
   Json plan;
-  if (failed(PlanBuilder().build(func, plan)))
+  if (failed(PlanBuilder(options.argumentNames).build(func, plan)))
     return failure();
-  writePlan(plan, os);
+  if (options.compact)
+    os << compact(plan);
+  else
+    writePlan(plan, os);
   return success();
 }
 
 LogicalResult memopt::emitPlan(ModuleOp module, llvm::raw_ostream &os,
-                               StringRef functionName) {
+                               StringRef functionName,
+                               const PlanEmitOptions &options) {
   SmallVector<func::FuncOp> candidates;
   for (auto func : module.getOps<func::FuncOp>())
     if (functionName.empty()
@@ -361,7 +373,7 @@ LogicalResult memopt::emitPlan(ModuleOp module, llvm::raw_ostream &os,
                    ? "memrt function (with 'memrt.arena_bytes')"
                    : "function named '" + functionName.str() + "'")
            << " to write as a plan, found " << candidates.size();
-  return emitPlan(candidates.front(), os);
+  return emitPlan(candidates.front(), os, options);
 }
 
 void memopt::registerToPlanTranslation() {
