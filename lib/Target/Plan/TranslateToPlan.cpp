@@ -9,9 +9,9 @@
 
 #include "memopt/Target/Plan/PlanEmitter.h"
 
+#include "memopt/Contract/PlanFormat.h"
 #include "memopt/Dialect/MemRT/IR/MemRTOps.h"
 #include "memopt/Support/InputLimits.h"
-#include "memopt/runtime/PlanFormat.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
@@ -46,19 +46,15 @@ std::string formatLocation(Location loc) {
   return result;
 }
 
+/// The plan's spelling of an element type, which is MLIR's, when the
+/// contract lists it (memopt/Contract/DTypes.def).
 FailureOr<std::string> dtypeName(Location loc, Type type) {
-  if (type.isF32())
-    return std::string("f32");
-  if (type.isF64())
-    return std::string("f64");
-  if (type.isF16())
-    return std::string("f16");
-  if (type.isBF16())
-    return std::string("bf16");
-  if (type.isInteger(32))
-    return std::string("i32");
-  if (type.isInteger(64))
-    return std::string("i64");
+  std::string name;
+  llvm::raw_string_ostream(name) << type;
+#define MEMOPT_DTYPE(KIND, NAME, BYTES, IS_FLOAT)                              \
+  if (name == NAME)                                                            \
+    return name;
+#include "memopt/Contract/DTypes.def"
   return emitError(loc) << "element type " << type
                         << " cannot be written to a plan";
 }

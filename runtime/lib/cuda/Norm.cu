@@ -25,7 +25,7 @@
 #include "Device.cuh"
 
 #include "memopt/runtime/ElementwiseMath.h"
-#include "memopt/runtime/ReductionLayout.h"
+#include "memopt/Contract/ReductionLayout.h"
 
 #include <type_traits>
 

@@ -26,7 +26,7 @@
 #include "Device.cuh"
 
 #include "memopt/runtime/ElementwiseMath.h"
-#include "memopt/runtime/ReductionLayout.h"
+#include "memopt/Contract/ReductionLayout.h"
 
 namespace memopt::runtime::cuda {
 

@@ -20,7 +20,7 @@
 //   rows, chunks chosen so that about 16384 threads sum columns; all
 //   doubles.
 //
-// The reductions' layout is the runtime's memopt/runtime/ReductionLayout.h
+// The reductions' layout is the runtime's memopt/Contract/ReductionLayout.h
 // (header-only), which the CUDA kernels split their work by.
 //
 // Every other op needs no workspace (and does not implement the interface).
@@ -35,7 +35,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
-#include "memopt/runtime/ReductionLayout.h"
+#include "memopt/Contract/ReductionLayout.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 

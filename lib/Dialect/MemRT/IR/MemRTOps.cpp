@@ -10,6 +10,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -82,9 +83,22 @@ LogicalResult ConstantOp::verify() {
   return success();
 }
 
+/// Whether the runtime has a kernel of this name (the contract's list).
+static bool isRuntimeKernel(StringRef name) {
+  return llvm::StringSwitch<bool>(name)
+#define MEMOPT_KERNEL(KIND, NAME) .Case(NAME, true)
+#include "memopt/Contract/Kernels.def"
+      .Default(false);
+}
+
 LogicalResult KernelOp::verify() {
   if (getKernel().empty())
     return emitOpError("expected a kernel name");
+  if (!isRuntimeKernel(getKernel()))
+    return emitOpError("names kernel '")
+           << getKernel()
+           << "', which the runtime does not have (memopt/Contract/"
+              "Kernels.def lists its kernels)";
   if (getOuts().empty())
     return emitOpError("expected at least one output buffer");
   for (Value v : getOuts()) {

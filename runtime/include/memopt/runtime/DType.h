@@ -1,8 +1,9 @@
 //===- DType.h - tensor element types of the runtime ------------*- C++ -*-===//
 //
 // The element types a plan may use (docs/plan-format.md): the float types the
-// dialect computes in and the integer types of labels and ids. The order of
-// the enumerators is also the numbering of the C API's `memopt_dtype`.
+// dialect computes in and the integer types of labels and ids, from the
+// contract's list (memopt/Contract/DTypes.def). The order of the
+// enumerators is also the numbering of the C API's `memopt_dtype`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,32 +17,33 @@
 
 namespace memopt::runtime {
 
-enum class DType : uint8_t { F32 = 0, F64, F16, BF16, I32, I64 };
+enum class DType : uint8_t {
+#define MEMOPT_DTYPE(KIND, NAME, BYTES, IS_FLOAT) KIND,
+#include "memopt/Contract/DTypes.def"
+};
 
 /// Bytes per element.
 constexpr size_t dtypeSize(DType t) {
   switch (t) {
-  case DType::F32:
-  case DType::I32:
-    return 4;
-  case DType::F64:
-  case DType::I64:
-    return 8;
-  case DType::F16:
-  case DType::BF16:
-    return 2;
+#define MEMOPT_DTYPE(KIND, NAME, BYTES, IS_FLOAT)                              \
+  case DType::KIND:                                                            \
+    return BYTES;
+#include "memopt/Contract/DTypes.def"
   }
   return 0;
 }
 
 constexpr bool isFloatDType(DType t) {
-  return t == DType::F32 || t == DType::F64 || t == DType::F16 ||
-         t == DType::BF16;
+  switch (t) {
+#define MEMOPT_DTYPE(KIND, NAME, BYTES, IS_FLOAT)                              \
+  case DType::KIND:                                                            \
+    return IS_FLOAT;
+#include "memopt/Contract/DTypes.def"
+  }
+  return false;
 }
 
-constexpr bool isIntegerDType(DType t) {
-  return t == DType::I32 || t == DType::I64;
-}
+constexpr bool isIntegerDType(DType t) { return !isFloatDType(t); }
 
 /// The plan-file spelling: "f32", "f64", "f16", "bf16", "i32", "i64".
 std::string_view dtypeName(DType t);

@@ -17,7 +17,7 @@
 #include "memopt/runtime/Kernel.h"
 #include "memopt/runtime/Shape.h"
 
-#include "memopt/runtime/PlanFormat.h"
+#include "memopt/Contract/PlanFormat.h"
 
 #include <cstdint>
 #include <memory>

@@ -1,5 +1,4 @@
-//===- ReductionLayout.h - how multi-block reductions split their work ----*-
-//C++ -*-===//
+//===- ReductionLayout.h - how multi-block reductions split -----*- C++ -*-===//
 //
 // The CUDA backend's multi-block reductions (the losses' partial sums,
 // layer_norm_backward's column partials) keep their partials in the step's
@@ -7,12 +6,14 @@
 // (lib/Dialect/MemOpt/IR/WorkspaceModel.cpp). Both sides split the work by
 // this header, so the bytes the plan reserves are the bytes the kernels
 // use. Host code only; header-only, so the compiler includes it without
-// linking the runtime.
+// linking the runtime. Part of the compiler-runtime contract
+// (include/memopt/Contract): the C++ standard library only, never MLIR or
+// LLVM.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MEMOPT_RUNTIME_REDUCTIONLAYOUT_H
-#define MEMOPT_RUNTIME_REDUCTIONLAYOUT_H
+#ifndef MEMOPT_CONTRACT_REDUCTIONLAYOUT_H
+#define MEMOPT_CONTRACT_REDUCTIONLAYOUT_H
 
 #include <algorithm>
 #include <cstdint>
@@ -82,4 +83,4 @@ layerNormBackwardChunks(int64_t rows, int64_t width, int64_t maxChunks) {
 
 } // namespace memopt::runtime::reduction
 
-#endif // MEMOPT_RUNTIME_REDUCTIONLAYOUT_H
+#endif // MEMOPT_CONTRACT_REDUCTIONLAYOUT_H

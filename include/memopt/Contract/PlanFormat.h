@@ -1,14 +1,15 @@
 //===- PlanFormat.h - the plan file's version, for both sides --*- C++ -*-===//
 //
-// Part of the compiler–runtime contract (docs/plan-format.md): included by
-// the runtime's plan reader and by the compiler's plan writer
-// (lib/Target/Plan). It must not depend on MLIR or LLVM: the runtime is
-// MLIR-free.
+// Part of the compiler-runtime contract (include/memopt/Contract,
+// docs/plan-format.md): included by the runtime's plan reader and by the
+// compiler's plan writer (lib/Target/Plan). Like every contract header it
+// includes the C++ standard library only, never MLIR or LLVM: the runtime
+// is MLIR-free.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MEMOPT_RUNTIME_PLANFORMAT_H
-#define MEMOPT_RUNTIME_PLANFORMAT_H
+#ifndef MEMOPT_CONTRACT_PLANFORMAT_H
+#define MEMOPT_CONTRACT_PLANFORMAT_H
 
 #include <cstdint>
 
@@ -22,4 +23,4 @@ inline constexpr int64_t kMinPlanVersion = 1;
 
 } // namespace memopt::runtime
 
-#endif // MEMOPT_RUNTIME_PLANFORMAT_H
+#endif // MEMOPT_CONTRACT_PLANFORMAT_H
