@@ -1,7 +1,7 @@
 //===- KernelRules.h - per-kernel validation of plan steps ------*- C++ -*-===//
 //
 // The runtime's copy of the dialect's shape rules (lib/Dialect/MemOpt/IR/
-// MemOptOps.cpp), applied to plan steps: arity, dtypes, shapes and
+// MemOpt*Ops.cpp), applied to plan steps: arity, dtypes, shapes and
 // attributes. A plan that passes them cannot make a kernel index outside
 // its buffers, whatever produced the plan. Internal to the runtime.
 //

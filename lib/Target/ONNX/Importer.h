@@ -2,8 +2,8 @@
 //-*-===//
 //
 // The importer walks one ONNX graph: ONNXImporter.cpp reads the model, its
-// initializers, inputs and outputs; ONNXNodes.cpp converts each node. This
-// private header holds the state both use and the attribute helpers.
+// initializers, inputs and outputs; the ONNX*Nodes.cpp files convert each
+// node. This private header holds the state both use and the attribute helpers.
 //
 //===----------------------------------------------------------------------===//
 

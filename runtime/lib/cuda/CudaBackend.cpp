@@ -1,7 +1,7 @@
 //===- CudaBackend.cpp - the CUDA backend ---------------------------------===//
 //
 // Device memory, one stream with cuBLAS and cuDNN bound to it, and a table
-// from kernel kind to kernel (the kernels are in the .cu files and Dnn.cpp).
+// from kernel kind to kernel (the kernels are in the .cu files and Dnn*.cpp).
 //
 // Memory is what the plan says: the executor makes one allocation for the
 // arena, arguments and constants, and each step that needs scratch memory

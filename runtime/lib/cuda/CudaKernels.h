@@ -144,7 +144,8 @@ void avgPool2D(const KernelCall &call);
 void maxPool2DBackward(const KernelCall &call);
 void avgPool2DBackward(const KernelCall &call);
 
-// Dnn.cpp: cuDNN (convolution, batch norm) and cuBLAS (linear, matmul).
+// DnnConv.cpp, DnnBatchNorm.cpp, DnnGemm.cpp: cuDNN (convolution, batch
+// norm) and cuBLAS (linear, matmul).
 void conv2d(const KernelCall &call);
 void conv2dBackwardInput(const KernelCall &call);
 void conv2dBackwardWeight(const KernelCall &call);

@@ -1,7 +1,7 @@
 //===- MemOptFusedOps.cpp - verifiers of the fused ops --------------------===//
 //
 // InPlace-ABN's ops (MemOptFusedOps.td). Shapes of batch_norm_act are
-// inferred by batch norm's rules (MemOptOps.cpp); what is checked here is
+// inferred by batch norm's rules (MemOptNormOps.cpp); what is checked here is
 // what makes the fusion valid: an activation the backward can invert.
 //
 //===----------------------------------------------------------------------===//

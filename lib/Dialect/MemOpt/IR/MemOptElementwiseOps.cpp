@@ -1,0 +1,113 @@
+//===- MemOptElementwiseOps.cpp - shape rules of element-wise ops ---------===//
+//
+// The shape rules of the element-wise ops: activations (the operand's type),
+// broadcasting arithmetic (NumPy broadcasting of the two shapes), softmax
+// (over one axis, optionally causal) and dropout.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ShapeChecker.h"
+
+using namespace mlir;
+using namespace memopt;
+using memopt::detail::ShapeChecker;
+
+// Shared shape rule of ops whose result is exactly their first operand's type.
+template <typename OpTy>
+static LogicalResult inferSameAsOperand(std::optional<Location> loc, Value x,
+                                        SmallVectorImpl<Type> &results) {
+  ShapeChecker check(loc, OpTy::getOperationName());
+  FailureOr<RankedTensorType> t = check.tensor(x, "operand");
+  if (failed(t))
+    return failure();
+  results.push_back(*t);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Element-wise ops
+//===----------------------------------------------------------------------===//
+
+#define MEMOPT_SAME_AS_OPERAND(OP, GETTER)                                     \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &results) {                                        \
+    return inferSameAsOperand<OP>(loc, adaptor.GETTER(), results);             \
+  }
+MEMOPT_SAME_AS_OPERAND(ReluOp, getX)
+MEMOPT_SAME_AS_OPERAND(GeluOp, getX)
+MEMOPT_SAME_AS_OPERAND(SigmoidOp, getX)
+MEMOPT_SAME_AS_OPERAND(TanhOp, getX)
+MEMOPT_SAME_AS_OPERAND(LeakyReluOp, getX)
+MEMOPT_SAME_AS_OPERAND(EluOp, getX)
+#undef MEMOPT_SAME_AS_OPERAND
+
+template <typename OpTy>
+static LogicalResult inferBroadcast(std::optional<Location> loc,
+                                    typename OpTy::Adaptor adaptor,
+                                    SmallVectorImpl<Type> &results) {
+  ShapeChecker check(loc, OpTy::getOperationName());
+  auto lhs = check.tensor(adaptor.getLhs(), "lhs");
+  auto rhs = check.tensor(adaptor.getRhs(), "rhs");
+  if (failed(lhs) || failed(rhs) ||
+      failed(check.sameElementType(*lhs, "lhs", *rhs, "rhs")))
+    return failure();
+  auto shape = broadcastShapes(lhs->getShape(), rhs->getShape());
+  if (!shape)
+    return check.error("operand shapes ", formatShape(lhs->getShape()), " and ",
+                       formatShape(rhs->getShape()), " do not broadcast");
+  return check.result(*shape, lhs->getElementType(), results);
+}
+
+#define MEMOPT_BROADCAST(OP)                                                   \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &results) {                                        \
+    return inferBroadcast<OP>(loc, adaptor, results);                          \
+  }
+MEMOPT_BROADCAST(AddOp)
+MEMOPT_BROADCAST(SubOp)
+MEMOPT_BROADCAST(MulOp)
+MEMOPT_BROADCAST(DivOp)
+#undef MEMOPT_BROADCAST
+
+//===----------------------------------------------------------------------===//
+// Softmax, dropout
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftmaxOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  ShapeChecker check(loc, getOperationName());
+  auto x = check.tensor(adaptor.getX(), "x");
+  if (failed(x))
+    return failure();
+  if (x->getRank() < 1)
+    return check.error("expected x of rank ≥ 1, got a scalar");
+  auto axis = check.axis(adaptor.getAxis(), x->getRank(), "axis");
+  if (failed(axis))
+    return failure();
+  if (adaptor.getCausal()) {
+    int64_t rank = x->getRank();
+    if (rank < 2 || *axis != rank - 1 ||
+        x->getDimSize(rank - 1) != x->getDimSize(rank - 2))
+      return check.error("'causal' needs the softmax over the last axis of "
+                         "square trailing dimensions (...xTxT), got ",
+                         *x, " with axis ",
+                         static_cast<int64_t>(adaptor.getAxis()));
+  }
+  results.push_back(*x);
+  return success();
+}
+
+LogicalResult DropoutOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  ShapeChecker check(loc, getOperationName());
+  double p = adaptor.getP().convertToDouble();
+  if (!(p >= 0 && p < 1))
+    return check.error("expected 'p' in [0, 1), got ", p);
+  return inferSameAsOperand<DropoutOp>(loc, adaptor.getX(), results);
+}

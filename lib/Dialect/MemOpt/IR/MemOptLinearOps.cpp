@@ -1,0 +1,162 @@
+//===- MemOptLinearOps.cpp - shape rules of conv2d, linear, matmul --------===//
+//
+// The shape rules of the ops that contract with a weight or a second
+// operand: conv2d (groups, strides, padding, dilations, as PyTorch), linear
+// (over the last dimension) and matmul (with broadcast batch dimensions).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ShapeChecker.h"
+
+#include "llvm/Support/CheckedArithmetic.h"
+
+using namespace mlir;
+using namespace memopt;
+using memopt::detail::ShapeChecker;
+
+//===----------------------------------------------------------------------===//
+// Conv2DOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  ShapeChecker check(loc, getOperationName());
+  auto input = check.tensorOfRank(adaptor.getInput(), "input", 4, "NxCxHxW");
+  auto weight =
+      check.tensorOfRank(adaptor.getWeight(), "weight", 4, "Kx(C/groups)xRxS");
+  if (failed(input) || failed(weight) ||
+      failed(check.sameElementType(*input, "input", *weight, "weight")))
+    return failure();
+  ArrayRef<int64_t> strides = adaptor.getStrides();
+  ArrayRef<int64_t> padding = adaptor.getPadding();
+  ArrayRef<int64_t> dilations = adaptor.getDilations();
+  int64_t groups = adaptor.getGroups();
+  if (failed(check.array(strides, "strides", 2, 1)) ||
+      failed(check.array(padding, "padding", 2, 0)) ||
+      failed(check.array(dilations, "dilations", 2, 1)))
+    return failure();
+  if (groups < 1)
+    return check.error("expected 'groups' ≥ 1, got ", groups);
+
+  ArrayRef<int64_t> in = input->getShape(), w = weight->getShape();
+  int64_t n = in[0], c = in[1], k = w[0];
+  if (c % groups != 0 || k % groups != 0)
+    return check.error("expected input channels (", c,
+                       ") and output channels (", k, ") divisible by groups (",
+                       groups, ")");
+  if (w[1] != c / groups)
+    return check.error("expected weight shape ", k, "x", c / groups, "x", w[2],
+                       "x", w[3], " for ", c, " input channels and ", groups,
+                       " group(s), got ", formatShape(w));
+  if (Value bias = adaptor.getBias()) {
+    auto b = check.tensorOfRank(bias, "bias", 1);
+    if (failed(b) || failed(check.sameElementType(*input, "input", *b, "bias")))
+      return failure();
+    if (b->getDimSize(0) != k)
+      return check.error("expected bias of ", k,
+                         " elements (output channels), got ", b->getDimSize(0));
+  }
+  // PyTorch's rule: the padded input must hold the dilated kernel,
+  // `(R - 1) * dh + 1` rows (likewise columns).
+  SmallVector<int64_t, 2> padded, window;
+  for (int d = 0; d < 2; ++d) {
+    std::optional<int64_t> pad = llvm::checkedMul<int64_t>(2, padding[d]);
+    if (pad)
+      pad = llvm::checkedAdd(in[2 + d], *pad);
+    std::optional<int64_t> span = llvm::checkedMul(dilations[d], w[2 + d] - 1);
+    if (span)
+      span = llvm::checkedAdd<int64_t>(*span, 1);
+    if (!pad)
+      return check.error("'padding' [", padding[0], ", ", padding[1],
+                         "] overflows 64-bit sizes");
+    if (!span)
+      return check.error("'dilations' [", dilations[0], ", ", dilations[1],
+                         "] overflow 64-bit sizes");
+    padded.push_back(*pad);
+    window.push_back(*span);
+  }
+  SmallVector<int64_t, 4> out = {n, k, 0, 0};
+  for (int d = 0; d < 2; ++d) {
+    std::optional<int64_t> extent = llvm::checkedSub(padded[d], window[d]);
+    if (!extent)
+      return check.error("'dilations' [", dilations[0], ", ", dilations[1],
+                         "] overflow 64-bit sizes");
+    if (*extent < 0)
+      return check.error("input ", in[2], "x", in[3], " with padding [",
+                         padding[0], ", ", padding[1],
+                         "] is smaller than the dilated kernel ", window[0],
+                         "x", window[1]);
+    out[2 + d] = *extent / strides[d] + 1;
+  }
+  return check.result(out, input->getElementType(), results);
+}
+
+//===----------------------------------------------------------------------===//
+// LinearOp, MatMulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  ShapeChecker check(loc, getOperationName());
+  auto input = check.tensor(adaptor.getInput(), "input");
+  auto weight = check.tensorOfRank(adaptor.getWeight(), "weight", 2, "OxI");
+  if (failed(input) || failed(weight) ||
+      failed(check.sameElementType(*input, "input", *weight, "weight")))
+    return failure();
+  if (input->getRank() < 1)
+    return check.error("expected input of rank ≥ 1, got a scalar");
+  int64_t inFeatures = input->getShape().back();
+  int64_t outFeatures = weight->getDimSize(0);
+  if (weight->getDimSize(1) != inFeatures)
+    return check.error("expected weight shape ", outFeatures, "x", inFeatures,
+                       " for ", inFeatures, " input features, got ",
+                       formatShape(weight->getShape()));
+  if (Value bias = adaptor.getBias()) {
+    auto b = check.tensorOfRank(bias, "bias", 1);
+    if (failed(b) || failed(check.sameElementType(*input, "input", *b, "bias")))
+      return failure();
+    if (b->getDimSize(0) != outFeatures)
+      return check.error("expected bias of ", outFeatures,
+                         " elements (output features), got ", b->getDimSize(0));
+  }
+  SmallVector<int64_t> out(input->getShape());
+  out.back() = outFeatures;
+  return check.result(out, input->getElementType(), results);
+}
+
+LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  ShapeChecker check(loc, getOperationName());
+  auto a = check.tensor(adaptor.getA(), "a");
+  auto b = check.tensor(adaptor.getB(), "b");
+  if (failed(a) || failed(b) || failed(check.sameElementType(*a, "a", *b, "b")))
+    return failure();
+  if (a->getRank() < 2 || b->getRank() < 2)
+    return check.error("expected operands of rank ≥ 2, got ", *a, " and ", *b);
+  ArrayRef<int64_t> as = a->getShape(), bs = b->getShape();
+  int64_t m = as[as.size() - 2], ka = as.back();
+  if (adaptor.getTransposeA())
+    std::swap(m, ka);
+  int64_t kb = bs[bs.size() - 2], n = bs.back();
+  if (adaptor.getTransposeB())
+    std::swap(kb, n);
+  if (ka != kb)
+    return check.error("expected contracted dimensions to agree, got ", ka,
+                       " (a", adaptor.getTransposeA() ? ", transposed" : "",
+                       ") and ", kb, " (b",
+                       adaptor.getTransposeB() ? ", transposed" : "", ")");
+  auto batch = broadcastShapes(as.drop_back(2), bs.drop_back(2));
+  if (!batch)
+    return check.error("batch dimensions ", formatShape(as.drop_back(2)),
+                       " and ", formatShape(bs.drop_back(2)),
+                       " do not broadcast");
+  SmallVector<int64_t> out = *batch;
+  out.append({m, n});
+  return check.result(out, a->getElementType(), results);
+}

@@ -1,0 +1,119 @@
+//===- KernelRulesElementwise.cpp - rules of element-wise ops -------------===//
+//
+// The rules of the element-wise ops: activations, broadcasting arithmetic,
+// softmax and dropout, with their backward ops, and sum_to, the reduction
+// that undoes a broadcast in the backward pass.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelRulesImpl.h"
+
+namespace memopt::runtime::detail {
+
+KernelAttrs unary(Rules &r, std::optional<double> alphaDefault) {
+  r.arity(1, 1, 1);
+  AlphaAttrs a;
+  if (alphaDefault)
+    a.alpha = r.f64("alpha", *alphaDefault);
+  r.done();
+  r.isFloat(r.in(0), "x");
+  r.output(0, r.in(0).dtype, r.in(0).shape);
+  if (alphaDefault)
+    return a;
+  return std::monostate{};
+}
+
+KernelAttrs binary(Rules &r) {
+  r.arity(2, 2, 1);
+  r.done();
+  const TensorInfo &x = r.in(0), &y = r.in(1);
+  r.isFloat(x, "lhs");
+  r.sameDType(x, "lhs", y, "rhs");
+  auto shape = broadcastShapes(x.shape, y.shape);
+  if (!shape)
+    r.error("operand shapes ", formatShape(x.shape), " and ",
+            formatShape(y.shape), " do not broadcast");
+  r.output(0, x.dtype, *shape);
+  return std::monostate{};
+}
+
+KernelAttrs softmax(Rules &r) {
+  r.arity(1, 1, 1);
+  SoftmaxAttrs a;
+  int64_t axis = r.i64("axis", -1);
+  a.causal = r.boolean("causal", false);
+  r.done();
+  const TensorInfo &x = r.in(0);
+  r.isFloat(x, "x");
+  r.minRank(x, "x", 1);
+  int64_t rank = x.shape.size();
+  a.axis = r.axis(axis, rank, "axis");
+  if (a.causal && (rank < 2 || a.axis != rank - 1 ||
+                   x.shape[rank - 1] != x.shape[rank - 2]))
+    r.error("'causal' needs the softmax over the last axis of square "
+            "trailing dimensions (...xTxT), got shape ",
+            formatShape(x.shape), " with axis ", axis);
+  r.output(0, x.dtype, x.shape);
+  return a;
+}
+
+KernelAttrs dropout(Rules &r) {
+  r.arity(1, 1, 1);
+  DropoutAttrs a;
+  a.p = r.f64("p", 0.5);
+  a.seed = r.i64("seed", 0);
+  r.done();
+  if (!(a.p >= 0 && a.p < 1))
+    r.error("expected 'p' in [0, 1), got ", a.p);
+  r.isFloat(r.in(0), "x");
+  r.output(0, r.in(0).dtype, r.in(0).shape);
+  return a;
+}
+
+KernelAttrs sumTo(Rules &r) {
+  r.arity(1, 1, 1);
+  r.done();
+  const TensorInfo &x = r.in(0), &y = r.out(0);
+  r.isFloat(x, "x");
+  auto b = broadcastShapes(y.shape, x.shape);
+  if (!b || *b != x.shape)
+    r.error("result shape ", formatShape(y.shape),
+            " does not broadcast to the operand's ", formatShape(x.shape));
+  r.output(0, x.dtype, y.shape);
+  return std::monostate{};
+}
+
+/// relu/gelu/sigmoid/tanh/leaky_relu/elu_backward(grad, saved): every type
+/// matches.
+KernelAttrs activationBackward(Rules &r, std::optional<double> alphaDefault) {
+  r.arity(2, 2, 1);
+  ActivationBackwardAttrs a;
+  if (alphaDefault) {
+    a.alpha = r.f64("alpha", *alphaDefault);
+    a.fromOutput = r.boolean("from_output", false);
+  }
+  r.done();
+  const TensorInfo &g = r.in(0);
+  r.isFloat(g, "grad");
+  r.sameType(g, "grad", r.in(1), "saved");
+  r.output(0, g.dtype, g.shape);
+  if (alphaDefault)
+    return a;
+  return std::monostate{};
+}
+
+KernelAttrs softmaxBackward(Rules &r) {
+  r.arity(2, 2, 1);
+  SoftmaxAttrs a;
+  int64_t axis = r.i64("axis", -1);
+  r.done();
+  const TensorInfo &g = r.in(0);
+  r.isFloat(g, "grad");
+  r.sameType(g, "grad", r.in(1), "output");
+  r.minRank(g, "grad", 1);
+  a.axis = r.axis(axis, static_cast<int64_t>(g.shape.size()), "axis");
+  r.output(0, g.dtype, g.shape);
+  return a;
+}
+
+} // namespace memopt::runtime::detail

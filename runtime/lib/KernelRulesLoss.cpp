@@ -1,0 +1,76 @@
+//===- KernelRulesLoss.cpp - rules of loss ops ----------------------------===//
+//
+// The rules of the losses (cross-entropy over class indices, mean squared
+// error), each a 0-d result, and of their backward ops, which take the 0-d
+// gradient of the loss first.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelRulesImpl.h"
+
+namespace memopt::runtime::detail {
+
+namespace {
+
+void scalarLossGrad(Rules &r) {
+  const TensorInfo &gl = r.in(0);
+  r.isFloat(gl, "grad_loss");
+  if (!gl.shape.empty())
+    r.error("expected a 0-d grad_loss, got shape ", formatShape(gl.shape));
+}
+
+} // namespace
+
+KernelAttrs crossEntropy(Rules &r) {
+  r.arity(2, 2, 1);
+  r.done();
+  const TensorInfo &logits = r.in(0), &labels = r.in(1);
+  r.isFloat(logits, "logits");
+  r.rank(logits, "logits", 2, "NxC");
+  r.isInteger(labels, "labels");
+  r.rank(labels, "labels", 1, "N");
+  if (labels.shape[0] != logits.shape[0])
+    r.error("expected ", logits.shape[0],
+            " labels (one per row of logits), got ", labels.shape[0]);
+  r.output(0, logits.dtype, {});
+  return std::monostate{};
+}
+
+KernelAttrs mseLoss(Rules &r) {
+  r.arity(2, 2, 1);
+  r.done();
+  const TensorInfo &p = r.in(0);
+  r.isFloat(p, "prediction");
+  r.sameType(p, "prediction", r.in(1), "target");
+  r.output(0, p.dtype, {});
+  return std::monostate{};
+}
+
+KernelAttrs crossEntropyBackward(Rules &r) {
+  r.arity(3, 3, 1);
+  r.done();
+  scalarLossGrad(r);
+  const TensorInfo &logits = r.in(1), &labels = r.in(2);
+  r.isFloat(logits, "logits");
+  r.rank(logits, "logits", 2, "NxC");
+  r.isInteger(labels, "labels");
+  r.rank(labels, "labels", 1, "N");
+  if (labels.shape[0] != logits.shape[0])
+    r.error("expected ", logits.shape[0],
+            " labels (one per row of logits), got ", labels.shape[0]);
+  r.output(0, logits.dtype, logits.shape);
+  return std::monostate{};
+}
+
+KernelAttrs mseLossBackward(Rules &r) {
+  r.arity(3, 3, 1);
+  r.done();
+  scalarLossGrad(r);
+  const TensorInfo &p = r.in(1);
+  r.isFloat(p, "prediction");
+  r.sameType(p, "prediction", r.in(2), "target");
+  r.output(0, p.dtype, p.shape);
+  return std::monostate{};
+}
+
+} // namespace memopt::runtime::detail

@@ -1,0 +1,167 @@
+//===- KernelRulesOptimizer.cpp - rules of optimizers, loss scaling -------===//
+//
+// The rules of the optimizer updates (SGD, SGD with momentum, Adam): param,
+// grad and buffers of one type, every new value of that type too. And the
+// rules of mixed precision: casts and dynamic loss scaling
+// (torch.amp.GradScaler), whose flags and scales are 0-d tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelRulesImpl.h"
+
+namespace memopt::runtime::detail {
+
+namespace {
+
+/// A 0-d tensor of dtype `dtype` (a flag, a loss scale, a counter).
+void scalarOf(Rules &r, const TensorInfo &t, const std::string &name,
+              DType dtype) {
+  if (t.dtype != dtype)
+    r.error("expected ", name, " of dtype ", dtypeName(dtype), ", got ",
+            dtypeName(t.dtype));
+  if (!t.shape.empty())
+    r.error("expected a 0-d ", name, ", got shape ", formatShape(t.shape));
+}
+
+void sameTypes(Rules &r, std::initializer_list<const char *> names) {
+  const TensorInfo &p = r.in(0);
+  r.isFloat(p, "param");
+  size_t i = 0;
+  for (const char *name : names) {
+    if (i)
+      r.sameType(p, "param", r.in(i), name);
+    ++i;
+  }
+  for (size_t o = 0; o < r.numOutputs(); ++o)
+    r.output(o, p.dtype, p.shape);
+}
+
+/// The optional trailing `skip` operand of the optimizer updates (input
+/// `index`): a 0-d f32 flag; when nonzero the step leaves every value as it
+/// was (a step skipped by dynamic loss scaling).
+void optionalSkip(Rules &r, size_t index) {
+  if (r.numInputs() > index)
+    scalarOf(r, r.in(index), "skip", DType::F32);
+}
+
+} // namespace
+
+KernelAttrs sgdUpdate(Rules &r) {
+  r.arity(2, 3, 1);
+  SgdAttrs a;
+  a.lr = r.f64("lr", std::nullopt);
+  a.weightDecay = r.f64("weight_decay", 0.0);
+  r.done();
+  sameTypes(r, {"param", "grad"});
+  optionalSkip(r, 2);
+  return a;
+}
+
+KernelAttrs sgdMomentumUpdate(Rules &r) {
+  r.arity(3, 4, 2);
+  SgdMomentumAttrs a;
+  a.lr = r.f64("lr", std::nullopt);
+  a.momentum = r.f64("momentum", std::nullopt);
+  a.dampening = r.f64("dampening", 0.0);
+  a.weightDecay = r.f64("weight_decay", 0.0);
+  a.nesterov = r.boolean("nesterov", false);
+  r.done();
+  sameTypes(r, {"param", "grad", "momentum_buffer"});
+  optionalSkip(r, 3);
+  return a;
+}
+
+KernelAttrs adamUpdate(Rules &r) {
+  r.arity(5, 6, 3);
+  AdamAttrs a;
+  a.lr = r.f64("lr", std::nullopt);
+  a.beta1 = r.f64("beta1", 0.9);
+  a.beta2 = r.f64("beta2", 0.999);
+  a.eps = r.f64("eps", 1e-8);
+  a.weightDecay = r.f64("weight_decay", 0.0);
+  r.done();
+  if (!(a.beta1 >= 0 && a.beta1 < 1 && a.beta2 >= 0 && a.beta2 < 1))
+    r.error("expected 'beta1' and 'beta2' in [0, 1), got ", a.beta1, " and ",
+            a.beta2);
+  if (!(a.eps > 0))
+    r.error("expected 'eps' > 0, got ", a.eps);
+  sameTypes(r, {"param", "grad", "exp_avg", "exp_avg_sq"});
+  const TensorInfo &step = r.in(4);
+  r.isFloat(step, "step");
+  if (!step.shape.empty())
+    r.error("expected a 0-d step, got shape ", formatShape(step.shape));
+  optionalSkip(r, 5);
+  return a;
+}
+
+/// cast(x) -> x's values in the output's float dtype (any float dtype).
+KernelAttrs cast(Rules &r) {
+  r.arity(1, 1, 1);
+  r.done();
+  const TensorInfo &x = r.in(0), &y = r.out(0);
+  r.isFloat(x, "input");
+  r.isFloat(y, "output 0");
+  r.output(0, y.dtype, x.shape);
+  return std::monostate{};
+}
+
+/// found_inf(x...) -> a 0-d f32 flag: 1 if any element of any input is
+/// +-inf or NaN, else 0. The inputs may have any float dtypes and shapes.
+KernelAttrs foundInf(Rules &r) {
+  r.arity(1, SIZE_MAX, 1);
+  r.done();
+  for (size_t i = 0; i < r.numInputs(); ++i)
+    r.isFloat(r.in(i), concat("input ", i));
+  r.output(0, DType::F32, {});
+  return std::monostate{};
+}
+
+/// unscale(grad, scale) -> grad * (1 / scale) in grad's type.
+KernelAttrs unscale(Rules &r) {
+  r.arity(2, 2, 1);
+  r.done();
+  const TensorInfo &g = r.in(0);
+  r.isFloat(g, "grad");
+  scalarOf(r, r.in(1), "scale", DType::F32);
+  r.output(0, g.dtype, g.shape);
+  return std::monostate{};
+}
+
+/// update_loss_scale(scale, growth_tracker, found_inf) ->
+/// (new_scale, new_growth_tracker).
+KernelAttrs updateLossScale(Rules &r) {
+  r.arity(3, 3, 2);
+  LossScaleAttrs a;
+  a.growthFactor = r.f64("growth_factor", std::nullopt);
+  a.backoffFactor = r.f64("backoff_factor", std::nullopt);
+  a.growthInterval = r.i64("growth_interval", std::nullopt);
+  r.done();
+  if (!(a.growthFactor > 0))
+    r.error("expected 'growth_factor' > 0, got ", a.growthFactor);
+  if (!(a.backoffFactor > 0))
+    r.error("expected 'backoff_factor' > 0, got ", a.backoffFactor);
+  if (a.growthInterval < 1 || a.growthInterval > INT32_MAX)
+    r.error("expected 'growth_interval' in [1, ", INT32_MAX,
+            "] (the growth tracker is i32), got ", a.growthInterval);
+  scalarOf(r, r.in(0), "scale", DType::F32);
+  scalarOf(r, r.in(1), "growth_tracker", DType::I32);
+  scalarOf(r, r.in(2), "found_inf", DType::F32);
+  r.output(0, DType::F32, {});
+  r.output(1, DType::I32, {});
+  return a;
+}
+
+/// select(condition, true_value, false_value) -> true_value if condition is
+/// nonzero, else false_value; both values of one type (any dtype, integers
+/// included).
+KernelAttrs selectRule(Rules &r) {
+  r.arity(3, 3, 1);
+  r.done();
+  scalarOf(r, r.in(0), "condition", DType::F32);
+  const TensorInfo &a = r.in(1);
+  r.sameType(a, "true_value", r.in(2), "false_value");
+  r.output(0, a.dtype, a.shape);
+  return std::monostate{};
+}
+
+} // namespace memopt::runtime::detail
