@@ -8,6 +8,8 @@
 
 #include "KernelRulesImpl.h"
 
+#include "memopt/Contract/ConvShapes.h"
+
 namespace memopt::runtime::detail {
 
 namespace {
@@ -20,39 +22,23 @@ Conv2DAttrs convAttrs(Rules &r) {
   a.dilations = r.pair("dilations", 1, {1, 1});
   a.groups = r.i64("groups", 1);
   r.done();
-  if (a.groups < 1)
-    r.error("expected 'groups' >= 1, got ", a.groups);
   return a;
 }
 
 /// Checks that an NxCxHxW input `x` and a Kx(C/groups)xRxS weight `w` form
-/// a convolution with `a`, and returns its output shape.
+/// a convolution with `a` (the contract's rule, ConvShapes.h), and returns
+/// its output shape.
 Shape convOutputShape(Rules &r, const TensorInfo &x, const char *xName,
                       const TensorInfo &w, const char *wName,
-                      const Conv2DAttrs &a) {
+                      const Conv2DAttrs &a,
+                      std::optional<int64_t> biasElements = std::nullopt) {
   r.rank(x, xName, 4, "NxCxHxW");
   r.rank(w, wName, 4, "Kx(C/groups)xRxS");
-  int64_t n = x.shape[0], c = x.shape[1], k = w.shape[0];
-  if (c % a.groups != 0 || k % a.groups != 0)
-    r.error("expected input channels (", c, ") and output channels (", k,
-            ") divisible by groups (", a.groups, ")");
-  if (w.shape[1] != c / a.groups)
-    r.error("expected ", wName, " shape ", k, "x", c / a.groups, "x",
-            w.shape[2], "x", w.shape[3], " for ", c, " input channels and ",
-            a.groups, " group(s), got ", formatShape(w.shape));
-  Shape out = {n, k, 0, 0};
-  for (int d = 0; d < 2; ++d) {
-    int64_t padded =
-        r.add(x.shape[2 + d], r.mul(2, a.padding[d], "'padding'"), "'padding'");
-    int64_t window =
-        r.add(r.mul(a.dilations[d], w.shape[2 + d] - 1, "'dilations'"), 1,
-              "'dilations'");
-    if (padded < window)
-      r.error(xName, " ", x.shape[2], "x", x.shape[3], " with padding [",
-              a.padding[0], ", ", a.padding[1],
-              "] is smaller than the dilated kernel");
-    out[2 + d] = (padded - window) / a.strides[d] + 1;
-  }
+  Shape out;
+  if (shapes::ShapeProblem problem = shapes::conv2dShape(
+          x.shape, w.shape, biasElements, a, out, xName, wName);
+      !problem.empty())
+    r.error(problem);
   return out;
 }
 
@@ -98,15 +84,14 @@ KernelAttrs conv2d(Rules &r) {
   r.rank(w, "weight", 4, "Kx(C/groups)xRxS");
   r.sameDType(x, "input", w, "weight");
   Conv2DAttrs a = convAttrs(r);
-  Shape out = convOutputShape(r, x, "input", w, "weight", a);
+  std::optional<int64_t> biasElements;
   if (r.numInputs() == 3) {
     const TensorInfo &b = r.in(2);
     r.rank(b, "bias", 1);
     r.sameDType(x, "input", b, "bias");
-    if (b.shape[0] != out[1])
-      r.error("expected bias of ", out[1], " elements (output channels), got ",
-              b.shape[0]);
+    biasElements = b.shape[0];
   }
+  Shape out = convOutputShape(r, x, "input", w, "weight", a, biasElements);
   r.output(0, x.dtype, out);
   return a;
 }

@@ -8,6 +8,8 @@
 
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 
+#include "memopt/Contract/ConvShapes.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -52,21 +54,27 @@ LogicalResult checkPairs(Operation *op, ArrayRef<int64_t> strides,
   return success();
 }
 
-/// The conv2d output type for `input` and `weight` shapes, or null if they
-/// do not form a valid convolution.
+/// The conv2d output type for `input` and `weight` (the contract's rule,
+/// ConvShapes.h); null with the problem in `problem` when they do not form
+/// a convolution.
 RankedTensorType convOutput(RankedTensorType input, RankedTensorType weight,
                             ArrayRef<int64_t> strides,
                             ArrayRef<int64_t> padding,
-                            ArrayRef<int64_t> dilations, int64_t groups) {
-  if (input.getRank() != 4 || weight.getRank() != 4 || groups < 1 ||
-      input.getDimSize(1) != weight.getDimSize(1) * groups ||
-      weight.getDimSize(0) % groups != 0)
+                            ArrayRef<int64_t> dilations, int64_t groups,
+                            std::string &problem) {
+  if (input.getRank() != 4 || weight.getRank() != 4) {
+    problem = "expected 4-D operands";
     return {};
-  SmallVector<int64_t, 4> out = {input.getDimSize(0), weight.getDimSize(0)};
-  for (int d = 0; d < 2; ++d)
-    out.push_back(sweepSize(input.getDimSize(2 + d), weight.getDimSize(2 + d),
-                            strides[d], padding[d], dilations[d]));
-  if (out[2] < 1 || out[3] < 1)
+  }
+  shapes::Conv2DParams params;
+  params.strides = {strides[0], strides[1]};
+  params.padding = {padding[0], padding[1]};
+  params.dilations = {dilations[0], dilations[1]};
+  params.groups = groups;
+  shapes::Dims out;
+  problem = shapes::conv2dShape(input.getShape().vec(), weight.getShape().vec(),
+                                std::nullopt, params, out);
+  if (!problem.empty())
     return {};
   return RankedTensorType::get(out, input.getElementType());
 }
@@ -101,25 +109,28 @@ LogicalResult SumToOp::verify() {
 LogicalResult Conv2DBackwardInputOp::verify() {
   if (failed(checkPairs(*this, getStrides(), getPadding(), getDilations())))
     return failure();
+  std::string problem;
   RankedTensorType fwd =
       convOutput(getType(), tensorType(getWeight()), getStrides(), getPadding(),
-                 getDilations(), getGroups());
+                 getDilations(), getGroups(), problem);
   if (!fwd)
     return emitOpError("result ")
            << getType() << " and weight " << getWeight().getType()
-           << " do not form a convolution";
+           << " do not form a convolution: " << problem;
   return expectType(*this, "grad_output", fwd, getGradOutput().getType());
 }
 
 LogicalResult Conv2DBackwardWeightOp::verify() {
   if (failed(checkPairs(*this, getStrides(), getPadding(), getDilations())))
     return failure();
+  std::string problem;
   RankedTensorType fwd =
       convOutput(tensorType(getInput()), getType(), getStrides(), getPadding(),
-                 getDilations(), getGroups());
+                 getDilations(), getGroups(), problem);
   if (!fwd)
-    return emitOpError("input ") << getInput().getType() << " and result "
-                                 << getType() << " do not form a convolution";
+    return emitOpError("input ")
+           << getInput().getType() << " and result " << getType()
+           << " do not form a convolution: " << problem;
   return expectType(*this, "grad_output", fwd, getGradOutput().getType());
 }
 

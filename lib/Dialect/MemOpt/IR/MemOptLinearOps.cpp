@@ -8,6 +8,8 @@
 
 #include "ShapeChecker.h"
 
+#include "memopt/Contract/ConvShapes.h"
+
 #include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
@@ -32,64 +34,28 @@ LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *,
   ArrayRef<int64_t> strides = adaptor.getStrides();
   ArrayRef<int64_t> padding = adaptor.getPadding();
   ArrayRef<int64_t> dilations = adaptor.getDilations();
-  int64_t groups = adaptor.getGroups();
   if (failed(check.array(strides, "strides", 2, 1)) ||
       failed(check.array(padding, "padding", 2, 0)) ||
       failed(check.array(dilations, "dilations", 2, 1)))
     return failure();
-  if (groups < 1)
-    return check.error("expected 'groups' ≥ 1, got ", groups);
-
-  ArrayRef<int64_t> in = input->getShape(), w = weight->getShape();
-  int64_t n = in[0], c = in[1], k = w[0];
-  if (c % groups != 0 || k % groups != 0)
-    return check.error("expected input channels (", c,
-                       ") and output channels (", k, ") divisible by groups (",
-                       groups, ")");
-  if (w[1] != c / groups)
-    return check.error("expected weight shape ", k, "x", c / groups, "x", w[2],
-                       "x", w[3], " for ", c, " input channels and ", groups,
-                       " group(s), got ", formatShape(w));
+  std::optional<int64_t> biasElements;
   if (Value bias = adaptor.getBias()) {
     auto b = check.tensorOfRank(bias, "bias", 1);
     if (failed(b) || failed(check.sameElementType(*input, "input", *b, "bias")))
       return failure();
-    if (b->getDimSize(0) != k)
-      return check.error("expected bias of ", k,
-                         " elements (output channels), got ", b->getDimSize(0));
+    biasElements = b->getDimSize(0);
   }
-  // PyTorch's rule: the padded input must hold the dilated kernel,
-  // `(R - 1) * dh + 1` rows (likewise columns).
-  SmallVector<int64_t, 2> padded, window;
-  for (int d = 0; d < 2; ++d) {
-    std::optional<int64_t> pad = llvm::checkedMul<int64_t>(2, padding[d]);
-    if (pad)
-      pad = llvm::checkedAdd(in[2 + d], *pad);
-    std::optional<int64_t> span = llvm::checkedMul(dilations[d], w[2 + d] - 1);
-    if (span)
-      span = llvm::checkedAdd<int64_t>(*span, 1);
-    if (!pad)
-      return check.error("'padding' [", padding[0], ", ", padding[1],
-                         "] overflows 64-bit sizes");
-    if (!span)
-      return check.error("'dilations' [", dilations[0], ", ", dilations[1],
-                         "] overflow 64-bit sizes");
-    padded.push_back(*pad);
-    window.push_back(*span);
-  }
-  SmallVector<int64_t, 4> out = {n, k, 0, 0};
-  for (int d = 0; d < 2; ++d) {
-    std::optional<int64_t> extent = llvm::checkedSub(padded[d], window[d]);
-    if (!extent)
-      return check.error("'dilations' [", dilations[0], ", ", dilations[1],
-                         "] overflow 64-bit sizes");
-    if (*extent < 0)
-      return check.error("input ", in[2], "x", in[3], " with padding [",
-                         padding[0], ", ", padding[1],
-                         "] is smaller than the dilated kernel ", window[0],
-                         "x", window[1]);
-    out[2 + d] = *extent / strides[d] + 1;
-  }
+  shapes::Conv2DParams params;
+  params.strides = {strides[0], strides[1]};
+  params.padding = {padding[0], padding[1]};
+  params.dilations = {dilations[0], dilations[1]};
+  params.groups = adaptor.getGroups();
+  shapes::Dims out;
+  if (shapes::ShapeProblem problem =
+          shapes::conv2dShape(input->getShape().vec(), weight->getShape().vec(),
+                              biasElements, params, out);
+      !problem.empty())
+    return check.error(problem);
   return check.result(out, input->getElementType(), results);
 }
 

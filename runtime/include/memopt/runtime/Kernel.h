@@ -12,6 +12,8 @@
 #ifndef MEMOPT_RUNTIME_KERNEL_H
 #define MEMOPT_RUNTIME_KERNEL_H
 
+#include "memopt/Contract/ConvShapes.h"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -41,12 +43,7 @@ const std::vector<KernelKind> &allKernelKinds();
 //===----------------------------------------------------------------------===//
 
 /// conv2d, conv2d_backward_input and conv2d_backward_weight.
-struct Conv2DAttrs {
-  std::array<int64_t, 2> strides{1, 1};
-  std::array<int64_t, 2> padding{0, 0};
-  std::array<int64_t, 2> dilations{1, 1};
-  int64_t groups = 1;
-};
+using Conv2DAttrs = shapes::Conv2DParams;
 
 struct MatMulAttrs {
   bool transposeA = false;
