@@ -235,3 +235,20 @@ int64_t StageChain::flops(const CheckpointSchedule &schedule) const {
       total += MemoryAnalysis::getFlops(op);
   return total;
 }
+
+void StageChain::print(llvm::raw_ostream &os) const {
+  os << "stages " << size() << ", width " << width << ", forward ops "
+     << forwardOps << ", fixed " << fixed.size() << ", forward flops "
+     << forwardFlops << "\n";
+  for (int64_t j = 0; j < size(); ++j) {
+    os << "  stage " << j << ": ops [";
+    llvm::interleaveComma(stages[j], os,
+                          [&](Operation *op) { os << op->getName(); });
+    os << "], saved " << saved[j].size() << " value"
+       << (saved[j].size() == 1 ? "" : "s");
+    if (j + 1 < size())
+      os << ", cut " << cuts[j].size() << " value"
+         << (cuts[j].size() == 1 ? "" : "s");
+    os << ", weight " << weights[j] << " bytes\n";
+  }
+}

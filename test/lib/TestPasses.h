@@ -14,10 +14,13 @@ namespace memopt::test {
 void registerTestInPlaceABNPass();
 /// `--test-memopt-print-liveness` (TestPrintLiveness.cpp).
 void registerTestPrintLivenessPass();
+/// `--test-memopt-print-stages` (TestPrintStages.cpp).
+void registerTestPrintStagesPass();
 
 inline void registerAllTestPasses() {
   registerTestInPlaceABNPass();
   registerTestPrintLivenessPass();
+  registerTestPrintStagesPass();
 }
 
 } // namespace memopt::test

@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
 
@@ -80,6 +81,15 @@ struct StageChain {
   /// The binomial programme over this chain, with its stages' mean advance
   /// and reverse FLOPs as costs.
   RevolveTable revolveTable(int64_t maxSlots) const;
+
+  /// Writes the chain for FileCheck tests (`--test-memopt-print-stages`):
+  ///
+  ///   stages 3, width 1, forward ops 5, fixed 1, forward flops 1200
+  ///     stage 0: ops [memopt.linear, memopt.relu], saved 1 value, cut 1
+  ///       value, weight 512 bytes
+  ///
+  /// (one line per stage; the last stage has no cut).
+  void print(llvm::raw_ostream &os) const;
 };
 
 } // namespace memopt
