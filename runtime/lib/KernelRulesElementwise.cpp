@@ -8,6 +8,8 @@
 
 #include "KernelRulesImpl.h"
 
+#include "memopt/Contract/ElementwiseShapes.h"
+
 namespace memopt::runtime::detail {
 
 KernelAttrs unary(Rules &r, std::optional<double> alphaDefault) {
@@ -29,11 +31,11 @@ KernelAttrs binary(Rules &r) {
   const TensorInfo &x = r.in(0), &y = r.in(1);
   r.isFloat(x, "lhs");
   r.sameDType(x, "lhs", y, "rhs");
-  auto shape = broadcastShapes(x.shape, y.shape);
-  if (!shape)
-    r.error("operand shapes ", formatShape(x.shape), " and ",
-            formatShape(y.shape), " do not broadcast");
-  r.output(0, x.dtype, *shape);
+  Shape out;
+  if (shapes::ShapeProblem problem = shapes::binaryShape(x.shape, y.shape, out);
+      !problem.empty())
+    r.error(problem);
+  r.output(0, x.dtype, out);
   return std::monostate{};
 }
 
@@ -75,10 +77,9 @@ KernelAttrs sumTo(Rules &r) {
   r.done();
   const TensorInfo &x = r.in(0), &y = r.out(0);
   r.isFloat(x, "x");
-  auto b = broadcastShapes(y.shape, x.shape);
-  if (!b || *b != x.shape)
-    r.error("result shape ", formatShape(y.shape),
-            " does not broadcast to the operand's ", formatShape(x.shape));
+  if (shapes::ShapeProblem problem = shapes::sumToShape(x.shape, y.shape);
+      !problem.empty())
+    r.error(problem);
   r.output(0, x.dtype, y.shape);
   return std::monostate{};
 }

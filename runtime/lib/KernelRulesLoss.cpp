@@ -8,6 +8,8 @@
 
 #include "KernelRulesImpl.h"
 
+#include "memopt/Contract/LossShapes.h"
+
 namespace memopt::runtime::detail {
 
 namespace {
@@ -29,20 +31,27 @@ KernelAttrs crossEntropy(Rules &r) {
   r.rank(logits, "logits", 2, "NxC");
   r.isInteger(labels, "labels");
   r.rank(labels, "labels", 1, "N");
-  if (labels.shape[0] != logits.shape[0])
-    r.error("expected ", logits.shape[0],
-            " labels (one per row of logits), got ", labels.shape[0]);
-  r.output(0, logits.dtype, {});
+  Shape out;
+  if (shapes::ShapeProblem problem =
+          shapes::crossEntropyShape(logits.shape, labels.shape, out);
+      !problem.empty())
+    r.error(problem);
+  r.output(0, logits.dtype, out);
   return std::monostate{};
 }
 
 KernelAttrs mseLoss(Rules &r) {
   r.arity(2, 2, 1);
   r.done();
-  const TensorInfo &p = r.in(0);
+  const TensorInfo &p = r.in(0), &t = r.in(1);
   r.isFloat(p, "prediction");
-  r.sameType(p, "prediction", r.in(1), "target");
-  r.output(0, p.dtype, {});
+  r.sameDType(p, "prediction", t, "target");
+  Shape out;
+  if (shapes::ShapeProblem problem =
+          shapes::mseLossShape(p.shape, t.shape, out);
+      !problem.empty())
+    r.error(problem);
+  r.output(0, p.dtype, out);
   return std::monostate{};
 }
 
@@ -55,9 +64,11 @@ KernelAttrs crossEntropyBackward(Rules &r) {
   r.rank(logits, "logits", 2, "NxC");
   r.isInteger(labels, "labels");
   r.rank(labels, "labels", 1, "N");
-  if (labels.shape[0] != logits.shape[0])
-    r.error("expected ", logits.shape[0],
-            " labels (one per row of logits), got ", labels.shape[0]);
+  Shape loss;
+  if (shapes::ShapeProblem problem =
+          shapes::crossEntropyShape(logits.shape, labels.shape, loss);
+      !problem.empty())
+    r.error(problem);
   r.output(0, logits.dtype, logits.shape);
   return std::monostate{};
 }
@@ -66,9 +77,14 @@ KernelAttrs mseLossBackward(Rules &r) {
   r.arity(3, 3, 1);
   r.done();
   scalarLossGrad(r);
-  const TensorInfo &p = r.in(1);
+  const TensorInfo &p = r.in(1), &t = r.in(2);
   r.isFloat(p, "prediction");
-  r.sameType(p, "prediction", r.in(2), "target");
+  r.sameDType(p, "prediction", t, "target");
+  Shape loss;
+  if (shapes::ShapeProblem problem =
+          shapes::mseLossShape(p.shape, t.shape, loss);
+      !problem.empty())
+    r.error(problem);
   r.output(0, p.dtype, p.shape);
   return std::monostate{};
 }

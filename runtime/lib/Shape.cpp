@@ -6,20 +6,12 @@
 
 #include "memopt/runtime/Shape.h"
 
-#include <algorithm>
+#include "memopt/Contract/ShapeRule.h"
 
 namespace memopt::runtime {
 
 std::string formatShape(const Shape &shape) {
-  if (shape.empty())
-    return "scalar";
-  std::string s;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i)
-      s += 'x';
-    s += std::to_string(shape[i]);
-  }
-  return s;
+  return shapes::formatDims(shape);
 }
 
 std::optional<int64_t> checkedNumElements(const Shape &shape) {
@@ -54,16 +46,7 @@ Shape permutedStrides(const Shape &shape, const std::vector<int64_t> &perm) {
 }
 
 std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b) {
-  size_t rank = std::max(a.size(), b.size());
-  Shape out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t l = i < a.size() ? a[a.size() - 1 - i] : 1;
-    int64_t r = i < b.size() ? b[b.size() - 1 - i] : 1;
-    if (l != r && l != 1 && r != 1)
-      return std::nullopt;
-    out[rank - 1 - i] = l == 1 ? r : l;
-  }
-  return out;
+  return shapes::broadcastDims(a, b);
 }
 
 } // namespace memopt::runtime

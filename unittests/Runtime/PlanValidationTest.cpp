@@ -719,8 +719,10 @@ TEST(PlanValidationTest, BackwardKernelRules) {
                     "expected 4 labels (one per row of logits), got 3");
   expectStepRefused("mse_loss_backward", json::object(),
                     {t({}), t({4, 3}), t({4, 3}, DType::F64)}, {{f32, {4, 3}}},
-                    "expected target of type 4x3 f32 (as prediction), got "
-                    "4x3 f64");
+                    "expected target dtype f32 (as prediction), got f64");
+  expectStepRefused("mse_loss_backward", json::object(),
+                    {t({}), t({4, 3}), t({3, 4})}, {{f32, {4, 3}}},
+                    "expected target shape 4x3 (as prediction), got 3x4");
   expectStepRefused("mse_loss_backward", json::object(),
                     {t({}, DType::I32), t({4}), t({4})}, {{f32, {4}}},
                     "expected grad_loss of a float dtype");

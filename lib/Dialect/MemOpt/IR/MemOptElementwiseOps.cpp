@@ -8,6 +8,8 @@
 
 #include "ShapeChecker.h"
 
+#include "memopt/Contract/ElementwiseShapes.h"
+
 using namespace mlir;
 using namespace memopt;
 using memopt::detail::ShapeChecker;
@@ -52,11 +54,12 @@ static LogicalResult inferBroadcast(std::optional<Location> loc,
   if (failed(lhs) || failed(rhs) ||
       failed(check.sameElementType(*lhs, "lhs", *rhs, "rhs")))
     return failure();
-  auto shape = broadcastShapes(lhs->getShape(), rhs->getShape());
-  if (!shape)
-    return check.error("operand shapes ", formatShape(lhs->getShape()), " and ",
-                       formatShape(rhs->getShape()), " do not broadcast");
-  return check.result(*shape, lhs->getElementType(), results);
+  shapes::Dims out;
+  if (shapes::ShapeProblem problem = shapes::binaryShape(
+          lhs->getShape().vec(), rhs->getShape().vec(), out);
+      !problem.empty())
+    return check.error(problem);
+  return check.result(out, lhs->getElementType(), results);
 }
 
 #define MEMOPT_BROADCAST(OP)                                                   \

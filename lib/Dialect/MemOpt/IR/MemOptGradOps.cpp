@@ -9,6 +9,8 @@
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 
 #include "memopt/Contract/ConvShapes.h"
+#include "memopt/Contract/ElementwiseShapes.h"
+#include "memopt/Contract/LossShapes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -95,14 +97,14 @@ RankedTensorType poolOutput(RankedTensorType input, ArrayRef<int64_t> kernel,
 } // namespace
 
 LogicalResult SumToOp::verify() {
-  ArrayRef<int64_t> from = getX().getType().getShape();
-  ArrayRef<int64_t> to = getType().getShape();
-  auto b = broadcastShapes(to, from);
-  if (!b || ArrayRef<int64_t>(*b) != from ||
-      getX().getType().getElementType() != getType().getElementType())
-    return emitOpError("result shape ")
-           << formatShape(to) << " does not broadcast to the operand's "
-           << formatShape(from);
+  if (shapes::ShapeProblem problem = shapes::sumToShape(
+          getX().getType().getShape().vec(), getType().getShape().vec());
+      !problem.empty())
+    return emitOpError(problem);
+  Type from = getX().getType().getElementType();
+  if (getType().getElementType() != from)
+    return emitOpError("expected result element type ")
+           << from << " (as x), got " << getType().getElementType();
   return success();
 }
 
@@ -257,17 +259,28 @@ LogicalResult EmbeddingBackwardOp::verify() {
 
 LogicalResult CrossEntropyBackwardOp::verify() {
   RankedTensorType logits = getLogits().getType();
-  if (logits.getRank() != 2 || getLabels().getType().getRank() != 1 ||
-      getLabels().getType().getDimSize(0) != logits.getDimSize(0))
+  if (logits.getRank() != 2 || getLabels().getType().getRank() != 1)
     return emitOpError("expected NxC logits and N labels");
+  shapes::Dims loss;
+  if (shapes::ShapeProblem problem = shapes::crossEntropyShape(
+          logits.getShape().vec(), getLabels().getType().getShape().vec(),
+          loss);
+      !problem.empty())
+    return emitOpError(problem);
   return expectType(*this, "result", logits, getType());
 }
 
 LogicalResult MseLossBackwardOp::verify() {
-  if (failed(expectType(*this, "target", getPrediction().getType(),
-                        getTarget().getType())))
-    return failure();
-  return expectType(*this, "result", getPrediction().getType(), getType());
+  RankedTensorType prediction = getPrediction().getType();
+  RankedTensorType target = getTarget().getType();
+  if (target.getElementType() != prediction.getElementType())
+    return expectType(*this, "target", prediction, target);
+  shapes::Dims loss;
+  if (shapes::ShapeProblem problem = shapes::mseLossShape(
+          prediction.getShape().vec(), target.getShape().vec(), loss);
+      !problem.empty())
+    return emitOpError(problem);
+  return expectType(*this, "result", prediction, getType());
 }
 
 LogicalResult AdamUpdateOp::verify() {

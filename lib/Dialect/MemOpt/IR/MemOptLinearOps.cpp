@@ -9,6 +9,7 @@
 #include "ShapeChecker.h"
 
 #include "memopt/Contract/ConvShapes.h"
+#include "memopt/Contract/LinearShapes.h"
 
 #include "llvm/Support/CheckedArithmetic.h"
 
@@ -75,22 +76,18 @@ LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
     return failure();
   if (input->getRank() < 1)
     return check.error("expected input of rank ≥ 1, got a scalar");
-  int64_t inFeatures = input->getShape().back();
-  int64_t outFeatures = weight->getDimSize(0);
-  if (weight->getDimSize(1) != inFeatures)
-    return check.error("expected weight shape ", outFeatures, "x", inFeatures,
-                       " for ", inFeatures, " input features, got ",
-                       formatShape(weight->getShape()));
+  std::optional<int64_t> biasElements;
   if (Value bias = adaptor.getBias()) {
     auto b = check.tensorOfRank(bias, "bias", 1);
     if (failed(b) || failed(check.sameElementType(*input, "input", *b, "bias")))
       return failure();
-    if (b->getDimSize(0) != outFeatures)
-      return check.error("expected bias of ", outFeatures,
-                         " elements (output features), got ", b->getDimSize(0));
+    biasElements = b->getDimSize(0);
   }
-  SmallVector<int64_t> out(input->getShape());
-  out.back() = outFeatures;
+  shapes::Dims out;
+  if (shapes::ShapeProblem problem = shapes::linearShape(
+          input->getShape().vec(), weight->getShape().vec(), biasElements, out);
+      !problem.empty())
+    return check.error(problem);
   return check.result(out, input->getElementType(), results);
 }
 
@@ -105,24 +102,11 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
     return failure();
   if (a->getRank() < 2 || b->getRank() < 2)
     return check.error("expected operands of rank ≥ 2, got ", *a, " and ", *b);
-  ArrayRef<int64_t> as = a->getShape(), bs = b->getShape();
-  int64_t m = as[as.size() - 2], ka = as.back();
-  if (adaptor.getTransposeA())
-    std::swap(m, ka);
-  int64_t kb = bs[bs.size() - 2], n = bs.back();
-  if (adaptor.getTransposeB())
-    std::swap(kb, n);
-  if (ka != kb)
-    return check.error("expected contracted dimensions to agree, got ", ka,
-                       " (a", adaptor.getTransposeA() ? ", transposed" : "",
-                       ") and ", kb, " (b",
-                       adaptor.getTransposeB() ? ", transposed" : "", ")");
-  auto batch = broadcastShapes(as.drop_back(2), bs.drop_back(2));
-  if (!batch)
-    return check.error("batch dimensions ", formatShape(as.drop_back(2)),
-                       " and ", formatShape(bs.drop_back(2)),
-                       " do not broadcast");
-  SmallVector<int64_t> out = *batch;
-  out.append({m, n});
+  shapes::Dims out;
+  if (shapes::ShapeProblem problem = shapes::matmulShape(
+          a->getShape().vec(), b->getShape().vec(), adaptor.getTransposeA(),
+          adaptor.getTransposeB(), out);
+      !problem.empty())
+    return check.error(problem);
   return check.result(out, a->getElementType(), results);
 }

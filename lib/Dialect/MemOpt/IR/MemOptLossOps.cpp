@@ -7,18 +7,11 @@
 
 #include "ShapeChecker.h"
 
+#include "memopt/Contract/LossShapes.h"
+
 using namespace mlir;
 using namespace memopt;
 using memopt::detail::ShapeChecker;
-
-namespace {
-
-/// Result element type of a 0-d loss.
-RankedTensorType scalarOf(RankedTensorType t) {
-  return RankedTensorType::get({}, t.getElementType());
-}
-
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // Losses
@@ -33,12 +26,12 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
   auto labels = check.tensorOfRank(adaptor.getLabels(), "labels", 1, "N");
   if (failed(logits) || failed(labels))
     return failure();
-  if (labels->getDimSize(0) != logits->getDimSize(0))
-    return check.error("expected ", logits->getDimSize(0),
-                       " labels (one per row of logits), got ",
-                       labels->getDimSize(0));
-  results.push_back(scalarOf(*logits));
-  return success();
+  shapes::Dims out;
+  if (shapes::ShapeProblem problem = shapes::crossEntropyShape(
+          logits->getShape().vec(), labels->getShape().vec(), out);
+      !problem.empty())
+    return check.error(problem);
+  return check.result(out, logits->getElementType(), results);
 }
 
 LogicalResult MseLossOp::inferReturnTypes(MLIRContext *,
@@ -47,11 +40,15 @@ LogicalResult MseLossOp::inferReturnTypes(MLIRContext *,
                                           SmallVectorImpl<Type> &results) {
   ShapeChecker check(loc, getOperationName());
   auto prediction = check.tensor(adaptor.getPrediction(), "prediction");
-  if (failed(prediction))
+  auto target = check.tensor(adaptor.getTarget(), "target");
+  if (failed(prediction) || failed(target) ||
+      failed(
+          check.sameElementType(*prediction, "prediction", *target, "target")))
     return failure();
-  if (adaptor.getTarget().getType() != *prediction)
-    return check.error("expected target of type ", *prediction,
-                       " (as prediction), got ", adaptor.getTarget().getType());
-  results.push_back(scalarOf(*prediction));
-  return success();
+  shapes::Dims out;
+  if (shapes::ShapeProblem problem = shapes::mseLossShape(
+          prediction->getShape().vec(), target->getShape().vec(), out);
+      !problem.empty())
+    return check.error(problem);
+  return check.result(out, prediction->getElementType(), results);
 }

@@ -16,6 +16,8 @@
 
 #include "ShapeChecker.h"
 
+#include "memopt/Contract/ShapeRule.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OpImplementation.h"
@@ -30,26 +32,15 @@ using namespace memopt;
 //===----------------------------------------------------------------------===//
 
 std::string memopt::formatShape(ArrayRef<int64_t> shape) {
-  if (shape.empty())
-    return "scalar";
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  llvm::interleave(shape, os, "x");
-  return s;
+  return shapes::formatDims(shape.vec());
 }
 
 std::optional<SmallVector<int64_t>>
 memopt::broadcastShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
-  size_t rank = std::max(lhs.size(), rhs.size());
-  SmallVector<int64_t> out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t l = i < lhs.size() ? lhs[lhs.size() - 1 - i] : 1;
-    int64_t r = i < rhs.size() ? rhs[rhs.size() - 1 - i] : 1;
-    if (l != r && l != 1 && r != 1)
-      return std::nullopt;
-    out[rank - 1 - i] = l == 1 ? r : l;
-  }
-  return out;
+  std::optional<shapes::Dims> out = shapes::broadcastDims(lhs.vec(), rhs.vec());
+  if (!out)
+    return std::nullopt;
+  return SmallVector<int64_t>(out->begin(), out->end());
 }
 
 /// The element count of a static shape, or std::nullopt when it does not fit
