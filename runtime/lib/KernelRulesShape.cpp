@@ -8,6 +8,8 @@
 
 #include "KernelRulesImpl.h"
 
+#include "memopt/Contract/MovementShapes.h"
+
 namespace memopt::runtime::detail {
 
 KernelAttrs reshape(Rules &r) {
@@ -16,10 +18,9 @@ KernelAttrs reshape(Rules &r) {
   // The output's shape is the plan's (the result type); only the element
   // count and the dtype must agree.
   const TensorInfo &x = r.in(0), &y = r.out(0);
-  if (y.numElements != x.numElements)
-    r.error("cannot reshape ", formatShape(x.shape), " (", x.numElements,
-            " elements) to ", formatShape(y.shape), " (", y.numElements,
-            " elements)");
+  if (shapes::ShapeProblem problem = shapes::reshapeShape(x.shape, y.shape);
+      !problem.empty())
+    r.error(problem);
   r.output(0, x.dtype, y.shape);
   return std::monostate{};
 }
@@ -31,15 +32,11 @@ KernelAttrs transpose(Rules &r) {
   size_t rank = x.shape.size();
   a.permutation = *r.ints("permutation", rank, 0, true);
   r.done();
-  std::vector<bool> seen(rank, false);
   Shape out;
-  for (int64_t p : a.permutation) {
-    if (p >= static_cast<int64_t>(rank) || seen[p])
-      r.error("expected 'permutation' to be a permutation of [0, ", rank,
-              "), got ", formatInts(a.permutation));
-    seen[p] = true;
-    out.push_back(x.shape[p]);
-  }
+  if (shapes::ShapeProblem problem =
+          shapes::transposeShape(x.shape, a.permutation, out);
+      !problem.empty())
+    r.error(problem);
   r.output(0, x.dtype, out);
   return a;
 }
@@ -54,14 +51,12 @@ KernelAttrs slice(Rules &r) {
   auto strides = r.ints("strides", rank, 1, false);
   a.strides = strides ? *strides : std::vector<int64_t>(rank, 1);
   r.done();
-  for (size_t d = 0; d < rank; ++d) {
-    int64_t last = r.add(a.offsets[d],
-                         r.mul(a.sizes[d] - 1, a.strides[d], "slice"), "slice");
-    if (last >= x.shape[d])
-      r.error("slice of dimension ", d, " reaches index ", last,
-              " but the dimension has size ", x.shape[d]);
-  }
-  r.output(0, x.dtype, a.sizes);
+  Shape out;
+  if (shapes::ShapeProblem problem =
+          shapes::sliceShape(x.shape, a.offsets, a.sizes, a.strides, out);
+      !problem.empty())
+    r.error(problem);
+  r.output(0, x.dtype, out);
   return a;
 }
 
@@ -75,20 +70,16 @@ KernelAttrs concatRule(Rules &r) {
   if (rank == 0)
     r.error("expected inputs of rank >= 1, got a scalar");
   a.axis = r.axis(axis, rank, "axis");
-  Shape out = first.shape;
+  std::vector<Shape> dims = {first.shape};
   for (size_t i = 1; i < r.numInputs(); ++i) {
     const TensorInfo &t = r.in(i);
-    std::string name = concat("input ", i);
-    r.sameDType(first, "input 0", t, name);
-    bool compatible = static_cast<int64_t>(t.shape.size()) == rank;
-    for (int64_t d = 0; compatible && d < rank; ++d)
-      compatible = d == a.axis || t.shape[d] == out[d];
-    if (!compatible)
-      r.error("expected ", name, " to match input 0 (",
-              formatShape(first.shape), ") in every dimension but ", a.axis,
-              ", got ", formatShape(t.shape));
-    out[a.axis] = r.add(out[a.axis], t.shape[a.axis], "concatenation");
+    r.sameDType(first, "input #0", t, concat("input #", i));
+    dims.push_back(t.shape);
   }
+  Shape out;
+  if (shapes::ShapeProblem problem = shapes::concatShape(dims, a.axis, out);
+      !problem.empty())
+    r.error(problem);
   r.output(0, first.dtype, out);
   return a;
 }
@@ -101,11 +92,11 @@ KernelAttrs upsample(Rules &r) {
   const TensorInfo &x = r.in(0);
   r.isFloat(x, "x");
   r.rank(x, "x", 4, "NxCxHxW");
-  if (a.scale < 1)
-    r.error("expected 'scale' >= 1, got ", a.scale);
-  Shape out = x.shape;
-  out[2] = r.mul(out[2], a.scale, "upsampling");
-  out[3] = r.mul(out[3], a.scale, "upsampling");
+  Shape out;
+  if (shapes::ShapeProblem problem =
+          shapes::upsampleNearest2dShape(x.shape, a.scale, out);
+      !problem.empty())
+    r.error(problem);
   r.output(0, x.dtype, out);
   return a;
 }
@@ -117,9 +108,7 @@ KernelAttrs embedding(Rules &r) {
   r.isFloat(table, "table");
   r.rank(table, "table", 2, "VxD");
   r.isInteger(ids, "ids");
-  Shape out = ids.shape;
-  out.push_back(table.shape[1]);
-  r.output(0, table.dtype, out);
+  r.output(0, table.dtype, shapes::embeddingShape(table.shape, ids.shape));
   return std::monostate{};
 }
 
@@ -136,15 +125,14 @@ KernelAttrs sliceBackward(Rules &r) {
   r.done();
   r.isFloat(g, "grad");
   r.sameDType(g, "grad", dx, "output 0");
-  for (size_t d = 0; d < rank; ++d) {
-    int64_t last = r.add(a.offsets[d],
-                         r.mul(a.sizes[d] - 1, a.strides[d], "slice"), "slice");
-    if (last >= dx.shape[d])
-      r.error("slice of dimension ", d, " reaches index ", last,
-              " but the output's dimension has size ", dx.shape[d]);
-  }
-  if (g.shape != a.sizes)
-    r.error("expected grad shape ", formatShape(a.sizes),
+  Shape fwd;
+  if (shapes::ShapeProblem problem =
+          shapes::sliceShape(dx.shape, a.offsets, a.sizes, a.strides, fwd,
+                             "the output's dimension");
+      !problem.empty())
+    r.error(problem);
+  if (g.shape != fwd)
+    r.error("expected grad shape ", formatShape(fwd),
             " (the slice's 'sizes'), got ", formatShape(g.shape));
   return a;
 }
@@ -158,11 +146,11 @@ KernelAttrs upsampleBackward(Rules &r) {
   r.isFloat(g, "grad");
   r.sameDType(g, "grad", dx, "output 0");
   r.rank(dx, "output 0", 4, "NxCxHxW");
-  if (a.scale < 1)
-    r.error("expected 'scale' >= 1, got ", a.scale);
-  Shape fwd = dx.shape;
-  fwd[2] = r.mul(fwd[2], a.scale, "upsampling");
-  fwd[3] = r.mul(fwd[3], a.scale, "upsampling");
+  Shape fwd;
+  if (shapes::ShapeProblem problem =
+          shapes::upsampleNearest2dShape(dx.shape, a.scale, fwd);
+      !problem.empty())
+    r.error(problem);
   if (g.shape != fwd)
     r.error("expected grad shape ", formatShape(fwd), ", got ",
             formatShape(g.shape));
@@ -178,8 +166,7 @@ KernelAttrs embeddingBackward(Rules &r) {
   r.isInteger(ids, "ids");
   r.sameDType(g, "grad", table, "output 0");
   r.rank(table, "output 0", 2, "VxD");
-  Shape fwd = ids.shape;
-  fwd.push_back(table.shape[1]);
+  Shape fwd = shapes::embeddingShape(table.shape, ids.shape);
   if (g.shape != fwd)
     r.error("expected grad shape ", formatShape(fwd), " (ids ",
             formatShape(ids.shape), " by ", table.shape[1], " features), got ",

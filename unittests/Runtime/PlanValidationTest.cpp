@@ -579,7 +579,7 @@ TEST(PlanValidationTest, Attributes) {
   expectStepRefused("concat", {{"axis", 0}},
                     {x, HostTensor{DType::F32, {2, 3, 8, 7}, {}}},
                     {{DType::F32, {4, 3, 8, 8}}},
-                    "expected input 1 to match input 0 (2x3x8x8) in every "
+                    "expected input #1 to match input #0 (2x3x8x8) in every "
                     "dimension but 0, got 2x3x8x7");
 }
 
@@ -702,7 +702,7 @@ TEST(PlanValidationTest, BackwardKernelRules) {
                     "expected grad shape 1x2x6x6, got 1x2x6x5");
   expectStepRefused("upsample_nearest2d_backward", {{"scale", 0}},
                     {t({1, 2, 6, 6})}, {{f32, {1, 2, 3, 3}}},
-                    "expected 'scale' >= 1, got 0");
+                    "expected 'scale' ≥ 1, got 0");
   expectStepRefused("embedding_backward", json::object(),
                     {t({2, 4, 3}), t({2, 5}, DType::I64)}, {{f32, {10, 3}}},
                     "expected grad shape 2x5x3 (ids 2x5 by 3 features), got "

@@ -8,9 +8,9 @@
 
 #include "ShapeChecker.h"
 
+#include "memopt/Contract/MovementShapes.h"
+
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallBitVector.h"
-#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace memopt;
@@ -33,10 +33,10 @@ LogicalResult ReshapeOp::verify() {
   if (!inCount || !outCount)
     return emitOpError("expected fewer than 2^63 elements, got ")
            << in << " -> " << out;
-  if (*inCount != *outCount)
-    return emitOpError("cannot reshape ")
-           << formatShape(in.getShape()) << " (" << *inCount << " elements) to "
-           << formatShape(out.getShape()) << " (" << *outCount << " elements)";
+  if (shapes::ShapeProblem problem =
+          shapes::reshapeShape(in.getShape().vec(), out.getShape().vec());
+      !problem.empty())
+    return emitOpError(problem);
   return success();
 }
 
@@ -49,24 +49,11 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
   if (failed(x) ||
       failed(check.present(adaptor.getPermutationAttr(), "permutation")))
     return failure();
-  ArrayRef<int64_t> perm = adaptor.getPermutation();
-  int64_t rank = x->getRank();
-  llvm::SmallBitVector seen(rank);
-  bool valid = static_cast<int64_t>(perm.size()) == rank;
-  for (int64_t p : perm) {
-    if (!valid || p < 0 || p >= rank || seen.test(p)) {
-      valid = false;
-      break;
-    }
-    seen.set(p);
-  }
-  if (!valid)
-    return check.error("expected 'permutation' to be a permutation of [0, ",
-                       rank, "), got [",
-                       llvm::make_range(perm.begin(), perm.end()), "]");
-  SmallVector<int64_t> out;
-  for (int64_t p : perm)
-    out.push_back(x->getDimSize(p));
+  shapes::Dims out;
+  if (shapes::ShapeProblem problem = shapes::transposeShape(
+          x->getShape().vec(), adaptor.getPermutation().vec(), out);
+      !problem.empty())
+    return check.error(problem);
   results.push_back(RankedTensorType::get(out, x->getElementType()));
   return success();
 }
@@ -89,20 +76,13 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
       failed(check.array(sizes, "sizes", rank, 1)) ||
       failed(check.array(strides, "strides", rank, 1)))
     return failure();
-  for (size_t d = 0; d < rank; ++d) {
-    std::optional<int64_t> last = llvm::checkedMul(sizes[d] - 1, strides[d]);
-    if (last)
-      last = llvm::checkedAdd(offsets[d], *last);
-    if (!last)
-      return check.error("slice of dimension ", d,
-                         " reaches an index beyond 2^63 but the dimension "
-                         "has size ",
-                         x->getDimSize(d));
-    if (*last >= x->getDimSize(d))
-      return check.error("slice of dimension ", d, " reaches index ", *last,
-                         " but the dimension has size ", x->getDimSize(d));
-  }
-  return check.result(sizes, x->getElementType(), results);
+  shapes::Dims out;
+  if (shapes::ShapeProblem problem =
+          shapes::sliceShape(x->getShape().vec(), offsets.vec(), sizes.vec(),
+                             shapes::Dims(strides.begin(), strides.end()), out);
+      !problem.empty())
+    return check.error(problem);
+  return check.result(out, x->getElementType(), results);
 }
 
 LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
@@ -119,28 +99,19 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
   auto axis = check.axis(adaptor.getAxis(), first->getRank(), "axis");
   if (failed(axis))
     return failure();
-  SmallVector<int64_t> out(first->getShape());
+  std::vector<shapes::Dims> dims = {first->getShape().vec()};
   for (auto [i, v] : llvm::enumerate(inputs.drop_front())) {
     std::string name = "input #" + std::to_string(i + 1);
     auto t = check.tensor(v, name);
     if (failed(t) ||
         failed(check.sameElementType(*first, "input #0", *t, name)))
       return failure();
-    bool compatible = t->getRank() == first->getRank();
-    for (int64_t d = 0; compatible && d < first->getRank(); ++d)
-      compatible = d == *axis || t->getDimSize(d) == out[d];
-    if (!compatible)
-      return check.error("expected ", name, " to match input #0 (",
-                         formatShape(first->getShape()),
-                         ") in every dimension but ", *axis, ", got ",
-                         formatShape(t->getShape()));
-    std::optional<int64_t> joined =
-        llvm::checkedAdd(out[*axis], t->getDimSize(*axis));
-    if (!joined)
-      return check.error("concatenated dimension ", *axis,
-                         " overflows 64-bit sizes");
-    out[*axis] = *joined;
+    dims.push_back(t->getShape().vec());
   }
+  shapes::Dims out;
+  if (shapes::ShapeProblem problem = shapes::concatShape(dims, *axis, out);
+      !problem.empty())
+    return check.error(problem);
   return check.result(out, first->getElementType(), results);
 }
 
@@ -151,18 +122,11 @@ LogicalResult UpsampleNearest2DOp::inferReturnTypes(
   auto x = check.tensorOfRank(adaptor.getX(), "x", 4, "NxCxHxW");
   if (failed(x) || failed(check.present(adaptor.getScaleAttr(), "scale")))
     return failure();
-  int64_t scale = adaptor.getScale();
-  if (scale < 1)
-    return check.error("expected 'scale' ≥ 1, got ", scale);
-  SmallVector<int64_t, 4> out(x->getShape());
-  for (int d = 2; d < 4; ++d) {
-    std::optional<int64_t> size = llvm::checkedMul(out[d], scale);
-    if (!size)
-      return check.error("upsampling ",
-                         formatShape(x->getShape().drop_front(2)), " by ",
-                         scale, " overflows 64-bit sizes");
-    out[d] = *size;
-  }
+  shapes::Dims out;
+  if (shapes::ShapeProblem problem = shapes::upsampleNearest2dShape(
+          x->getShape().vec(), adaptor.getScale(), out);
+      !problem.empty())
+    return check.error(problem);
   return check.result(out, x->getElementType(), results);
 }
 
@@ -175,7 +139,7 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
   auto ids = check.tensor(adaptor.getIds(), "ids");
   if (failed(table) || failed(ids))
     return failure();
-  SmallVector<int64_t> out(ids->getShape());
-  out.push_back(table->getDimSize(1));
-  return check.result(out, table->getElementType(), results);
+  return check.result(
+      shapes::embeddingShape(table->getShape().vec(), ids->getShape().vec()),
+      table->getElementType(), results);
 }

@@ -11,6 +11,7 @@
 #include "memopt/Contract/ConvShapes.h"
 #include "memopt/Contract/ElementwiseShapes.h"
 #include "memopt/Contract/LossShapes.h"
+#include "memopt/Contract/MovementShapes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -226,34 +227,41 @@ LogicalResult SliceBackwardOp::verify() {
   if (offsets.size() != rank || sizes.size() != rank || strides.size() != rank)
     return emitOpError("expected offsets, sizes and strides of rank ") << rank;
   for (size_t d = 0; d < rank; ++d)
-    if (offsets[d] < 0 || sizes[d] < 1 || strides[d] < 1 ||
-        offsets[d] + (sizes[d] - 1) * strides[d] >= input.getDimSize(d))
-      return emitOpError("slice of dimension ") << d << " leaves the result";
+    if (offsets[d] < 0 || sizes[d] < 1 || strides[d] < 1)
+      return emitOpError("expected offsets ≥ 0, sizes ≥ 1 and strides ≥ 1");
+  shapes::Dims fwd;
+  if (shapes::ShapeProblem problem =
+          shapes::sliceShape(input.getShape().vec(), offsets.vec(), sizes.vec(),
+                             strides.vec(), fwd, "the result's dimension");
+      !problem.empty())
+    return emitOpError(problem);
   return expectType(*this, "grad",
-                    RankedTensorType::get(sizes, input.getElementType()),
+                    RankedTensorType::get(fwd, input.getElementType()),
                     getGrad().getType());
 }
 
 LogicalResult UpsampleNearest2DBackwardOp::verify() {
   RankedTensorType input = getType();
-  int64_t scale = getScaleAttr().getInt();
-  if (input.getRank() != 4 || scale < 1)
-    return emitOpError("expected a 4-D result and 'scale' ≥ 1");
-  auto fwd = RankedTensorType::get({input.getDimSize(0), input.getDimSize(1),
-                                    input.getDimSize(2) * scale,
-                                    input.getDimSize(3) * scale},
-                                   input.getElementType());
-  return expectType(*this, "grad", fwd, getGrad().getType());
+  if (input.getRank() != 4)
+    return emitOpError("expected a 4-D result (NxCxHxW), got ") << input;
+  shapes::Dims fwd;
+  if (shapes::ShapeProblem problem = shapes::upsampleNearest2dShape(
+          input.getShape().vec(), getScaleAttr().getInt(), fwd);
+      !problem.empty())
+    return emitOpError(problem);
+  return expectType(*this, "grad",
+                    RankedTensorType::get(fwd, input.getElementType()),
+                    getGrad().getType());
 }
 
 LogicalResult EmbeddingBackwardOp::verify() {
   RankedTensorType table = getType();
   if (table.getRank() != 2)
     return emitOpError("expected a 2-D result (the table), got ") << table;
-  SmallVector<int64_t> shape(getIds().getType().getShape());
-  shape.push_back(table.getDimSize(1));
+  shapes::Dims fwd = shapes::embeddingShape(
+      table.getShape().vec(), getIds().getType().getShape().vec());
   return expectType(*this, "grad",
-                    RankedTensorType::get(shape, table.getElementType()),
+                    RankedTensorType::get(fwd, table.getElementType()),
                     getGrad().getType());
 }
 
