@@ -9,6 +9,7 @@
 #include "KernelRulesImpl.h"
 
 #include "memopt/Contract/ConvShapes.h"
+#include "memopt/Contract/PoolShapes.h"
 
 namespace memopt::runtime::detail {
 
@@ -43,7 +44,7 @@ Shape convOutputShape(Rules &r, const TensorInfo &x, const char *xName,
 }
 
 /// The attributes of the pooling backward ops (strides required, as in the
-/// dialect) and the forward output shape for an input of shape `x`.
+/// dialect).
 Pool2DAttrs poolAttrs(Rules &r) {
   Pool2DAttrs a;
   auto kernel = r.ints("kernel_size", 2, 1, true);
@@ -55,22 +56,16 @@ Pool2DAttrs poolAttrs(Rules &r) {
   return a;
 }
 
+/// Checks that the window of `a` fits an NxCxHxW input `x` (the contract's
+/// rule, PoolShapes.h), and returns the pooling's output shape.
 Shape poolOutputShape(Rules &r, const TensorInfo &x, const char *xName,
                       const Pool2DAttrs &a) {
   r.rank(x, xName, 4, "NxCxHxW");
-  Shape out = x.shape;
-  for (int d = 0; d < 2; ++d) {
-    // As the forward rule: every window holds a real element.
-    if (a.padding[d] > a.kernelSize[d] / 2)
-      r.error("expected 'padding' at most half of 'kernel_size', got padding ",
-              a.padding[d], " for kernel ", a.kernelSize[d]);
-    int64_t extent = x.shape[2 + d] - a.kernelSize[d] + 2 * a.padding[d];
-    if (extent < 0)
-      r.error(xName, " ", x.shape[2], "x", x.shape[3], " with padding [",
-              a.padding[0], ", ", a.padding[1], "] is smaller than the window ",
-              a.kernelSize[0], "x", a.kernelSize[1]);
-    out[2 + d] = extent / a.strides[d] + 1;
-  }
+  Shape out;
+  if (shapes::ShapeProblem problem = shapes::pool2dShape(
+          x.shape, {a.kernelSize, a.strides, a.padding}, out, xName);
+      !problem.empty())
+    r.error(problem);
   return out;
 }
 
@@ -142,19 +137,7 @@ KernelAttrs pool2d(Rules &r) {
   const TensorInfo &x = r.in(0);
   r.isFloat(x, "x");
   r.rank(x, "x", 4, "NxCxHxW");
-  Shape out = x.shape;
-  for (int d = 0; d < 2; ++d) {
-    if (a.padding[d] > a.kernelSize[d] / 2)
-      r.error("expected 'padding' at most half of 'kernel_size', got padding ",
-              a.padding[d], " for kernel ", a.kernelSize[d]);
-    int64_t extent = x.shape[2 + d] - a.kernelSize[d] + 2 * a.padding[d];
-    if (extent < 0)
-      r.error("input ", x.shape[2], "x", x.shape[3], " with padding [",
-              a.padding[0], ", ", a.padding[1], "] is smaller than the window ",
-              a.kernelSize[0], "x", a.kernelSize[1]);
-    out[2 + d] = extent / a.strides[d] + 1;
-  }
-  r.output(0, x.dtype, out);
+  r.output(0, x.dtype, poolOutputShape(r, x, "input", a));
   return a;
 }
 
@@ -164,7 +147,7 @@ KernelAttrs globalAvgPool2d(Rules &r) {
   const TensorInfo &x = r.in(0);
   r.isFloat(x, "x");
   r.rank(x, "x", 4, "NxCxHxW");
-  r.output(0, x.dtype, {x.shape[0], x.shape[1]});
+  r.output(0, x.dtype, shapes::globalAvgPool2dShape(x.shape));
   return std::monostate{};
 }
 
@@ -206,7 +189,7 @@ KernelAttrs globalAvgPool2dBackward(Rules &r) {
   r.isFloat(dy, "grad_output");
   r.sameDType(dy, "grad_output", dx, "output 0");
   r.rank(dx, "output 0", 4, "NxCxHxW");
-  Shape fwd = {dx.shape[0], dx.shape[1]};
+  Shape fwd = shapes::globalAvgPool2dShape(dx.shape);
   if (dy.shape != fwd)
     r.error("expected grad_output shape ", formatShape(fwd), ", got ",
             formatShape(dy.shape));

@@ -9,6 +9,7 @@
 #include "KernelRulesImpl.h"
 
 #include "memopt/Contract/ElementwiseShapes.h"
+#include "memopt/Contract/SoftmaxShapes.h"
 
 namespace memopt::runtime::detail {
 
@@ -48,13 +49,10 @@ KernelAttrs softmax(Rules &r) {
   const TensorInfo &x = r.in(0);
   r.isFloat(x, "x");
   r.minRank(x, "x", 1);
-  int64_t rank = x.shape.size();
-  a.axis = r.axis(axis, rank, "axis");
-  if (a.causal && (rank < 2 || a.axis != rank - 1 ||
-                   x.shape[rank - 1] != x.shape[rank - 2]))
-    r.error("'causal' needs the softmax over the last axis of square "
-            "trailing dimensions (...xTxT), got shape ",
-            formatShape(x.shape), " with axis ", axis);
+  if (shapes::ShapeProblem problem =
+          shapes::softmaxShape(x.shape, axis, a.causal, a.axis);
+      !problem.empty())
+    r.error(problem);
   r.output(0, x.dtype, x.shape);
   return a;
 }
@@ -112,7 +110,10 @@ KernelAttrs softmaxBackward(Rules &r) {
   r.isFloat(g, "grad");
   r.sameType(g, "grad", r.in(1), "output");
   r.minRank(g, "grad", 1);
-  a.axis = r.axis(axis, static_cast<int64_t>(g.shape.size()), "axis");
+  if (shapes::ShapeProblem problem =
+          shapes::softmaxShape(g.shape, axis, /*causal=*/false, a.axis);
+      !problem.empty())
+    r.error(problem);
   r.output(0, g.dtype, g.shape);
   return a;
 }

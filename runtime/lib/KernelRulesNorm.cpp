@@ -7,7 +7,7 @@
 
 #include "KernelRulesImpl.h"
 
-#include <algorithm>
+#include "memopt/Contract/NormShapes.h"
 
 namespace memopt::runtime::detail {
 
@@ -23,17 +23,13 @@ void checkBatchNorm(Rules &r, double epsilon, double momentum,
   r.minRank(x, "x", 2);
   r.isFloat(gamma, "gamma");
   r.rank(gamma, "gamma", 1);
-  int64_t c = x.shape[1];
-  if (gamma.shape[0] != c)
-    r.error("expected per-channel operands of ", c,
-            " elements (x's dimension 1), got ", gamma.shape[0]);
+  if (shapes::ShapeProblem problem = shapes::batchNormShape(
+          x.shape, gamma.shape, /*batchStatistics=*/true);
+      !problem.empty())
+    r.error(problem);
   r.sameType(gamma, "gamma", r.in(2), "beta");
   r.sameType(gamma, "gamma", r.in(3), "running_mean");
   r.sameType(gamma, "gamma", r.in(4), "running_var");
-  if (x.numElements / c < 2)
-    r.error("expected more than 1 value per channel for the batch "
-            "statistics, got x of shape ",
-            formatShape(x.shape));
   if (!(epsilon > 0))
     r.error("expected 'epsilon' > 0, got ", epsilon);
   if (!(momentum >= 0 && momentum <= 1))
@@ -102,9 +98,10 @@ KernelAttrs batchNormActBackward(Rules &r) {
   r.minRank(y, "output", 2);
   r.isFloat(gamma, "gamma");
   r.rank(gamma, "gamma", 1);
-  if (gamma.shape[0] != y.shape[1])
-    r.error("expected per-channel operands of ", y.shape[1],
-            " elements (output's dimension 1), got ", gamma.shape[0]);
+  if (shapes::ShapeProblem problem = shapes::batchNormShape(
+          y.shape, gamma.shape, /*batchStatistics=*/false, "output");
+      !problem.empty())
+    r.error(problem);
   r.sameType(gamma, "gamma", r.in(3), "beta");
   r.sameType(gamma, "gamma", r.in(4), "saved_invstd");
   r.output(0, y.dtype, y.shape);
@@ -123,9 +120,10 @@ KernelAttrs batchNormInference(Rules &r) {
   r.minRank(x, "x", 2);
   r.isFloat(gamma, "gamma");
   r.rank(gamma, "gamma", 1);
-  if (gamma.shape[0] != x.shape[1])
-    r.error("expected per-channel operands of ", x.shape[1],
-            " elements (x's dimension 1), got ", gamma.shape[0]);
+  if (shapes::ShapeProblem problem = shapes::batchNormShape(
+          x.shape, gamma.shape, /*batchStatistics=*/false);
+      !problem.empty())
+    r.error(problem);
   r.sameType(gamma, "gamma", r.in(2), "beta");
   r.sameType(gamma, "gamma", r.in(3), "running_mean");
   r.sameType(gamma, "gamma", r.in(4), "running_var");
@@ -143,11 +141,10 @@ KernelAttrs layerNorm(Rules &r) {
   const TensorInfo &x = r.in(0), &gamma = r.in(1);
   r.isFloat(x, "x");
   r.isFloat(gamma, "gamma");
-  const Shape &xs = x.shape, &gs = gamma.shape;
-  if (gs.empty() || gs.size() > xs.size() ||
-      !std::equal(gs.begin(), gs.end(), xs.end() - gs.size()))
-    r.error("expected gamma's shape (", formatShape(gs),
-            ") to be a non-empty suffix of x's shape (", formatShape(xs), ")");
+  if (shapes::ShapeProblem problem =
+          shapes::layerNormShape(x.shape, gamma.shape);
+      !problem.empty())
+    r.error(problem);
   r.sameType(gamma, "gamma", r.in(2), "beta");
   if (!(a.epsilon > 0))
     r.error("expected 'epsilon' > 0, got ", a.epsilon);
@@ -170,17 +167,14 @@ KernelAttrs normBackward(Rules &r, bool isBatch) {
   if (isBatch) {
     r.minRank(x, "x", 2);
     r.rank(gamma, "gamma", 1);
-    if (gamma.shape[0] != x.shape[1])
-      r.error("expected gamma of ", x.shape[1],
-              " elements (x's dimension 1), got ", gamma.shape[0]);
-  } else {
-    const Shape &xs = x.shape, &gs = gamma.shape;
-    if (gs.empty() || gs.size() > xs.size() ||
-        !std::equal(gs.begin(), gs.end(), xs.end() - gs.size()))
-      r.error("expected gamma's shape (", formatShape(gs),
-              ") to be a non-empty suffix of x's shape (", formatShape(xs),
-              ")");
   }
+  if (shapes::ShapeProblem problem =
+          isBatch
+              ? shapes::batchNormShape(x.shape, gamma.shape,
+                                       /*batchStatistics=*/false, "x", "gamma")
+              : shapes::layerNormShape(x.shape, gamma.shape);
+      !problem.empty())
+    r.error(problem);
   if (!(a.epsilon > 0))
     r.error("expected 'epsilon' > 0, got ", a.epsilon);
   r.output(0, x.dtype, x.shape);

@@ -86,7 +86,7 @@ func.func @batch_norm_act_inplace_operand(%x: tensor<8x64xf32>, %g: tensor<64xf3
 // -----
 
 func.func @batch_norm_act_backward_channels(%dy: tensor<8x64xf32>, %g: tensor<32xf32>) {
-  // expected-error @+1 {{'memopt.batch_norm_act_backward' op expected output of rank ≥ 2 (NxCx...) and per-channel operands of its 64 channels, got 'tensor<32xf32>'}}
+  // expected-error @+1 {{'memopt.batch_norm_act_backward' op expected per-channel operands of 64 elements (output's dimension 1), got 32}}
   %0:3 = memopt.batch_norm_act_backward %dy, %dy, %g, %g, %g {activation = "elu", alpha = 1.0 : f64}
       : (tensor<8x64xf32>, tensor<8x64xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>)
       -> (tensor<8x64xf32>, tensor<32xf32>, tensor<32xf32>)

@@ -3,7 +3,7 @@
 // softmax and dropout: axis, causal mask, probability and seed constraints.
 
 func.func @softmax_causal_not_square(%x: tensor<2x4x8xf32>) {
-  // expected-error @+1 {{'memopt.softmax' op 'causal' needs the softmax over the last axis of square trailing dimensions (...xTxT), got 'tensor<2x4x8xf32>' with axis -1}}
+  // expected-error @+1 {{'memopt.softmax' op 'causal' needs the softmax over the last axis of square trailing dimensions (...xTxT), got shape 2x4x8 with axis -1}}
   %0 = memopt.softmax %x {causal = true} : tensor<2x4x8xf32>
   return
 }
@@ -11,7 +11,7 @@ func.func @softmax_causal_not_square(%x: tensor<2x4x8xf32>) {
 // -----
 
 func.func @softmax_causal_axis(%x: tensor<2x4x4xf32>) {
-  // expected-error @+1 {{'memopt.softmax' op 'causal' needs the softmax over the last axis of square trailing dimensions (...xTxT), got 'tensor<2x4x4xf32>' with axis 1}}
+  // expected-error @+1 {{'memopt.softmax' op 'causal' needs the softmax over the last axis of square trailing dimensions (...xTxT), got shape 2x4x4 with axis 1}}
   %0 = memopt.softmax %x {axis = 1 : i64, causal = true} : tensor<2x4x4xf32>
   return
 }
@@ -19,7 +19,7 @@ func.func @softmax_causal_axis(%x: tensor<2x4x4xf32>) {
 // -----
 
 func.func @softmax_causal_rank1(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'memopt.softmax' op 'causal' needs the softmax over the last axis of square trailing dimensions (...xTxT), got 'tensor<4xf32>' with axis -1}}
+  // expected-error @+1 {{'memopt.softmax' op 'causal' needs the softmax over the last axis of square trailing dimensions (...xTxT), got shape 4 with axis -1}}
   %0 = "memopt.softmax"(%x) <{axis = -1 : i64, causal = true}> : (tensor<4xf32>) -> tensor<4xf32>
   return
 }

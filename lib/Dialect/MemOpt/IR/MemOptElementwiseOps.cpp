@@ -9,6 +9,7 @@
 #include "ShapeChecker.h"
 
 #include "memopt/Contract/ElementwiseShapes.h"
+#include "memopt/Contract/SoftmaxShapes.h"
 
 using namespace mlir;
 using namespace memopt;
@@ -88,18 +89,12 @@ LogicalResult SoftmaxOp::inferReturnTypes(MLIRContext *,
     return failure();
   if (x->getRank() < 1)
     return check.error("expected x of rank ≥ 1, got a scalar");
-  auto axis = check.axis(adaptor.getAxis(), x->getRank(), "axis");
-  if (failed(axis))
-    return failure();
-  if (adaptor.getCausal()) {
-    int64_t rank = x->getRank();
-    if (rank < 2 || *axis != rank - 1 ||
-        x->getDimSize(rank - 1) != x->getDimSize(rank - 2))
-      return check.error("'causal' needs the softmax over the last axis of "
-                         "square trailing dimensions (...xTxT), got ",
-                         *x, " with axis ",
-                         static_cast<int64_t>(adaptor.getAxis()));
-  }
+  int64_t axis;
+  if (shapes::ShapeProblem problem = shapes::softmaxShape(
+          x->getShape().vec(), static_cast<int64_t>(adaptor.getAxis()),
+          adaptor.getCausal(), axis);
+      !problem.empty())
+    return check.error(problem);
   results.push_back(*x);
   return success();
 }

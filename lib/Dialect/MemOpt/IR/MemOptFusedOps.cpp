@@ -8,6 +8,8 @@
 
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 
+#include "memopt/Contract/NormShapes.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -50,12 +52,15 @@ LogicalResult BatchNormActOp::verify() {
 LogicalResult BatchNormActBackwardOp::verify() {
   RankedTensorType y = getOutput().getType();
   RankedTensorType gamma = getGamma().getType();
-  if (y.getRank() < 2 || gamma.getRank() != 1 ||
-      gamma.getDimSize(0) != y.getDimSize(1))
+  if (y.getRank() < 2 || gamma.getRank() != 1)
     return emitOpError("expected output of rank ≥ 2 (NxCx...) and "
-                       "per-channel operands of its ")
-           << (y.getRank() >= 2 ? y.getDimSize(1) : 0) << " channels, got "
-           << gamma;
+                       "per-channel operands of rank 1, got ")
+           << y << " and " << gamma;
+  if (shapes::ShapeProblem problem =
+          shapes::batchNormShape(y.getShape().vec(), gamma.getShape().vec(),
+                                 /*batchStatistics=*/false, "output");
+      !problem.empty())
+    return emitOpError(problem);
   return verifyInvertibleActivation(*this, getActivation(),
                                     getAlpha().convertToDouble());
 }

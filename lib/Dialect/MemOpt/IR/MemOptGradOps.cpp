@@ -12,6 +12,9 @@
 #include "memopt/Contract/ElementwiseShapes.h"
 #include "memopt/Contract/LossShapes.h"
 #include "memopt/Contract/MovementShapes.h"
+#include "memopt/Contract/NormShapes.h"
+#include "memopt/Contract/PoolShapes.h"
+#include "memopt/Contract/SoftmaxShapes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -37,12 +40,6 @@ LogicalResult expectType(Operation *op, StringRef what, Type expected,
            << formatShape(a.getShape());
   return op->emitOpError("expected ")
          << what << " type " << expected << ", got " << actual;
-}
-
-/// Output size of a window sweep: (in + 2·pad − dil·(k−1) − 1) / stride + 1.
-int64_t sweepSize(int64_t in, int64_t k, int64_t stride, int64_t pad,
-                  int64_t dil) {
-  return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
 }
 
 LogicalResult checkPairs(Operation *op, ArrayRef<int64_t> strides,
@@ -82,16 +79,32 @@ RankedTensorType convOutput(RankedTensorType input, RankedTensorType weight,
   return RankedTensorType::get(out, input.getElementType());
 }
 
+/// The max_pool2d/avg_pool2d output type for `input` (the contract's rule,
+/// PoolShapes.h; `inputName` names it in messages); null with the problem
+/// in `problem` when the window does not fit it.
 RankedTensorType poolOutput(RankedTensorType input, ArrayRef<int64_t> kernel,
                             ArrayRef<int64_t> strides,
-                            ArrayRef<int64_t> padding) {
-  if (input.getRank() != 4 || kernel.size() != 2 || strides.size() != 2 ||
-      padding.size() != 2)
+                            ArrayRef<int64_t> padding, const char *inputName,
+                            std::string &problem) {
+  auto pair = [](ArrayRef<int64_t> values, int64_t min) {
+    return values.size() == 2 &&
+           llvm::all_of(values, [&](int64_t v) { return v >= min; });
+  };
+  if (input.getRank() != 4 || !pair(kernel, 1) || !pair(strides, 1) ||
+      !pair(padding, 0)) {
+    problem = std::string("expected a 4-D ") + inputName +
+              " and two-element window attributes ('kernel_size' and "
+              "'strides' ≥ 1, 'padding' ≥ 0)";
     return {};
-  SmallVector<int64_t, 4> out = {
-      input.getDimSize(0), input.getDimSize(1),
-      sweepSize(input.getDimSize(2), kernel[0], strides[0], padding[0], 1),
-      sweepSize(input.getDimSize(3), kernel[1], strides[1], padding[1], 1)};
+  }
+  shapes::Pool2DParams params;
+  params.kernelSize = {kernel[0], kernel[1]};
+  params.strides = {strides[0], strides[1]};
+  params.padding = {padding[0], padding[1]};
+  shapes::Dims out;
+  problem = shapes::pool2dShape(input.getShape().vec(), params, out, inputName);
+  if (!problem.empty())
+    return {};
   return RankedTensorType::get(out, input.getElementType());
 }
 
@@ -168,37 +181,43 @@ template <typename OpTy> static LogicalResult verifyNormBackward(OpTy op) {
 }
 
 LogicalResult BatchNormBackwardOp::verify() {
-  if (getX().getType().getRank() < 2 || getGamma().getType().getRank() != 1 ||
-      getGamma().getType().getDimSize(0) != getX().getType().getDimSize(1))
-    return emitOpError("expected x of rank ≥ 2 and gamma of its channel count");
+  RankedTensorType x = getX().getType(), gamma = getGamma().getType();
+  if (x.getRank() < 2 || gamma.getRank() != 1)
+    return emitOpError("expected x of rank ≥ 2 and gamma of rank 1");
+  if (shapes::ShapeProblem problem =
+          shapes::batchNormShape(x.getShape().vec(), gamma.getShape().vec(),
+                                 /*batchStatistics=*/false, "x", "gamma");
+      !problem.empty())
+    return emitOpError(problem);
   return verifyNormBackward(*this);
 }
 
 LogicalResult LayerNormBackwardOp::verify() {
-  ArrayRef<int64_t> x = getX().getType().getShape();
-  ArrayRef<int64_t> g = getGamma().getType().getShape();
-  if (g.empty() || g.size() > x.size() || x.take_back(g.size()) != g)
-    return emitOpError("expected gamma's shape to be a suffix of x's");
+  if (shapes::ShapeProblem problem =
+          shapes::layerNormShape(getX().getType().getShape().vec(),
+                                 getGamma().getType().getShape().vec());
+      !problem.empty())
+    return emitOpError(problem);
   return verifyNormBackward(*this);
 }
 
 LogicalResult MaxPool2DBackwardOp::verify() {
   if (failed(expectType(*this, "result", getX().getType(), getType())))
     return failure();
-  RankedTensorType fwd =
-      poolOutput(getX().getType(), getKernelSize(), getStrides(), getPadding());
+  std::string problem;
+  RankedTensorType fwd = poolOutput(getX().getType(), getKernelSize(),
+                                    getStrides(), getPadding(), "x", problem);
   if (!fwd)
-    return emitOpError(
-        "expected a 4-D input and two-element window attributes");
+    return emitOpError(problem);
   return expectType(*this, "grad_output", fwd, getGradOutput().getType());
 }
 
 LogicalResult AvgPool2DBackwardOp::verify() {
-  RankedTensorType fwd =
-      poolOutput(getType(), getKernelSize(), getStrides(), getPadding());
+  std::string problem;
+  RankedTensorType fwd = poolOutput(getType(), getKernelSize(), getStrides(),
+                                    getPadding(), "result", problem);
   if (!fwd)
-    return emitOpError(
-        "expected a 4-D result and two-element window attributes");
+    return emitOpError(problem);
   return expectType(*this, "grad_output", fwd, getGradOutput().getType());
 }
 
@@ -206,16 +225,19 @@ LogicalResult GlobalAvgPool2DBackwardOp::verify() {
   RankedTensorType result = getType();
   if (result.getRank() != 4)
     return emitOpError("expected a 4-D result, got ") << result;
-  auto fwd = RankedTensorType::get({result.getDimSize(0), result.getDimSize(1)},
-                                   result.getElementType());
+  auto fwd = RankedTensorType::get(
+      shapes::globalAvgPool2dShape(result.getShape().vec()),
+      result.getElementType());
   return expectType(*this, "grad_output", fwd, getGradOutput().getType());
 }
 
 LogicalResult SoftmaxBackwardOp::verify() {
-  int64_t rank = getType().getRank();
-  int64_t axis = getAxisAttr().getInt();
-  if (axis < -rank || axis >= rank)
-    return emitOpError("axis ") << axis << " out of range for rank " << rank;
+  int64_t axis;
+  if (shapes::ShapeProblem problem =
+          shapes::softmaxShape(getType().getShape().vec(),
+                               getAxisAttr().getInt(), /*causal=*/false, axis);
+      !problem.empty())
+    return emitOpError(problem);
   return success();
 }
 
@@ -303,12 +325,15 @@ LogicalResult AdamUpdateOp::verify() {
 LogicalResult BatchNormInferenceOp::verify() {
   RankedTensorType x = getX().getType();
   RankedTensorType gamma = getGamma().getType();
-  if (x.getRank() < 2 || gamma.getRank() != 1 ||
-      gamma.getDimSize(0) != x.getDimSize(1))
+  if (x.getRank() < 2 || gamma.getRank() != 1)
     return emitOpError("expected x of rank ≥ 2 (NxCx...) and per-channel "
-                       "operands of its ")
-           << (x.getRank() >= 2 ? x.getDimSize(1) : 0) << " channels, got "
-           << gamma;
+                       "operands of rank 1, got ")
+           << x << " and " << gamma;
+  if (shapes::ShapeProblem problem =
+          shapes::batchNormShape(x.getShape().vec(), gamma.getShape().vec(),
+                                 /*batchStatistics=*/false);
+      !problem.empty())
+    return emitOpError(problem);
   if (!(getEpsilon().convertToDouble() > 0))
     return emitOpError("expected 'epsilon' > 0");
   return success();

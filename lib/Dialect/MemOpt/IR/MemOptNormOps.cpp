@@ -7,17 +7,19 @@
 
 #include "ShapeChecker.h"
 
+#include "memopt/Contract/NormShapes.h"
+
 using namespace mlir;
 using namespace memopt;
-using memopt::detail::numElements;
 using memopt::detail::ShapeChecker;
 
 //===----------------------------------------------------------------------===//
 // Normalisation
 //===----------------------------------------------------------------------===//
 
-/// The shape rules of training-mode batch norm, shared by batch_norm and
-/// batch_norm_act (whose extra `saved_invstd` is per channel, like gamma).
+/// The shape rules of training-mode batch norm (the contract's rule,
+/// NormShapes.h), shared by batch_norm and batch_norm_act (whose extra
+/// `saved_invstd` is per channel, like gamma).
 template <typename OpTy>
 static LogicalResult inferBatchNorm(std::optional<Location> loc,
                                     typename OpTy::Adaptor adaptor,
@@ -30,18 +32,11 @@ static LogicalResult inferBatchNorm(std::optional<Location> loc,
   if (x->getRank() < 2)
     return check.error("expected x of rank ≥ 2 (NxCx...), got rank ",
                        x->getRank());
-  int64_t c = x->getDimSize(1);
-  if (gamma->getDimSize(0) != c)
-    return check.error("expected per-channel operands of ", c,
-                       " elements (x's dimension 1), got ",
-                       gamma->getDimSize(0));
-  // As PyTorch in training mode: the batch variance needs two values.
-  SmallVector<int64_t> perChannel(x->getShape());
-  perChannel.erase(perChannel.begin() + 1);
-  if (numElements(perChannel) == 1)
-    return check.error("expected more than 1 value per channel for the batch "
-                       "statistics, got x of shape ",
-                       formatShape(x->getShape()));
+  if (shapes::ShapeProblem problem =
+          shapes::batchNormShape(x->getShape().vec(), gamma->getShape().vec(),
+                                 /*batchStatistics=*/true);
+      !problem.empty())
+    return check.error(problem);
   for (auto [name, v] : {std::pair<StringRef, Value>{"beta", adaptor.getBeta()},
                          {"running_mean", adaptor.getRunningMean()},
                          {"running_var", adaptor.getRunningVar()}})
@@ -84,11 +79,10 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
   auto gamma = check.tensor(adaptor.getGamma(), "gamma");
   if (failed(x) || failed(gamma))
     return failure();
-  ArrayRef<int64_t> xs = x->getShape(), gs = gamma->getShape();
-  if (gs.empty() || gs.size() > xs.size() || xs.take_back(gs.size()) != gs)
-    return check.error("expected gamma's shape (", formatShape(gs),
-                       ") to be a non-empty suffix of x's shape (",
-                       formatShape(xs), ")");
+  if (shapes::ShapeProblem problem =
+          shapes::layerNormShape(x->getShape().vec(), gamma->getShape().vec());
+      !problem.empty())
+    return check.error(problem);
   if (adaptor.getBeta().getType() != *gamma)
     return check.error("expected beta of type ", *gamma, " (as gamma), got ",
                        adaptor.getBeta().getType());

@@ -7,6 +7,8 @@
 
 #include "ShapeChecker.h"
 
+#include "memopt/Contract/PoolShapes.h"
+
 using namespace mlir;
 using namespace memopt;
 using memopt::detail::ShapeChecker;
@@ -32,20 +34,15 @@ static LogicalResult inferPool2D(std::optional<Location> loc,
       failed(check.array(strides, "strides", 2, 1)) ||
       failed(check.array(padding, "padding", 2, 0)))
     return failure();
-  SmallVector<int64_t, 4> out(x->getShape());
-  for (int d = 0; d < 2; ++d) {
-    if (padding[d] > kernel[d] / 2)
-      return check.error(
-          "expected 'padding' at most half of 'kernel_size', got ", "padding ",
-          padding[d], " for kernel ", kernel[d]);
-    // Cannot overflow: 2 * padding <= kernel.
-    int64_t extent = out[2 + d] - kernel[d] + 2 * padding[d];
-    if (extent < 0)
-      return check.error("input ", formatShape(x->getShape().drop_front(2)),
-                         " with padding [", padding[0], ", ", padding[1],
-                         "] is smaller than the window ", formatShape(kernel));
-    out[2 + d] = extent / strides[d] + 1;
-  }
+  shapes::Pool2DParams params;
+  params.kernelSize = {kernel[0], kernel[1]};
+  params.strides = {strides[0], strides[1]};
+  params.padding = {padding[0], padding[1]};
+  shapes::Dims out;
+  if (shapes::ShapeProblem problem =
+          shapes::pool2dShape(x->getShape().vec(), params, out);
+      !problem.empty())
+    return check.error(problem);
   return check.result(out, x->getElementType(), results);
 }
 
@@ -71,7 +68,7 @@ GlobalAvgPool2DOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
   auto x = check.tensorOfRank(adaptor.getX(), "x", 4, "NxCxHxW");
   if (failed(x))
     return failure();
-  results.push_back(RankedTensorType::get({x->getDimSize(0), x->getDimSize(1)},
-                                          x->getElementType()));
+  results.push_back(RankedTensorType::get(
+      shapes::globalAvgPool2dShape(x->getShape().vec()), x->getElementType()));
   return success();
 }
