@@ -14,6 +14,7 @@
 
 #include "JsonText.h"
 #include "KernelRules.h"
+#include "memopt/Contract/ShapeRule.h"
 #include "memopt/runtime/Error.h"
 
 #include <nlohmann/json.hpp>
@@ -251,10 +252,12 @@ public:
 
   /// Normalises a possibly negative axis.
   int64_t axis(int64_t a, int64_t r, const char *name) const {
-    if (a < -r || a >= r)
-      error("expected '", name, "' in [", -r, ", ", r, ") for rank ", r,
-            ", got ", a);
-    return a < 0 ? a + r : a;
+    int64_t normalised;
+    if (shapes::ShapeProblem problem =
+            shapes::normaliseAxis(a, r, name, normalised);
+        !problem.empty())
+      error(problem);
+    return normalised;
   }
 
 private:

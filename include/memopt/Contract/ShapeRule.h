@@ -90,6 +90,17 @@ inline std::optional<int64_t> checkedMul(int64_t a, int64_t b) {
   return r;
 }
 
+/// A possibly negative `axis` (attribute `name`) of a shape of rank `rank`,
+/// normalised into [0, rank) in `normalised`.
+inline ShapeProblem normaliseAxis(int64_t axis, int64_t rank, const char *name,
+                                  int64_t &normalised) {
+  normalised = axis < 0 ? axis + rank : axis;
+  if (axis < -rank || axis >= rank)
+    return problem("expected '", name, "' in [", -rank, ", ", rank,
+                   ") for rank ", rank, ", got ", axis);
+  return {};
+}
+
 /// NumPy/PyTorch broadcasting of two shapes (trailing dimensions aligned, a
 /// 1 stretches); std::nullopt when they do not broadcast.
 inline std::optional<Dims> broadcastDims(const Dims &lhs, const Dims &rhs) {

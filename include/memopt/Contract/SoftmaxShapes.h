@@ -16,17 +16,6 @@
 
 namespace memopt::shapes {
 
-/// A possibly negative `axis` (attribute `name`) of a shape of rank `rank`,
-/// normalised into [0, rank) in `normalised`.
-inline ShapeProblem normaliseAxis(int64_t axis, int64_t rank, const char *name,
-                                  int64_t &normalised) {
-  normalised = axis < 0 ? axis + rank : axis;
-  if (axis < -rank || axis >= rank)
-    return problem("expected '", name, "' in [", -rank, ", ", rank,
-                   ") for rank ", rank, ", got ", axis);
-  return {};
-}
-
 /// softmax over `axis` of `x` (of rank ≥ 1, as each side checks), the
 /// result of x's shape; `normalisedAxis` gets the axis in [0, rank). A
 /// `causal` softmax (masking j > i) runs over the last axis of ...xTxT.

@@ -11,8 +11,6 @@
 #include "memopt/Contract/ConvShapes.h"
 #include "memopt/Contract/LinearShapes.h"
 
-#include "llvm/Support/CheckedArithmetic.h"
-
 using namespace mlir;
 using namespace memopt;
 using memopt::detail::ShapeChecker;

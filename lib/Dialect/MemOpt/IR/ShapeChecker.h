@@ -9,6 +9,7 @@
 #ifndef MEMOPT_LIB_DIALECT_MEMOPT_IR_SHAPECHECKER_H
 #define MEMOPT_LIB_DIALECT_MEMOPT_IR_SHAPECHECKER_H
 
+#include "memopt/Contract/ShapeRule.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -126,12 +127,14 @@ public:
 
   /// Normalises a possibly negative axis into [0, rank).
   FailureOr<int64_t> axis(int64_t axis, int64_t rank, StringRef name) const {
-    if (axis < -rank || axis >= rank) {
-      (void)error("expected '", name, "' in [", -rank, ", ", rank,
-                  ") for rank ", rank, ", got ", axis);
+    int64_t normalised;
+    if (shapes::ShapeProblem problem =
+            shapes::normaliseAxis(axis, rank, name.str().c_str(), normalised);
+        !problem.empty()) {
+      (void)error(problem);
       return failure();
     }
-    return axis < 0 ? axis + rank : axis;
+    return normalised;
   }
 
 private:

@@ -13,6 +13,7 @@
 #define MEMOPT_RUNTIME_KERNEL_H
 
 #include "memopt/Contract/ConvShapes.h"
+#include "memopt/Contract/PoolShapes.h"
 
 #include <array>
 #include <cstddef>
@@ -67,11 +68,7 @@ struct LayerNormAttrs {
 
 /// max_pool2d and avg_pool2d (`strides` already defaulted to `kernelSize`),
 /// and their backward ops.
-struct Pool2DAttrs {
-  std::array<int64_t, 2> kernelSize{1, 1};
-  std::array<int64_t, 2> strides{1, 1};
-  std::array<int64_t, 2> padding{0, 0};
-};
+using Pool2DAttrs = shapes::Pool2DParams;
 
 /// softmax and softmax_backward (never causal); `axis` is normalised into
 /// [0, rank).
