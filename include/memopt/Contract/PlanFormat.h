@@ -1,4 +1,4 @@
-//===- PlanFormat.h - the plan file's version, for both sides --*- C++ -*-===//
+//===- PlanFormat.h - the plan file's version, for both sides ---*- C++ -*-===//
 //
 // Part of the compiler-runtime contract (include/memopt/Contract,
 // docs/plan-format.md): included by the runtime's plan reader and by the
