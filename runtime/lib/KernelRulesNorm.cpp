@@ -13,10 +13,11 @@ namespace memopt::runtime::detail {
 
 namespace {
 
-/// Training-mode batch norm's operands, epsilon and momentum, and its
-/// outputs: y like x, then `numOutputs - 1` per-channel outputs like gamma
-/// (running mean and variance, and batch_norm_act's saved_invstd).
-void checkBatchNorm(Rules &r, double epsilon, double momentum,
+/// Batch norm's operands, epsilon and momentum, and its outputs: y like x,
+/// then `numOutputs - 1` per-channel outputs like gamma (running mean and
+/// variance, and batch_norm_act's saved_invstd). Training mode has a
+/// `momentum` and uses batch statistics; batch_norm_inference has neither.
+void checkBatchNorm(Rules &r, double epsilon, std::optional<double> momentum,
                     size_t numOutputs) {
   const TensorInfo &x = r.in(0), &gamma = r.in(1);
   r.isFloat(x, "x");
@@ -24,7 +25,7 @@ void checkBatchNorm(Rules &r, double epsilon, double momentum,
   r.isFloat(gamma, "gamma");
   r.rank(gamma, "gamma", 1);
   if (shapes::ShapeProblem problem = shapes::batchNormShape(
-          x.shape, gamma.shape, /*batchStatistics=*/true);
+          x.shape, gamma.shape, /*batchStatistics=*/momentum.has_value());
       !problem.empty())
     r.error(problem);
   r.sameType(gamma, "gamma", r.in(2), "beta");
@@ -32,8 +33,8 @@ void checkBatchNorm(Rules &r, double epsilon, double momentum,
   r.sameType(gamma, "gamma", r.in(4), "running_var");
   if (!(epsilon > 0))
     r.error("expected 'epsilon' > 0, got ", epsilon);
-  if (!(momentum >= 0 && momentum <= 1))
-    r.error("expected 'momentum' in [0, 1], got ", momentum);
+  if (momentum && !(*momentum >= 0 && *momentum <= 1))
+    r.error("expected 'momentum' in [0, 1], got ", *momentum);
   r.output(0, x.dtype, x.shape);
   for (size_t o = 1; o < numOutputs; ++o)
     r.output(o, gamma.dtype, gamma.shape);
@@ -115,21 +116,7 @@ KernelAttrs batchNormInference(Rules &r) {
   BatchNormAttrs a;
   a.epsilon = r.f64("epsilon", 1e-5);
   r.done();
-  const TensorInfo &x = r.in(0), &gamma = r.in(1);
-  r.isFloat(x, "x");
-  r.minRank(x, "x", 2);
-  r.isFloat(gamma, "gamma");
-  r.rank(gamma, "gamma", 1);
-  if (shapes::ShapeProblem problem = shapes::batchNormShape(
-          x.shape, gamma.shape, /*batchStatistics=*/false);
-      !problem.empty())
-    r.error(problem);
-  r.sameType(gamma, "gamma", r.in(2), "beta");
-  r.sameType(gamma, "gamma", r.in(3), "running_mean");
-  r.sameType(gamma, "gamma", r.in(4), "running_var");
-  if (!(a.epsilon > 0))
-    r.error("expected 'epsilon' > 0, got ", a.epsilon);
-  r.output(0, x.dtype, x.shape);
+  checkBatchNorm(r, a.epsilon, /*momentum=*/std::nullopt, 1);
   return a;
 }
 
