@@ -1,7 +1,8 @@
 //===- RematILPSolve.cpp - the rematerialisation ILP on CBC ---------------===//
 //
-// Runs CBC on one ILP through CbcMain1, with its deadline, fixed seeds and
-// a MIP start, and reads its answer back (rounded; its status only trusted
+// Runs CBC's branch and cut (CbcModel, with the cut generators and
+// heuristics of CBC's default driver) on one ILP, with its deadline, fixed
+// seeds and a MIP start, and reads its answer back (rounded; its status only trusted
 // when the search ended before the deadline). solveMinRecompute and
 // solveMinMemory drive it for the two modes: MinRecompute solves once,
 // MinMemory twice (the least peak, then the least recompute at that peak).
@@ -12,8 +13,15 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <CbcHeuristic.hpp>
+#include <CbcHeuristicFPump.hpp>
 #include <CbcModel.hpp>
-#include <CbcSolver.hpp>
+#include <CglClique.hpp>
+#include <CglFlowCover.hpp>
+#include <CglGomory.hpp>
+#include <CglKnapsackCover.hpp>
+#include <CglMixedIntegerRounding2.hpp>
+#include <CglProbing.hpp>
 #include <CoinPackedMatrix.hpp>
 #include <OsiClpSolverInterface.hpp>
 
@@ -39,14 +47,13 @@ std::mutex &cbcMutex() {
   return mutex;
 }
 
-std::string columnName(int column) { return "c" + std::to_string(column); }
-
 /// Runs CBC on `ilp` until `deadline`, starting from `start` (one value per
 /// column) if given.
 llvm::Expected<IlpOutcome> runCbcUnguarded(const Ilp &ilp,
                                            Clock::time_point deadline,
                                            const std::vector<double> *start) {
-  // CbcMain1 parses its arguments through global state.
+  // One solve at a time, as when CBC's global command-line state made it
+  // necessary: the solves stay deterministic and single-threaded.
   std::lock_guard<std::mutex> lock(cbcMutex());
   double seconds =
       std::chrono::duration<double>(deadline - Clock::now()).count();
@@ -86,46 +93,64 @@ llvm::Expected<IlpOutcome> runCbcUnguarded(const Ilp &ilp,
   // a node it should not have, so a proof that ends past the deadline is
   // not trusted (see below).
   solver.getModelPtr()->setMaximumWallSeconds(seconds);
-  // CbcMain1 matches a MIP start to columns by name.
-  std::vector<std::pair<std::string, double>> mipStart;
-  if (start) {
-    for (int c = 0; c < ilp.numColumns; ++c) {
-      solver.setColName(c, columnName(c));
-      mipStart.push_back({columnName(c), (*start)[c]});
-    }
-  }
+  // Clp's presolve stays off in every LP solve: on some of these problems
+  // it crashes (a null model dereferenced in
+  // ClpPresolve::gutsOfPresolvedModel; Clp 1.17.6), seen on mixed-precision
+  // CIFAR ResNets, DenseNet-121 and GPT-2
+  // (test/Transforms/checkpoint-solver-crash.test). CbcMain1, CBC's
+  // command-line driver, re-enabled it in a resolve whatever its options
+  // said, so CBC is driven through CbcModel here, with the cut generators
+  // and heuristics that driver adds by default. Both problems are sparse
+  // and already tight, so presolve gains little (bench/checkpoint.py).
+  solver.setHintParam(OsiDoPresolveInInitial, false, OsiHintDo);
+  solver.setHintParam(OsiDoPresolveInResolve, false, OsiHintDo);
 
   CbcModel model(solver);
   model.messageHandler()->setLogLevel(0);
-  if (start)
-    model.setMIPStart(mipStart);
-  CbcSolverUsefulData data;
-  data.noPrinting_ = true;
-  data.useSignalHandler_ = false;
-  CbcMain0(model, data);
+  model.solver()->messageHandler()->setLogLevel(0);
   // Elapsed rather than CPU time, one thread, fixed seeds: the same input
   // gives the same answer (unless the time limit cuts the search short).
-  std::string secondsArg = llvm::formatv("{0:f3}", seconds);
-  // CGL's preprocessing and Clp's presolve are off: on some of these
-  // problems they crash (a null model dereferenced in
-  // ClpPresolve::gutsOfPresolvedModel; Cbc 2.10.8, Clp 1.17.6), seen on
-  // mixed-precision CIFAR ResNets and on DenseNet-121
-  // (test/Transforms/checkpoint-solver-crash.test). Both problems are
-  // sparse and already tight, so the cost is small (bench/checkpoint.py).
-  const char *argv[] = {"memopt-remat",              // program name
-                        "-preprocess",    "off",     // see above
-                        "-presolve",      "off",     // see above
-                        "-log",           "0",       // quiet
-                        "-slog",          "0",       // quiet LP solver
-                        "-threads",       "0",       // single-threaded
-                        "-randomCbcSeed", "1",       // fixed seeds (CBC)
-                        "-randomSeed",    "1234567", // and Clp
-                        "-timeMode",      "elapsed", // wall-clock limit
-                        "-seconds",       secondsArg.c_str(), // time left
-                        "-solve",         "-quit"};
-  CbcMain1(
-      int(sizeof(argv) / sizeof(argv[0])), argv, model,
-      [](CbcModel *, int) { return 0; }, data);
+  model.setUseElapsedTime(true);
+  model.setMaximumSeconds(seconds);
+  model.setNumberThreads(0);
+  model.setRandomSeed(1);
+  CglProbing probing;
+  probing.setUsingObjective(1);
+  probing.setMaxPass(1);
+  probing.setMaxProbe(10);
+  probing.setMaxLook(10);
+  CglGomory gomory;
+  gomory.setLimit(100);
+  CglKnapsackCover knapsack;
+  CglClique clique;
+  CglMixedIntegerRounding2 rounding2;
+  CglFlowCover flowCover;
+  model.addCutGenerator(&probing, -1, "Probing");
+  model.addCutGenerator(&gomory, -100, "Gomory");
+  model.addCutGenerator(&knapsack, -100, "Knapsack");
+  model.addCutGenerator(&clique, -100, "Clique");
+  model.addCutGenerator(&rounding2, -100, "MixedIntegerRounding2");
+  model.addCutGenerator(&flowCover, -100, "FlowCover");
+  CbcRounding roundingHeuristic(model);
+  CbcHeuristicFPump pump(model);
+  model.addHeuristic(&roundingHeuristic);
+  model.addHeuristic(&pump);
+  model.initialSolve();
+  bool rootInfeasible = model.solver()->isProvenPrimalInfeasible();
+  if (!model.solver()->isProvenOptimal() && !rootInfeasible &&
+      Clock::now() < deadline)
+    return makeError("CBC abandoned the search (the root LP did not solve)");
+  if (model.solver()->isProvenOptimal()) {
+    if (start) {
+      double objective = 0;
+      for (int c = 0; c < ilp.numColumns; ++c)
+        objective += ilp.objective[c] * (*start)[c];
+      // Checked against the constraints: an infeasible start is dropped.
+      model.setBestSolution(start->data(), ilp.numColumns, objective,
+                            /*check=*/true);
+    }
+    model.branchAndBound();
+  }
   bool pastDeadline = Clock::now() >= deadline;
 
   IlpOutcome outcome;
@@ -135,7 +160,7 @@ llvm::Expected<IlpOutcome> runCbcUnguarded(const Ilp &ilp,
     for (int c = 0; c < ilp.numColumns; ++c)
       outcome.values[c] = std::round(best[c]);
   }
-  if (model.isProvenInfeasible() && !pastDeadline) {
+  if ((rootInfeasible || model.isProvenInfeasible()) && !pastDeadline) {
     outcome.status = RematStatus::Infeasible;
     outcome.values.clear();
   } else if (!outcome.values.empty()) {

@@ -10,6 +10,8 @@
 
 #include "Checkpoint.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 #include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
 
@@ -136,7 +138,7 @@ checkpoint::solveExact(func::FuncOp func, const StageChain &chain,
   if (solution->status != RematStatus::Optimal)
     func.emitRemark("memopt-checkpoint: the exact solver hit its time limit "
                     "of ")
-        << search.timeLimit
+        << llvm::formatv("{0}", search.timeLimit).str()
         << " s; its best solution so far competes with the heuristic "
            "schedules";
   if (solution->recompute.empty())
