@@ -2,8 +2,8 @@
 //
 // Runs CBC's branch and cut (CbcModel, with the cut generators and
 // heuristics of CBC's default driver) on one ILP, with its deadline, fixed
-// seeds and a MIP start, and reads its answer back (rounded; its status only trusted
-// when the search ended before the deadline). solveMinRecompute and
+// seeds and a MIP start, and reads its answer back (rounded; its status only
+// trusted when the search ended before the deadline). solveMinRecompute and
 // solveMinMemory drive it for the two modes: MinRecompute solves once,
 // MinMemory twice (the least peak, then the least recompute at that peak).
 //
