@@ -11,7 +11,10 @@ report) and checks:
   * the named smallest budget is then met;
   * the step's size never rises as the budget falls (PyTorch's
     memory-ratio knob is known to break this);
-  * recompute FLOPs never fall as the budget falls.
+  * recompute FLOPs never fall as the budget falls;
+  * with --floor OPTIONS, the smallest budget named is at most the step of
+    that checkpoint configuration (e.g. the binomial schedule with no slots
+    but the step's inputs: the least memory of any checkpoint schedule).
 Exit 1 with a message on the first violation.
 """
 
@@ -83,6 +86,7 @@ def main():
     parser.add_argument("opt")
     parser.add_argument("model")
     parser.add_argument("--points", type=int, default=10)
+    parser.add_argument("--floor", default=None)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         base, err, _ = measure(args.opt, args.model, "", tmp)
@@ -99,6 +103,14 @@ def main():
         if wrote:
             sys.exit("a refused budget still wrote an output file")
         smallest = int(m.group(1))
+        if args.floor:
+            floor, err, _ = measure(args.opt, args.model, args.floor, tmp)
+            if floor is None:
+                sys.exit("the floor configuration failed: " + err)
+            if smallest > floor[0]:
+                sys.exit("the smallest budget named, %d, is above what %s "
+                         "reaches, %d" % (smallest, args.floor, floor[0]))
+            print("floor: smallest %d <= %d" % (smallest, floor[0]))
         if smallest >= base[0]:
             sys.exit("checkpointing cannot shrink this model (%d >= %d)" %
                      (smallest, base[0]))

@@ -21,6 +21,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/ScopeExit.h"
 
+#include <map>
+
 #define DEBUG_TYPE "memopt-schedule"
 
 namespace memopt {
@@ -75,17 +77,36 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
     ops.push_back(&op);
   }
 
+  // The buffer each operand and result lives in, looked up once.
+  DenseMap<Value, Value> roots;
+  auto rootOf = [&](Value v) {
+    auto [it, inserted] = roots.try_emplace(v);
+    if (inserted)
+      it->second = MemoryAnalysis::bufferRoot(v);
+    return it->second;
+  };
+
   // Buffers: root value -> number of not-yet-scheduled uses (through any
   // alias). Arguments and returned buffers are never freed.
   DenseSet<Value> persistent;
   for (BlockArgument arg : func.getArguments())
     persistent.insert(arg);
   for (Value v : terminator->getOperands())
-    persistent.insert(MemoryAnalysis::bufferRoot(v));
+    persistent.insert(rootOf(v));
   DenseMap<Value, int64_t> pendingUses;
+  // The ops reading each buffer that is not persistent: their score changes
+  // when its pending uses do.
+  DenseMap<Value, SmallVector<Operation *>> readers;
   for (Operation *op : ops)
-    for (Value operand : op->getOperands())
-      ++pendingUses[MemoryAnalysis::bufferRoot(operand)];
+    for (Value operand : op->getOperands()) {
+      Value root = rootOf(operand);
+      ++pendingUses[root];
+      if (!persistent.contains(root)) {
+        SmallVector<Operation *> &list = readers[root];
+        if (list.empty() || list.back() != op)
+          list.push_back(op);
+      }
+    }
 
   // The values holding the contents an in-place op overwrites: its operand,
   // the values that buffer held before (an earlier in-place result's
@@ -135,7 +156,7 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
   auto allocated = [&](Operation *op) {
     int64_t bytes = 0;
     for (Value r : op->getResults())
-      if (MemoryAnalysis::bufferRoot(r) == r)
+      if (rootOf(r) == r)
         bytes += bytesOf(r);
     return bytes;
   };
@@ -143,7 +164,7 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
     // Count each buffer once, however many operands read it.
     llvm::SmallDenseMap<Value, int64_t> reads;
     for (Value operand : op->getOperands())
-      ++reads[MemoryAnalysis::bufferRoot(operand)];
+      ++reads[rootOf(operand)];
     int64_t bytes = 0;
     for (auto [root, n] : reads)
       if (!persistent.contains(root) && pendingUses.lookup(root) == n)
@@ -151,55 +172,77 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
     return bytes;
   };
 
+  // The ready ops, best first: optimizer updates, then the highest score
+  // (bytes freed minus bytes allocated), then the earliest in the block; in
+  // program order, the earliest. A score only changes when the pending uses
+  // of a buffer the op reads do, so only those ops are re-keyed.
+  struct Key {
+    bool update;
+    int64_t score;
+    int64_t index;
+    bool operator<(const Key &o) const {
+      if (update != o.update)
+        return update;
+      if (score != o.score)
+        return score > o.score;
+      return index < o.index;
+    }
+  };
+  auto keyOf = [&](Operation *op) {
+    if (programOrder)
+      return Key{false, 0, index[op]};
+    return Key{isOptimizerUpdate(op), freed(op) - allocated(op), index[op]};
+  };
+  std::map<Key, Operation *> ready;
+  DenseMap<Operation *, Key> readyKey;
+  auto insertReady = [&](Operation *op) {
+    Key key = keyOf(op);
+    ready.emplace(key, op);
+    readyKey[op] = key;
+  };
+
   // Recomputation (ops marked `memopt.recompute`) is demand-driven: such an
   // op runs only when nothing else can, and then the earliest in the block,
   // since checkpointing emits recomputation in the order the backward pass
   // needs it. Running it any sooner would hold what it recomputes across
   // the very stretch checkpointing dropped it for.
-  SmallVector<Operation *> ready, deferred, order;
+  std::map<int64_t, Operation *> deferred;
+  SmallVector<Operation *> order;
   auto makeReady = [&](Operation *op) {
-    (op->hasAttr(kRecomputeAttrName) && !programOrder ? deferred : ready)
-        .push_back(op);
+    if (op->hasAttr(kRecomputeAttrName) && !programOrder)
+      deferred.emplace(index[op], op);
+    else
+      insertReady(op);
   };
   for (Operation *op : ops)
     if (missing[op] == 0)
       makeReady(op);
   while (!ready.empty() || !deferred.empty()) {
     if (ready.empty()) {
-      auto earliest =
-          llvm::min_element(deferred, [&](Operation *a, Operation *b) {
-            return index[a] < index[b];
-          });
-      ready.push_back(*earliest);
-      deferred.erase(earliest);
+      Operation *earliest = deferred.begin()->second;
+      deferred.erase(deferred.begin());
+      insertReady(earliest);
     }
-    size_t best = 0;
-    int64_t bestScore = 0;
-    bool bestUpdate = false;
-    for (size_t i = 0; i < ready.size(); ++i) {
-      Operation *op = ready[i];
-      bool update = isOptimizerUpdate(op);
-      int64_t score = freed(op) - allocated(op);
-      if (programOrder) {
-        if (i == 0 || index[op] < index[ready[best]])
-          best = i;
-        continue;
-      }
-      bool better = i == 0 || (update && !bestUpdate) ||
-                    (update == bestUpdate &&
-                     (score > bestScore ||
-                      (score == bestScore && index[op] < index[ready[best]])));
-      if (better) {
-        best = i;
-        bestScore = score;
-        bestUpdate = update;
-      }
-    }
-    Operation *op = ready[best];
-    ready.erase(ready.begin() + best);
+    Operation *op = ready.begin()->second;
+    ready.erase(ready.begin());
+    readyKey.erase(op);
     order.push_back(op);
-    for (Value operand : op->getOperands())
-      --pendingUses[MemoryAnalysis::bufferRoot(operand)];
+    llvm::SmallPtrSet<Operation *, 8> touched;
+    for (Value operand : op->getOperands()) {
+      Value root = rootOf(operand);
+      --pendingUses[root];
+      if (!programOrder)
+        if (auto it = readers.find(root); it != readers.end())
+          for (Operation *reader : it->second)
+            touched.insert(reader);
+    }
+    for (Operation *reader : touched)
+      if (auto it = readyKey.find(reader); it != readyKey.end()) {
+        ready.erase(it->second);
+        Key key = keyOf(reader);
+        ready.emplace(key, reader);
+        it->second = key;
+      }
     for (Operation *user : users[op])
       if (--missing[user] == 0)
         makeReady(user);
@@ -231,11 +274,10 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
   DenseMap<Value, Operation *> lastUse;
   for (Operation *op : order) {
     for (Value r : op->getResults())
-      if (MemoryAnalysis::bufferRoot(r) == r &&
-          isa<RankedTensorType>(r.getType()))
+      if (rootOf(r) == r && isa<RankedTensorType>(r.getType()))
         lastUse[r] = op;
     for (Value operand : op->getOperands())
-      lastUse[MemoryAnalysis::bufferRoot(operand)] = op;
+      lastUse[rootOf(operand)] = op;
   }
   int64_t frees = 0;
   for (Operation *op : llvm::reverse(order)) {
@@ -244,7 +286,7 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
       if (lastUse.lookup(r) == op && !persistent.contains(r))
         dying.push_back(r);
     for (Value operand : op->getOperands()) {
-      Value root = MemoryAnalysis::bufferRoot(operand);
+      Value root = rootOf(operand);
       if (lastUse.lookup(root) == op && !persistent.contains(root) &&
           !llvm::is_contained(dying, root))
         dying.push_back(root);

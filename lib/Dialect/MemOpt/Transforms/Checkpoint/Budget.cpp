@@ -1,11 +1,28 @@
 //===- Budget.cpp - strategy=budget ---------------------------------------===//
 //
 // The least recomputation that fits the whole step (arguments, constants
-// and the planned arena) in a byte budget. A fixed family of schedules,
-// independent of the budget, is sorted by recompute FLOPs and measured in
-// that order, a batch at a time on the context's threads; the first that
-// fits wins, so a smaller budget never gets a larger peak. A budget none
-// meets is an error naming the smallest that fits.
+// and the planned arena) in a byte budget.
+//
+// The candidates are a fixed family of schedules, independent of the
+// budget:
+//
+// * the binomial (Revolve) schedule of the whole chain at every slot count
+//   from the floor up to holding every cut: the optimum of the stage model
+//   at each memory level. The floor is the fewest slots whose schedule
+//   recomputes at most kMaxStageRecomputes stages (0 slots, recomputing
+//   every stage from the step's inputs, on chains of up to about 250
+//   stages);
+// * for a growing prefix of the chain (the rest stored), the binomial
+//   schedule within one forward pass of that prefix, and sqrt segments;
+// * for the whole chain, Chen's segments at counts from 2 to n;
+// * nothing.
+//
+// The binomial schedules' measured bytes grow with their slot count, so a
+// binary search over it finds the most slots that fit; then the other
+// candidates with less recomputation are measured in order of their
+// recompute FLOPs, a batch at a time on the context's threads, and the
+// first that fits wins. A budget none meets is an error naming the least
+// any candidate reaches: that budget is accepted, one byte less refused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +30,8 @@
 
 #include "memopt/Analysis/MemoryAnalysis.h"
 #include "memopt/Support/ByteSize.h"
+
+#include "llvm/ADT/DenseMap.h"
 
 #include <algorithm>
 #include <cmath>
@@ -22,101 +41,200 @@ using namespace mlir;
 using namespace memopt;
 using namespace memopt::checkpoint;
 
+namespace {
+
+/// Stage executions a budget schedule may recompute: bounds the size of the
+/// rewritten step (and so its compile time) near the memory floor.
+constexpr int64_t kMaxStageRecomputes = 32768;
+
+/// Chains longer than this get a slot table of slotLimit() slots only: the
+/// table's dynamic programme is cubic in the stage count.
+constexpr int64_t kMaxFullTableStages = 1100;
+
+struct Candidate {
+  CheckpointSchedule schedule;
+  int64_t flops = 0;
+  /// The slot count of a whole-chain binomial schedule, else -1.
+  int64_t slots = -1;
+};
+
+/// Measures candidates once each, a batch at a time.
+class Measurer {
+public:
+  Measurer(func::FuncOp func, const std::vector<Candidate> &family,
+           SearchOptions &options)
+      : func(func), family(family), options(options) {}
+
+  /// Measurements of `family[indices]`, in the order given.
+  FailureOr<SmallVector<int64_t>> bytes(ArrayRef<size_t> indices) {
+    SmallVector<CheckpointPlan> plans;
+    SmallVector<size_t> missing;
+    for (size_t i : indices)
+      if (!cache.count(i)) {
+        missing.push_back(i);
+        plans.push_back({family[i].schedule, std::nullopt});
+      }
+    if (!plans.empty()) {
+      FailureOr<SmallVector<Measurement>> measured =
+          measureRange(func, plans, 0, plans.size(), options.alignment,
+                       options.measureInPlace);
+      if (failed(measured))
+        return failure();
+      options.candidatesMeasured += plans.size();
+      for (auto [i, m] : llvm::zip(missing, *measured))
+        cache[i] = m.totalBytes;
+    }
+    SmallVector<int64_t> out;
+    for (size_t i : indices)
+      out.push_back(cache[i]);
+    return out;
+  }
+  FailureOr<int64_t> bytes(size_t index) {
+    FailureOr<SmallVector<int64_t>> m = bytes(ArrayRef<size_t>(index));
+    if (failed(m))
+      return failure();
+    return (*m)[0];
+  }
+  /// The least bytes measured so far.
+  int64_t least() const {
+    int64_t best = std::numeric_limits<int64_t>::max();
+    for (const auto &entry : cache)
+      best = std::min(best, entry.second);
+    return best;
+  }
+
+private:
+  func::FuncOp func;
+  const std::vector<Candidate> &family;
+  SearchOptions &options;
+  llvm::DenseMap<size_t, int64_t> cache;
+};
+
+} // namespace
+
 FailureOr<CheckpointSchedule> checkpoint::chooseBudget(func::FuncOp func,
                                                        const StageChain &chain,
                                                        SearchOptions &options) {
   int64_t n = chain.size();
-  int64_t maxSlots = slotLimit(n);
+  int64_t budget = *options.budgetBytes;
+  int64_t maxSlots =
+      n <= kMaxFullTableStages ? std::max<int64_t>(n - 1, 0) : slotLimit(n);
   RevolveTable table = chain.revolveTable(maxSlots);
 
-  // A fixed family of schedules, independent of the budget: nothing; for a
-  // growing prefix of the chain (the rest stored), the binomial schedule
-  // within one forward pass of that prefix and sqrt segments; for the whole
-  // chain, segment counts from 2 to n and fewer slots, up to eight forward
-  // passes of recomputation.
-  struct Candidate {
-    CheckpointSchedule schedule;
-    int64_t flops;
-  };
   std::vector<Candidate> family;
-  auto add = [&](CheckpointSchedule s) {
+  auto add = [&](CheckpointSchedule s, int64_t slots = -1) {
     int64_t flops = chain.flops(s);
-    family.push_back({std::move(s), flops});
+    family.push_back({std::move(s), flops, slots});
   };
   add(CheckpointSchedule{"none", {}});
-  // The binomial schedule with the fewest slots within `limit` FLOPs over
-  // stages [0, prefix).
+  // The whole chain's binomial schedules, from the floor up.
+  for (int64_t slots = 0; slots <= maxSlots; ++slots) {
+    CheckpointSchedule s = table.schedule(n, slots);
+    if (s.stageRecomputes() > kMaxStageRecomputes)
+      continue;
+    s.name = "binomial";
+    add(std::move(s), slots);
+  }
+  // Prefixes, the rest stored: the binomial schedule within one forward
+  // pass of the prefix, and about sqrt(prefix) segments.
   auto binomialWithin = [&](int64_t prefix, int64_t limit) {
-    for (int64_t slots = 0; slots < maxSlots; ++slots) {
+    int64_t top = std::min<int64_t>(maxSlots, slotLimit(prefix));
+    for (int64_t slots = 0; slots < top; ++slots) {
       CheckpointSchedule s = table.schedule(prefix, slots);
       if (chain.flops(s) <= limit)
-        return std::make_pair(s, slots);
+        return s;
     }
-    return std::make_pair(table.schedule(prefix, maxSlots), maxSlots);
+    return table.schedule(prefix, top);
   };
   int64_t steps = std::min<int64_t>(n, 16);
-  for (int64_t k = 1; k <= steps; ++k) {
+  for (int64_t k = 1; k < steps; ++k) {
     int64_t prefix = (n * k + steps - 1) / steps;
     if (prefix < 2)
       continue;
-    add(binomialWithin(prefix, chain.prefixFlops(prefix)).first);
+    add(binomialWithin(prefix, chain.prefixFlops(prefix)));
     int64_t segments = std::max<int64_t>(
         2, std::llround(std::sqrt(static_cast<double>(prefix))));
     add(sqrtSchedule(balancedBoundaries(chain.weights, prefix, segments),
                      prefix));
   }
-  // The whole chain: more or fewer segments, and fewer slots, up to eight
-  // forward passes of recomputation.
+  // The whole chain's segments, balanced by saved bytes and by stages.
   SmallVector<int64_t> ones(n, 1);
   for (int64_t segments : sqrtSegmentCounts(n)) {
     add(sqrtSchedule(balancedBoundaries(chain.weights, n, segments), n));
     add(sqrtSchedule(balancedBoundaries(ones, n, segments), n));
   }
-  for (int64_t slots = binomialWithin(n, chain.forwardFlops).second;
-       slots-- > 0;) {
-    CheckpointSchedule s = table.schedule(n, slots);
-    if (chain.flops(s) > 8 * chain.forwardFlops)
-      break;
-    add(std::move(s));
-  }
-  // Least recompute first; equal FLOPs: fewer actions, then family order.
-  std::stable_sort(
-      family.begin(), family.end(), [](const Candidate &a, const Candidate &b) {
-        if (a.flops != b.flops)
-          return a.flops < b.flops;
-        return a.schedule.actions.size() < b.schedule.actions.size();
-      });
 
-  // In order, a batch at a time (one candidate per thread): the first that
-  // fits wins, so the answer is the sequential one.
-  SmallVector<CheckpointPlan> plans;
-  for (Candidate &candidate : family)
-    plans.push_back({candidate.schedule, std::nullopt});
+  Measurer measurer(func, family, options);
+  // 1. Nothing recomputed.
+  FailureOr<int64_t> noneBytes = measurer.bytes(0);
+  if (failed(noneBytes))
+    return failure();
+  if (*noneBytes <= budget)
+    return std::move(family[0].schedule);
+
+  // 2. The most slots whose binomial schedule fits, by binary search.
+  SmallVector<size_t> binomials;
+  for (size_t i = 0; i < family.size(); ++i)
+    if (family[i].slots >= 0)
+      binomials.push_back(i);
+  std::optional<size_t> fitting;
+  if (!binomials.empty()) {
+    size_t lo = 0, hi = binomials.size(); // binomials[hi] does not fit
+    FailureOr<int64_t> floorBytes = measurer.bytes(binomials[0]);
+    if (failed(floorBytes))
+      return failure();
+    if (*floorBytes <= budget) {
+      while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        FailureOr<int64_t> m = measurer.bytes(binomials[mid]);
+        if (failed(m))
+          return failure();
+        (*m <= budget ? lo : hi) = mid;
+      }
+      fitting = binomials[lo];
+    }
+  }
+
+  // 3. The other candidates with less recomputation, least first; equal
+  // FLOPs: fewer actions, then family order.
+  int64_t ceiling =
+      fitting ? family[*fitting].flops : std::numeric_limits<int64_t>::max();
+  SmallVector<size_t> others;
+  for (size_t i = 1; i < family.size(); ++i)
+    if (family[i].slots < 0 && family[i].flops < ceiling)
+      others.push_back(i);
+  std::stable_sort(others.begin(), others.end(), [&](size_t a, size_t b) {
+    if (family[a].flops != family[b].flops)
+      return family[a].flops < family[b].flops;
+    return family[a].schedule.actions.size() <
+           family[b].schedule.actions.size();
+  });
   size_t batch =
       std::max<size_t>(1, func.getContext()->isMultithreadingEnabled()
                               ? func.getContext()->getNumThreads()
                               : 1);
-  int64_t least = std::numeric_limits<int64_t>::max();
-  for (size_t begin = 0; begin < plans.size(); begin += batch) {
-    size_t end = std::min(plans.size(), begin + batch);
-    FailureOr<SmallVector<Measurement>> measured = measureRange(
-        func, plans, begin, end, options.alignment, options.measureInPlace);
+  for (size_t begin = 0; begin < others.size(); begin += batch) {
+    ArrayRef<size_t> slice = ArrayRef<size_t>(others).slice(
+        begin, std::min(batch, others.size() - begin));
+    FailureOr<SmallVector<int64_t>> measured = measurer.bytes(slice);
     if (failed(measured))
       return failure();
-    options.candidatesMeasured += end - begin;
-    for (auto [i, m] : llvm::enumerate(*measured)) {
-      if (m.totalBytes <= *options.budgetBytes)
-        return std::move(family[begin + i].schedule);
-      least = std::min(least, m.totalBytes);
-    }
+    for (auto [i, bytes] : llvm::zip(slice, *measured))
+      if (bytes <= budget)
+        return std::move(family[i].schedule);
   }
+  if (fitting)
+    return std::move(family[*fitting].schedule);
+
+  // Nothing fits: every candidate has been measured but the binomial
+  // schedules above the floor, whose bytes grow with their slots.
   func.emitOpError("cannot fit the training step in a budget of ")
-      << formatByteSize(*options.budgetBytes)
+      << formatByteSize(budget)
       << ": the smallest any checkpoint schedule reaches is "
-      << formatByteSize(least)
+      << formatByteSize(measurer.least())
       << " (the planned arena, arguments and constants, each at "
       << MemoryAnalysis::getBufferAlignment(options.alignment)
-      << "-byte alignment, as the runtime allocates them); use budget=" << least
-      << " or more";
+      << "-byte alignment, as the runtime allocates them); use budget="
+      << measurer.least() << " or more";
   return failure();
 }
