@@ -197,15 +197,25 @@ bool memopt::isRematFeasible(const RematProblem &problem,
   size_t n = problem.ops.size();
   if (keep.size() != n || recompute.size() != n)
     return false;
+  for (const RematOp &op : problem.ops)
+    for (int p : op.operands)
+      if (p < 0 || size_t(p) >= n)
+        return false;
+  std::vector<std::vector<int>> operands = uniqueOperands(problem);
+  std::vector<int> first, last;
+  cloneSpansFrom(problem, operands, first, last);
   for (size_t i = 0; i < n; ++i) {
     const RematOp &op = problem.ops[i];
     if (keep[i] && recompute[i])
       return false;
     if (op.hasBackwardUse() && !keep[i] && !recompute[i])
       return false;
+    if (recompute[i] && first[i] < 0)
+      return false;
     if (recompute[i])
       for (int p : op.operands)
-        if (p < 0 || size_t(p) >= i || (!keep[p] && !recompute[p]))
+        if (p < 0 || size_t(p) >= i || (!keep[p] && !recompute[p]) ||
+            (recompute[p] && !clonesNest(first, last, p, int(i))))
           return false;
   }
   return true;
@@ -221,8 +231,11 @@ int64_t memopt::evaluateRematPeak(const RematProblem &problem,
   for (size_t i = 0; i < n; ++i)
     if (keep[i] && problem.ops[i].hasBackwardUse())
       peak += problem.ops[i].bytes;
-  std::vector<int64_t> live =
-      liveForwardBytes(problem, computeRematLastNeed(problem), keep, recompute);
+  std::vector<std::vector<int>> operands = uniqueOperands(problem);
+  std::vector<int> first, last;
+  cloneSpansFrom(problem, operands, first, last);
+  std::vector<int64_t> live = liveForwardBytes(
+      problem, lastNeedFrom(problem, operands), first, last, keep, recompute);
   for (size_t t = 0; t < live.size(); ++t) {
     int64_t base = t < problem.baseBytes.size() ? problem.baseBytes[t] : 0;
     peak = std::max(peak, base + live[t]);

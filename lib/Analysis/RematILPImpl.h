@@ -36,6 +36,9 @@ struct Prepared {
   /// Operands of each op, sorted and without repeats.
   std::vector<std::vector<int>> operands;
   std::vector<int> lastNeed;
+  /// The backward times a clone of each op is live, or -1/-1 for ops that
+  /// cannot be recomputed (see cloneSpansFrom).
+  std::vector<int> cloneFirst, cloneLast;
   /// Has backward uses or reaches an op that has them through its users.
   std::vector<char> relevant;
   /// Columns of keep_i / recompute_i, -1 for ops fixed to 0.
@@ -95,9 +98,25 @@ struct Ilp {
 std::vector<std::vector<int>> uniqueOperands(const RematProblem &problem);
 std::vector<int> lastNeedFrom(const RematProblem &problem,
                               const std::vector<std::vector<int>> &operands);
+/// When the clone of each op would be live, as the checkpoint pass clones
+/// (once) and the scheduler runs clones (on demand): an op with backward
+/// uses over [first use, last use]; an op without, feeding one op only, at
+/// the moment that op's clone is computed; any other op cannot be
+/// recomputed (-1/-1).
+void cloneSpansFrom(const RematProblem &problem,
+                    const std::vector<std::vector<int>> &operands,
+                    std::vector<int> &first, std::vector<int> &last);
+/// Whether recomputing both `p` and its user `i` keeps each clone within
+/// its span: i's clone is computed while p's is live.
+inline bool clonesNest(const std::vector<int> &first,
+                       const std::vector<int> &last, int p, int i) {
+  return first[p] <= first[i] && first[i] <= last[p];
+}
 Prepared prepare(const RematProblem &problem);
 std::vector<int64_t> liveForwardBytes(const RematProblem &problem,
                                       const std::vector<int> &lastNeed,
+                                      const std::vector<int> &cloneFirst,
+                                      const std::vector<int> &cloneLast,
                                       const std::vector<char> &keep,
                                       const std::vector<char> &recompute);
 void dropUnneeded(const RematProblem &problem, const Prepared &prep,

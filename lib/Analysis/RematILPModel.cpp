@@ -94,12 +94,38 @@ std::vector<int> lastNeedFrom(const RematProblem &problem,
   return lastNeed;
 }
 
+void cloneSpansFrom(const RematProblem &problem,
+                    const std::vector<std::vector<int>> &operands,
+                    std::vector<int> &first, std::vector<int> &last) {
+  size_t n = problem.ops.size();
+  std::vector<int> users(n, 0), onlyUser(n, -1);
+  for (size_t j = 0; j < n; ++j)
+    for (int p : operands[j]) {
+      ++users[p];
+      onlyUser[p] = int(j);
+    }
+  first.assign(n, -1);
+  last.assign(n, -1);
+  // Users come after their operands: last to first, each user's span is
+  // final when its operands look at it.
+  for (size_t i = n; i-- > 0;) {
+    const RematOp &op = problem.ops[i];
+    if (op.hasBackwardUse()) {
+      first[i] = op.firstBackwardUse;
+      last[i] = op.lastBackwardUse;
+    } else if (users[i] == 1 && first[onlyUser[i]] >= 0) {
+      first[i] = last[i] = first[onlyUser[i]];
+    }
+  }
+}
+
 Prepared prepare(const RematProblem &problem) {
   Prepared prep;
   prep.n = int(problem.ops.size());
   prep.numTimes = problem.numBackwardSteps;
   prep.operands = uniqueOperands(problem);
   prep.lastNeed = lastNeedFrom(problem, prep.operands);
+  cloneSpansFrom(problem, prep.operands, prep.cloneFirst, prep.cloneLast);
 
   // Relevance flows from users to operands, i.e. backwards in index order.
   prep.relevant.assign(prep.n, 0);
@@ -145,10 +171,9 @@ Prepared prepare(const RematProblem &problem) {
   for (int i = 0; i < prep.n; ++i) {
     if (!prep.relevant[i])
       continue;
-    const RematOp &op = problem.ops[i];
-    if (op.hasBackwardUse()) {
-      mark(op.firstBackwardUse);
-      mark(op.lastBackwardUse + 1);
+    if (prep.cloneFirst[i] >= 0) {
+      mark(prep.cloneFirst[i]);
+      mark(prep.cloneLast[i] + 1);
     }
     mark(prep.lastNeed[i] + 1);
   }
@@ -173,6 +198,8 @@ Prepared prepare(const RematProblem &problem) {
 /// a difference array over times, then a running sum.
 std::vector<int64_t> liveForwardBytes(const RematProblem &problem,
                                       const std::vector<int> &lastNeed,
+                                      const std::vector<int> &cloneFirst,
+                                      const std::vector<int> &cloneLast,
                                       const std::vector<char> &keep,
                                       const std::vector<char> &recompute) {
   int numTimes = std::max(problem.numBackwardSteps, 0);
@@ -189,8 +216,8 @@ std::vector<int64_t> liveForwardBytes(const RematProblem &problem,
     const RematOp &op = problem.ops[i];
     if (keep[i])
       add(op.bytes, 0, lastNeed[i]);
-    if (recompute[i] && op.hasBackwardUse())
-      add(op.bytes, op.firstBackwardUse, op.lastBackwardUse);
+    if (recompute[i] && cloneFirst[i] >= 0)
+      add(op.bytes, cloneFirst[i], cloneLast[i]);
   }
   for (int t = 1; t < numTimes; ++t)
     live[t] += live[t - 1];
@@ -255,6 +282,8 @@ void addStructureRows(const RematProblem &problem, const Prepared &prep,
     if (problem.ops[i].hasBackwardUse())
       row.lower = 1;
     ilp.rows.push_back(std::move(row));
+    if (prep.cloneFirst[i] < 0)
+      ilp.columnUpper[prep.recomputeCol[i]] = 0;
     for (int p : prep.operands[i]) {
       Row dep;
       dep.columns = {prep.recomputeCol[i], prep.keepCol[p],
@@ -262,6 +291,15 @@ void addStructureRows(const RematProblem &problem, const Prepared &prep,
       dep.values = {1, -1, -1};
       dep.upper = 0;
       ilp.rows.push_back(std::move(dep));
+      // A clone reading another clone is computed while that one is live.
+      if (prep.cloneFirst[i] >= 0 && prep.cloneFirst[p] >= 0 &&
+          !clonesNest(prep.cloneFirst, prep.cloneLast, p, i)) {
+        Row nest;
+        nest.columns = {prep.recomputeCol[i], prep.recomputeCol[p]};
+        nest.values = {1, 1};
+        nest.upper = 1;
+        ilp.rows.push_back(std::move(nest));
+      }
     }
   }
 }
@@ -318,10 +356,10 @@ void addMemoryRows(const RematProblem &problem, const Prepared &prep,
     if (prep.lastNeed[i] >= 0)
       addTerm(prep.keepCol[i], coefficient, 0,
               prep.intervalOf[prep.lastNeed[i]]);
-    if (op.hasBackwardUse())
+    if (prep.cloneFirst[i] >= 0)
       addTerm(prep.recomputeCol[i], coefficient,
-              prep.intervalOf[op.firstBackwardUse],
-              prep.intervalOf[op.lastBackwardUse]);
+              prep.intervalOf[prep.cloneFirst[i]],
+              prep.intervalOf[prep.cloneLast[i]]);
   }
   ilp.liveColumns.clear();
   int64_t maxLive = 0;
@@ -392,8 +430,8 @@ std::vector<double> columnValues(const RematProblem &problem,
     values[prep.keepCol[i]] = keep[i] ? 1 : 0;
     values[prep.recomputeCol[i]] = recompute[i] ? 1 : 0;
   }
-  std::vector<int64_t> live =
-      liveForwardBytes(problem, prep.lastNeed, keep, recompute);
+  std::vector<int64_t> live = liveForwardBytes(
+      problem, prep.lastNeed, prep.cloneFirst, prep.cloneLast, keep, recompute);
   for (size_t k = 0; k < ilp.liveColumns.size(); ++k)
     values[ilp.liveColumns[k]] = double(live[prep.rowTimes[k]] / prep.byteUnit);
   if (peakColumn >= 0)

@@ -16,19 +16,40 @@
 //   lastNeed_i = max(last_i, max over j in users(i) of lastNeed_j)
 // (-1 when all are -1) is when a kept op can be freed at the latest: a
 // recomputed user, or a clone further down, may need it until its own last
-// use (transitive, so a kept op feeding a chain of clones stays counted). Variables keep_i,
-// recompute_i ∈ {0, 1}:
+// use (transitive, so a kept op feeding a chain of clones stays counted).
+//
+// Clones are made once each and run on demand (the checkpoint pass clones
+// every recomputed op once, in the order the backward pass first needs it;
+// the scheduler runs a clone only when something needs it). So the clone
+// of an op with uses is computed at first_i and live over
+//   span_i = [first_i, last_i];
+// an op without uses read by exactly one op j whose clone has a span is
+// computed right when j's clone is, and live at that one time:
+//   span_i = [start of span_j, start of span_j];
+// any other op has no span and cannot be recomputed (its clone would live
+// from its first reader's computation to its last's, a range the model
+// does not know). Variables keep_i, recompute_i ∈ {0, 1}:
 //   1. has uses:            keep_i + recompute_i ≥ 1
 //   2. p operand of i:      recompute_i ≤ keep_p + recompute_p
-//   3. always:              keep_i + recompute_i ≤ 1
+//      and, if p's span does not contain the start of i's:
+//                           recompute_i + recompute_p ≤ 1
+//      (i's clone is computed while p's is live; otherwise p's clone would
+//      be computed early, for i, and live outside its span)
+//   3. always:              keep_i + recompute_i ≤ 1; recompute_i = 0
+//                           without a span
 //   4. memory, every t:     M_t = baseBytes[t]
 //                               + Σ_i bytes_i·keep_i·[t ≤ lastNeed_i]
-//                               + Σ_i bytes_i·recompute_i·[has uses,
-//                                                 first_i ≤ t ≤ last_i]
+//                               + Σ_i bytes_i·recompute_i·[t in span_i]
 //      and at the forward end: M_end = forwardEndBytes
 //                               + Σ_i bytes_i·keep_i·[has uses]
-// A clone of an op without uses only feeds other clones and is transient: it
-// adds nothing. The peak is max(M_end, max_t M_t). Two objectives:
+// With 2's second row the spans are exact for the rewrite, so the model's
+// memory is what the step holds (up to kept ops freed before lastNeed).
+// The price is that a clone cannot feed a clone the backward pass needs
+// earlier: on a plain chain the model recomputes single ops from kept
+// neighbours, never segments (Chen's or binomial schedules; `auto` measures
+// those beside it). Before the second row, it recomputed whole chains whose
+// clones all lived at once, reporting savings the step did not have.
+// The peak is max(M_end, max_t M_t). Two objectives:
 //   - MinRecompute: minimise Σ flops_i·recompute_i subject to peak ≤ budget.
 //   - MinMemory: minimise the peak subject to Σ flops_i·recompute_i ≤
 //     recomputeLimit; among the solutions with that peak, the least
@@ -38,8 +59,8 @@
 //
 // Making it small. Ops that neither have uses nor reach (through their
 // users) an op with uses can never matter and are fixed to 0 before the ILP
-// is built. The coefficients of M_t only change at t = first_i,
-// t = last_i + 1 and t = lastNeed_i + 1, so between two consecutive change
+// is built. The coefficients of M_t only change where a span starts or
+// ends (+1) and at t = lastNeed_i + 1, so between two consecutive change
 // points every M_t has the same variable part and only the t with the
 // largest baseBytes can bind: one memory constraint per interval (plus
 // M_end). Written out, those constraints would hold O(n·T) nonzeros (every
@@ -182,8 +203,9 @@ std::vector<int> computeRematLastNeed(const RematProblem &problem);
 
 /// Constraints 1-3 of the model (not memory): both vectors have one entry
 /// per op, every op with backward uses is kept or recomputed, no op is both,
-/// and every recomputed op's operands are kept or recomputed. The problem
-/// must be valid.
+/// every recomputed op has a span, its operands are kept or recomputed, and
+/// a recomputed operand's span holds the start of its own. The problem must
+/// be valid.
 bool isRematFeasible(const RematProblem &problem, const std::vector<char> &keep,
                      const std::vector<char> &recompute);
 
