@@ -22,8 +22,9 @@ Walther's binomial bound for reversing l = N + 1 steps with c checkpoints
 besides the input, t(l, c) = r l - C(c + 1 + r, c + 2) forward steps recomputed
 (r the least with C(c + 1 + r, c + 1) >= l), checked here against the
 dynamic programme T(l, c) = min_j j + T(l - j, c - 1) + T(j, c) on small l.
-The memory of c checkpoints is calibrated on memopt's own step: the floor
-plus c activations. So the reference answers "with the slots this budget
+The memory of c checkpoints is calibrated on memopt's own step: the step of
+the binomial schedule with no slots (measured with strategy=optimal solver=dp
+slots=0) plus c activations. So the reference answers "with the slots this budget
 allows, how little could a perfect schedule recompute?", independently of
 memopt's own dynamic programme (which works on single ops, not layers, and
 can beat it: a ReLU is cheaper to recompute than a linear layer).
@@ -169,6 +170,11 @@ def chain(opt, n, cfg, tmp):
     }
     ck.log(f"N={n}: none {none['whole_step_bytes']}, floor {floor} "
            f"({row['floor_arena_activations']} activations of arena), exact={exact}")
+    # The memory of c slots: the 0-slot binomial schedule's step plus c
+    # activations (where budget mode's floor is above it, because the
+    # 0-slot schedule recomputes too much to be a candidate, the floor).
+    base = min(floor, zero_slots.get("whole_step_bytes") or floor)
+    row["calibration_bytes"] = base
     optimum = Optimum(n + 1)
     points = cfg["points"]
     for i in range(points):
@@ -177,7 +183,7 @@ def chain(opt, n, cfg, tmp):
                        cfg["timeout"], fwd, False)
         if not r.get("ok"):
             sys.exit(f"remat_chains: N={n} budget {budget} failed: {r.get('error')}")
-        slots = max(0, (budget - floor) // act)
+        slots = max(0, (budget - base) // act)
         reference = optimum(slots)
         got = r["recompute_flops"] / layer
         entry = {

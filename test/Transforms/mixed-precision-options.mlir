@@ -11,12 +11,15 @@
 
 // A static scale: the backward pass starts from a constant 128, gradients
 // are checked and unscaled by it, updates are skipped on overflow, and no
-// state is added.
+// state is added. A weight's gradient is checked in f16, before the cast
+// back to f32 (exact, so the flag is the same): the f32 copy is then needed
+// only by the update.
 // STEP-LABEL: func.func @step
 // STEP-NOT: memopt.initial_value
 // STEP: %[[S:.*]] = arith.constant dense<1.280000e+02> : tensor<f32>
 // STEP: memopt.cross_entropy_backward %[[S]]
-// STEP: %[[F:.*]] = memopt.found_inf %[[G:.*]] : (tensor<4x8xf32>) -> tensor<f32>
+// STEP: %[[G:.*]] = memopt.cast %[[G16:.*]] : tensor<4x8xf16> to tensor<4x8xf32>
+// STEP: %[[F:.*]] = memopt.found_inf %[[G16]] : (tensor<4x8xf16>) -> tensor<f32>
 // STEP: %[[U:.*]] = memopt.unscale %[[G]], %[[S]]
 // STEP: memopt.sgd_update %arg0, %[[U]], %[[F]]
 // STEP-NOT: update_loss_scale

@@ -405,10 +405,24 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
   // needed only to update a dynamic scale.
   Value found;
   if (scaling.enabled && (scaling.dynamic || optimizer != Optimizer::None)) {
+    // A gradient widened from f16 or bf16 (the cast back of a weight's
+    // half-precision copy) is checked before the cast: widening is exact,
+    // so the flag is the same, and the f32 gradient is then needed only by
+    // its update, which waits for the flag. Checked after the cast, every
+    // f32 gradient had to be live at once.
+    auto narrowest = [](Value g) -> Value {
+      if (auto cast = g.getDefiningOp<CastOp>()) {
+        auto from = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getX()));
+        auto to = dyn_cast<FloatType>(getElementTypeOrSelf(g));
+        if (from && to && from.getWidth() < to.getWidth())
+          return cast.getX();
+      }
+      return g;
+    };
     SmallVector<Value> scaled;
     for (BlockArgument p : params)
       if (Value g = grads.lookup(p))
-        scaled.push_back(g);
+        scaled.push_back(narrowest(g));
     found = FoundInfOp::create(
         b, loc, RankedTensorType::get({}, b.getF32Type()), scaled);
   }

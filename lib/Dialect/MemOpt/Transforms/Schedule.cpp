@@ -207,21 +207,56 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
   // needs it. Running it any sooner would hold what it recomputes across
   // the very stretch checkpointing dropped it for.
   std::map<int64_t, Operation *> deferred;
+  // Under dynamic loss scaling every update waits for `memopt.found_inf`,
+  // which reads every gradient. What only feeds ops waiting for it (a
+  // gradient's widening cast and its unscale) is lazy too: run any sooner,
+  // it would hold a second copy of each gradient until the flag exists.
+  // Lazy ops run when nothing else can, the best score first.
+  DenseSet<Operation *> gated, lazy;
+  if (!programOrder) {
+    for (Operation *op : ops)
+      if (llvm::any_of(op->getOperands(), [&](Value v) {
+            Operation *def = v.getDefiningOp();
+            return def && (isa<FoundInfOp>(def) || gated.contains(def));
+          }))
+        gated.insert(op);
+    for (Operation *op : llvm::reverse(ops)) {
+      if (gated.contains(op) || isa<FoundInfOp>(op) ||
+          op->hasAttr(kRecomputeAttrName) || op->use_empty())
+        continue;
+      if (llvm::all_of(op->getUsers(), [&](Operation *user) {
+            return gated.contains(user) || lazy.contains(user);
+          }))
+        lazy.insert(op);
+    }
+  }
+  std::map<Key, Operation *> lazyReady;
+  DenseMap<Operation *, Key> lazyKey;
   SmallVector<Operation *> order;
   auto makeReady = [&](Operation *op) {
-    if (op->hasAttr(kRecomputeAttrName) && !programOrder)
+    if (op->hasAttr(kRecomputeAttrName) && !programOrder) {
       deferred.emplace(index[op], op);
-    else
+    } else if (lazy.contains(op)) {
+      Key key = keyOf(op);
+      lazyReady.emplace(key, op);
+      lazyKey[op] = key;
+    } else {
       insertReady(op);
+    }
   };
   for (Operation *op : ops)
     if (missing[op] == 0)
       makeReady(op);
-  while (!ready.empty() || !deferred.empty()) {
-    if (ready.empty()) {
+  while (!ready.empty() || !deferred.empty() || !lazyReady.empty()) {
+    if (ready.empty() && !deferred.empty()) {
       Operation *earliest = deferred.begin()->second;
       deferred.erase(deferred.begin());
       insertReady(earliest);
+    } else if (ready.empty()) {
+      Operation *best = lazyReady.begin()->second;
+      lazyReady.erase(lazyReady.begin());
+      lazyKey.erase(best);
+      insertReady(best);
     }
     Operation *op = ready.begin()->second;
     ready.erase(ready.begin());
@@ -236,13 +271,20 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
           for (Operation *reader : it->second)
             touched.insert(reader);
     }
-    for (Operation *reader : touched)
+    for (Operation *reader : touched) {
       if (auto it = readyKey.find(reader); it != readyKey.end()) {
         ready.erase(it->second);
         Key key = keyOf(reader);
         ready.emplace(key, reader);
         it->second = key;
       }
+      if (auto it = lazyKey.find(reader); it != lazyKey.end()) {
+        lazyReady.erase(it->second);
+        Key key = keyOf(reader);
+        lazyReady.emplace(key, reader);
+        it->second = key;
+      }
+    }
     for (Operation *user : users[op])
       if (--missing[user] == 0)
         makeReady(user);
