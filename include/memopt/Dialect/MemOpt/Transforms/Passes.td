@@ -114,13 +114,18 @@ def MemOptCheckpoint : Pass<"memopt-checkpoint"> {
     * `strategy=budget budget=<bytes>`: the least recomputation that fits
       the whole step (arguments, constants and the planned arena:
       parameters, data, optimizer state, activations, gradients) in the budget, e.g.
-      `budget=512MiB`, `budget=2GiB`, `budget=1000000`. Each candidate of a
-      fixed family (none; binomial schedules over a growing prefix of the
-      chain; fewer slots at up to eight forward passes) is checkpointed,
-      scheduled and planned on a scratch copy and measured; the first, in
-      order of recompute FLOPs, that fits wins. A budget no candidate meets
-      is an error naming the smallest budget that fits. The family does not
-      depend on the budget, so a smaller budget never gets a larger peak.
+      `budget=512MiB`, `budget=2GiB`, `budget=1000000`. The candidates are
+      a fixed family: none; the whole chain's binomial schedule at every
+      slot count, from the memory floor (no slots but the step's inputs,
+      where that recomputes at most 32,768 stages) to every cut held;
+      binomial and sqrt schedules over a growing prefix of the chain; sqrt
+      segments at every count. Each is checkpointed, scheduled and planned
+      on a scratch copy and measured: a binary search over the slot count
+      finds the most slots that fit, then the first other candidate with
+      less recompute that fits, in order of recompute FLOPs, wins. A budget
+      no candidate meets is an error naming the smallest budget that fits
+      (accepted; one byte less refused). The family does not depend on the
+      budget, so a smaller budget never gets a larger peak.
     * `strategy=optimal`: the least memory whose recomputation stays within
       one forward pass. On a chain of ops, the binomial (Revolve) schedule
       with the fewest checkpoint slots, by dynamic programming. On other
