@@ -189,7 +189,7 @@ def chain(opt, n, cfg, tmp):
         entry = {
             "budget_bytes": budget, "step_bytes": r["whole_step_bytes"],
             "slots_allowed": slots,
-            "slots_used": round((r["whole_step_bytes"] - floor) / act, 2),
+            "slots_used": round((r["whole_step_bytes"] - base) / act, 2),
             "recompute_layers": round(got, 2),
             "optimum_recompute_layers": reference,
             "excess_over_optimum_forward_passes": round((got - reference) / (n + 1), 4),

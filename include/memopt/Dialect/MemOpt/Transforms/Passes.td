@@ -165,7 +165,7 @@ def MemOptCheckpoint : Pass<"memopt-checkpoint"> {
            "solver=dp: exactly this many checkpoint slots (Revolve's "
            "classic knob; fewer slots, more recomputation), instead of the "
            "fewest within one forward pass (-1, the default)">,
-    Option<"timeLimit", "time-limit", "double", /*default=*/"10.0",
+    Option<"timeLimit", "time-limit", "double", /*default=*/"2.0",
            "Seconds the exact solver may take before the best schedule so "
            "far is used">,
     Option<"alignment", "alignment", "int64_t", /*default=*/"64",

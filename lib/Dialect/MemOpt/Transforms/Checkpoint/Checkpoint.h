@@ -45,7 +45,7 @@ struct SearchOptions {
   CheckpointSolver solver = CheckpointSolver::Auto;
   /// solver=dp: exactly this many slots; -1: the fewest within one pass.
   int64_t slots = -1;
-  double timeLimit = 10.0;
+  double timeLimit = 2.0;
   int64_t alignment = 64;
   bool measureInPlace = false;
   /// strategy=budget: the whole step's bytes.
