@@ -539,6 +539,16 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
     if (Operation *update = v.getDefiningOp();
         update && isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp>(update))
       update->setAttr(MemOptDialect::kInPlaceAttrName, b.getI64IntegerAttr(0));
+  // An unscale that is the only reader of its gradient (a weight's f32
+  // gradient, whose f16 original the overflow check read) unscales it in
+  // place: each element is read before it is written, so the result is the
+  // same, and the f32 gradient is not held twice.
+  for (auto [p, g] : grads)
+    if (auto unscale = g.getDefiningOp<UnscaleOp>())
+      if (Value scaled = unscale.getGrad();
+          scaled.hasOneUse() && scaled.getDefiningOp())
+        unscale->setAttr(MemOptDialect::kInPlaceAttrName,
+                         b.getI64IntegerAttr(0));
   func::ReturnOp::create(b, ret.getLoc(), results);
   ret.erase();
 

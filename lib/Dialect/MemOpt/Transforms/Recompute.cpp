@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memopt/Analysis/MemoryAnalysis.h"
+#include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 #include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
@@ -35,6 +36,11 @@ int64_t memopt::finishClones(Block &block, ArrayRef<Operation *> clones) {
 
 Operation *memopt::findInPlaceOverIntermediate(Block &block) {
   for (Operation &op : block.without_terminator()) {
+    // Loss scaling's unscale overwriting a value nothing else reads (a
+    // parameter gradient, as --memopt-autodiff emits it): no clone of a
+    // forward op reads it.
+    if (isa<UnscaleOp>(op) && op.getOperand(0).hasOneUse())
+      continue;
     auto index = op.getAttrOfType<IntegerAttr>(kInPlaceAttrName);
     if (index && index.getInt() >= 0 &&
         index.getInt() < static_cast<int64_t>(op.getNumOperands()) &&

@@ -18,7 +18,8 @@
 // * nothing.
 //
 // The binomial schedules' measured bytes grow with their slot count, so a
-// binary search over it finds the most slots that fit; then the other
+// galloping search down from the most slots, then a binary search, finds
+// the most slots that fit; then the other
 // candidates with less recomputation are measured in order of their
 // recompute FLOPs, a batch at a time on the context's threads, and the
 // first that fits wins. A budget none meets is an error naming the least
@@ -172,26 +173,46 @@ FailureOr<CheckpointSchedule> checkpoint::chooseBudget(func::FuncOp func,
   if (*noneBytes <= budget)
     return std::move(family[0].schedule);
 
-  // 2. The most slots whose binomial schedule fits, by binary search.
+  // 2. The most slots whose binomial schedule fits: galloping down from the
+  // most slots (a generous budget is met after a few measurements), then a
+  // binary search between the last that did not fit and the first that did.
   SmallVector<size_t> binomials;
   for (size_t i = 0; i < family.size(); ++i)
     if (family[i].slots >= 0)
       binomials.push_back(i);
   std::optional<size_t> fitting;
   if (!binomials.empty()) {
-    size_t lo = 0, hi = binomials.size(); // binomials[hi] does not fit
-    FailureOr<int64_t> floorBytes = measurer.bytes(binomials[0]);
-    if (failed(floorBytes))
-      return failure();
-    if (*floorBytes <= budget) {
-      while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        FailureOr<int64_t> m = measurer.bytes(binomials[mid]);
-        if (failed(m))
+    auto fits = [&](size_t k) -> FailureOr<bool> {
+      FailureOr<int64_t> m = measurer.bytes(binomials[k]);
+      if (failed(m))
+        return failure();
+      return *m <= budget;
+    };
+    size_t hi = binomials.size(); // binomials[hi] does not fit
+    size_t step = 1;
+    std::optional<size_t> lo;
+    while (!lo) {
+      size_t k = hi > step ? hi - step : 0;
+      FailureOr<bool> ok = fits(k);
+      if (failed(ok))
+        return failure();
+      if (*ok)
+        lo = k;
+      else if (k == 0)
+        break;
+      else
+        hi = k;
+      step *= 2;
+    }
+    if (lo) {
+      while (hi - *lo > 1) {
+        size_t mid = *lo + (hi - *lo) / 2;
+        FailureOr<bool> ok = fits(mid);
+        if (failed(ok))
           return failure();
-        (*m <= budget ? lo : hi) = mid;
+        (*ok ? *lo : hi) = mid;
       }
-      fitting = binomials[lo];
+      fitting = binomials[*lo];
     }
   }
 
