@@ -18,24 +18,22 @@ activation 256 x 64 f32 = 64 KiB. For each N, as a user would:
   the recomputed FLOPs, in layers (forward FLOPs / (N + 1)).
 
 The reference is the textbook optimum at the same memory: Griewank and
-Walther's binomial bound for reversing l = N + 1 steps with c checkpoints
-besides the input, t(l, c) = r l - C(c + 1 + r, c + 2) forward steps recomputed
-(r the least with C(c + 1 + r, c + 1) >= l), checked here against the
-dynamic programme T(l, c) = min_j j + T(l - j, c - 1) + T(j, c) on small l.
+Walther's binomial recurrence over layers with c held activations besides
+the input, the first sweep free and a layer's reversal reading its input and
+output (class Optimum, vectorised with numpy), checked here against the
+plain recursion on small chains.
 The memory of c checkpoints is calibrated on memopt's own step: the step of
 the binomial schedule with no slots (measured with strategy=optimal solver=dp
-slots=0) plus c activations. So the reference answers "with the slots this budget
-allows, how little could a perfect schedule recompute?", independently of
+slots=0) plus c activations. So the reference answers "with the slots this
+budget allows, how little could a perfect schedule recompute?", independently of
 memopt's own dynamic programme (which works on single ops, not layers, and
 can beat it: a ReLU is cheaper to recompute than a linear layer).
 
 Writes JSON and prints a Markdown table (docs/benchmarks.md quotes it).
 """
 import functools
-import json
 import math
 import os
-import re
 import subprocess
 import sys
 import tempfile

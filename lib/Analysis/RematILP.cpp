@@ -1,9 +1,9 @@
 //===- RematILP.cpp - exact keep/recompute choice with CBC ----------------===//
 //
-// Builds the 0-1 program of RematILP.h as sparse rows, hands it to CBC
-// through CbcMain1 (the command-line driver: it runs CBC's integer
-// preprocessing, cut generators and heuristics, which a bare
-// CbcModel::branchAndBound does not), and reads the assignment back.
+// Builds the 0-1 program of RematILP.h as sparse rows, hands it to CBC's
+// branch and cut (CbcModel, with the cut generators and heuristics CBC's
+// command-line driver adds by default; RematILPSolve.cpp), and reads the
+// assignment back.
 // MinMemory starts CBC from "keep everything", its second stage from the
 // first stage's answer.
 //
@@ -197,10 +197,6 @@ bool memopt::isRematFeasible(const RematProblem &problem,
   size_t n = problem.ops.size();
   if (keep.size() != n || recompute.size() != n)
     return false;
-  for (const RematOp &op : problem.ops)
-    for (int p : op.operands)
-      if (p < 0 || size_t(p) >= n)
-        return false;
   std::vector<std::vector<int>> operands = uniqueOperands(problem);
   std::vector<int> first, last;
   cloneSpansFrom(problem, operands, first, last);

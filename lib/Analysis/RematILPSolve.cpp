@@ -52,8 +52,7 @@ std::mutex &cbcMutex() {
 llvm::Expected<IlpOutcome> runCbcUnguarded(const Ilp &ilp,
                                            Clock::time_point deadline,
                                            const std::vector<double> *start) {
-  // One solve at a time, as when CBC's global command-line state made it
-  // necessary: the solves stay deterministic and single-threaded.
+  // One solve at a time: CBC and Clp are not documented as thread-safe.
   std::lock_guard<std::mutex> lock(cbcMutex());
   double seconds =
       std::chrono::duration<double>(deadline - Clock::now()).count();

@@ -90,9 +90,9 @@
 // deadline is downgraded to Feasible or TimedOut. Overshoot is then a few
 // hundred milliseconds of CBC bookkeeping.
 //
-// Plain C++17 and LLVM Support; CBC is an implementation detail. CBC's
-// command-line driver keeps global state, so concurrent calls are
-// serialised (time spent waiting counts against the time limit).
+// Plain C++17 and LLVM Support; CBC is an implementation detail. CBC is not
+// documented as thread-safe, so concurrent calls are serialised (time spent
+// waiting counts against the time limit).
 //
 //===----------------------------------------------------------------------===//
 

@@ -193,13 +193,31 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
       return Key{false, 0, index[op]};
     return Key{isOptimizerUpdate(op), freed(op) - allocated(op), index[op]};
   };
-  std::map<Key, Operation *> ready;
-  DenseMap<Operation *, Key> readyKey;
-  auto insertReady = [&](Operation *op) {
-    Key key = keyOf(op);
-    ready.emplace(key, op);
-    readyKey[op] = key;
+  /// Ops ordered by their key, each re-keyed in place when it changes.
+  struct Queue {
+    std::map<Key, Operation *> byKey;
+    DenseMap<Operation *, Key> keys;
+    bool empty() const { return byKey.empty(); }
+    void insert(Operation *op, Key key) {
+      byKey.emplace(key, op);
+      keys[op] = key;
+    }
+    Operation *pop() {
+      Operation *op = byKey.begin()->second;
+      byKey.erase(byKey.begin());
+      keys.erase(op);
+      return op;
+    }
+    void rekey(Operation *op, llvm::function_ref<Key(Operation *)> keyOf) {
+      auto it = keys.find(op);
+      if (it == keys.end())
+        return;
+      byKey.erase(it->second);
+      it->second = keyOf(op);
+      byKey.emplace(it->second, op);
+    }
   };
+  Queue ready, lazyReady;
 
   // Recomputation (ops marked `memopt.recompute`) is demand-driven: such an
   // op runs only when nothing else can, and then the earliest in the block,
@@ -230,19 +248,12 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
         lazy.insert(op);
     }
   }
-  std::map<Key, Operation *> lazyReady;
-  DenseMap<Operation *, Key> lazyKey;
   SmallVector<Operation *> order;
   auto makeReady = [&](Operation *op) {
-    if (op->hasAttr(kRecomputeAttrName) && !programOrder) {
+    if (op->hasAttr(kRecomputeAttrName) && !programOrder)
       deferred.emplace(index[op], op);
-    } else if (lazy.contains(op)) {
-      Key key = keyOf(op);
-      lazyReady.emplace(key, op);
-      lazyKey[op] = key;
-    } else {
-      insertReady(op);
-    }
+    else
+      (lazy.contains(op) ? lazyReady : ready).insert(op, keyOf(op));
   };
   for (Operation *op : ops)
     if (missing[op] == 0)
@@ -251,16 +262,12 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
     if (ready.empty() && !deferred.empty()) {
       Operation *earliest = deferred.begin()->second;
       deferred.erase(deferred.begin());
-      insertReady(earliest);
+      ready.insert(earliest, keyOf(earliest));
     } else if (ready.empty()) {
-      Operation *best = lazyReady.begin()->second;
-      lazyReady.erase(lazyReady.begin());
-      lazyKey.erase(best);
-      insertReady(best);
+      Operation *best = lazyReady.pop();
+      ready.insert(best, keyOf(best));
     }
-    Operation *op = ready.begin()->second;
-    ready.erase(ready.begin());
-    readyKey.erase(op);
+    Operation *op = ready.pop();
     order.push_back(op);
     llvm::SmallPtrSet<Operation *, 8> touched;
     for (Value operand : op->getOperands()) {
@@ -272,18 +279,8 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
             touched.insert(reader);
     }
     for (Operation *reader : touched) {
-      if (auto it = readyKey.find(reader); it != readyKey.end()) {
-        ready.erase(it->second);
-        Key key = keyOf(reader);
-        ready.emplace(key, reader);
-        it->second = key;
-      }
-      if (auto it = lazyKey.find(reader); it != lazyKey.end()) {
-        lazyReady.erase(it->second);
-        Key key = keyOf(reader);
-        lazyReady.emplace(key, reader);
-        it->second = key;
-      }
+      ready.rekey(reader, keyOf);
+      lazyReady.rekey(reader, keyOf);
     }
     for (Operation *user : users[op])
       if (--missing[user] == 0)

@@ -249,13 +249,14 @@ FailureOr<CheckpointSchedule> checkpoint::chooseBudget(func::FuncOp func,
 
   // Nothing fits: every candidate has been measured but the binomial
   // schedules above the floor, whose bytes grow with their slots.
+  int64_t least = measurer.least();
   func.emitOpError("cannot fit the training step in a budget of ")
       << formatByteSize(budget)
       << ": the smallest any checkpoint schedule reaches is "
-      << formatByteSize(measurer.least())
+      << formatByteSize(least)
       << " (the planned arena, arguments and constants, each at "
       << MemoryAnalysis::getBufferAlignment(options.alignment)
-      << "-byte alignment, as the runtime allocates them); use budget="
-      << measurer.least() << " or more";
+      << "-byte alignment, as the runtime allocates them); use budget=" << least
+      << " or more";
   return failure();
 }
