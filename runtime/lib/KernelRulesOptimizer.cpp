@@ -1,7 +1,10 @@
 //===- KernelRulesOptimizer.cpp - rules of optimizers, loss scaling -------===//
 //
-// The rules of the optimizer updates (SGD, SGD with momentum, Adam): param,
-// grad and buffers of one type, every new value of that type too. And the
+// The rules of the optimizer updates (SGD, SGD with momentum, Adam): param
+// and buffers of one type, every new value of that type too, and a gradient
+// of the parameter's shape whose dtype the parameter's holds exactly (f16
+// or bf16 beside f32 or f64, f32 beside f64), optionally still scaled by
+// the loss scale the update divides it by. And the
 // rules of mixed precision: casts and dynamic loss scaling
 // (torch.amp.GradScaler), whose flags and scales are 0-d tensors.
 //
@@ -23,42 +26,59 @@ void scalarOf(Rules &r, const TensorInfo &t, const std::string &name,
     r.error("expected a 0-d ", name, ", got shape ", formatShape(t.shape));
 }
 
-void sameTypes(Rules &r, std::initializer_list<const char *> names) {
+/// Param (input 0) and the named buffers of one float type, the outputs of
+/// that type too, and the gradient (input 1) of the parameter's shape in a
+/// dtype the parameter's holds exactly.
+void updateTypes(Rules &r, std::initializer_list<const char *> buffers) {
   const TensorInfo &p = r.in(0);
   r.isFloat(p, "param");
-  size_t i = 0;
-  for (const char *name : names) {
-    if (i)
-      r.sameType(p, "param", r.in(i), name);
-    ++i;
-  }
+  const TensorInfo &g = r.in(1);
+  r.isFloat(g, "grad");
+  if (g.shape != p.shape)
+    r.error("expected grad of the param's shape ", formatShape(p.shape),
+            ", got ", formatShape(g.shape));
+  if (!widensExactly(g.dtype, p.dtype))
+    r.error("expected a grad whose dtype ", dtypeName(p.dtype),
+            " holds exactly, got ", dtypeName(g.dtype));
+  size_t i = 2;
+  for (const char *name : buffers)
+    r.sameType(p, "param", r.in(i++), name);
   for (size_t o = 0; o < r.numOutputs(); ++o)
     r.output(o, p.dtype, p.shape);
 }
 
-/// The optional trailing `skip` operand of the optimizer updates (input
-/// `index`): a 0-d f32 flag; when nonzero the step leaves every value as it
-/// was (a step skipped by dynamic loss scaling).
-void optionalSkip(Rules &r, size_t index) {
+/// The optional trailing operands of the optimizer updates, from input
+/// `index` on: a `skip` flag, a 0-d f32 that skips the step when nonzero
+/// (dynamic loss scaling after an overflow), then a loss scale, a 0-d f32
+/// the gradient is divided by (only beside a skip flag, for an f32 or f64
+/// param).
+void optionalLossScaling(Rules &r, size_t index) {
   if (r.numInputs() > index)
     scalarOf(r, r.in(index), "skip", DType::F32);
+  if (r.numInputs() > index + 1) {
+    scalarOf(r, r.in(index + 1), "loss scale", DType::F32);
+    DType p = r.in(0).dtype;
+    if (p != DType::F32 && p != DType::F64)
+      r.error("expected an f32 or f64 param beside a loss scale, got ",
+              dtypeName(p));
+  }
 }
 
 } // namespace
 
 KernelAttrs sgdUpdate(Rules &r) {
-  r.arity(2, 3, 1);
+  r.arity(2, 4, 1);
   SgdAttrs a;
   a.lr = r.f64("lr", std::nullopt);
   a.weightDecay = r.f64("weight_decay", 0.0);
   r.done();
-  sameTypes(r, {"param", "grad"});
-  optionalSkip(r, 2);
+  updateTypes(r, {});
+  optionalLossScaling(r, 2);
   return a;
 }
 
 KernelAttrs sgdMomentumUpdate(Rules &r) {
-  r.arity(3, 4, 2);
+  r.arity(3, 5, 2);
   SgdMomentumAttrs a;
   a.lr = r.f64("lr", std::nullopt);
   a.momentum = r.f64("momentum", std::nullopt);
@@ -66,13 +86,13 @@ KernelAttrs sgdMomentumUpdate(Rules &r) {
   a.weightDecay = r.f64("weight_decay", 0.0);
   a.nesterov = r.boolean("nesterov", false);
   r.done();
-  sameTypes(r, {"param", "grad", "momentum_buffer"});
-  optionalSkip(r, 3);
+  updateTypes(r, {"momentum_buffer"});
+  optionalLossScaling(r, 3);
   return a;
 }
 
 KernelAttrs adamUpdate(Rules &r) {
-  r.arity(5, 6, 3);
+  r.arity(5, 7, 3);
   AdamAttrs a;
   a.lr = r.f64("lr", std::nullopt);
   a.beta1 = r.f64("beta1", 0.9);
@@ -85,12 +105,12 @@ KernelAttrs adamUpdate(Rules &r) {
             a.beta2);
   if (!(a.eps > 0))
     r.error("expected 'eps' > 0, got ", a.eps);
-  sameTypes(r, {"param", "grad", "exp_avg", "exp_avg_sq"});
+  updateTypes(r, {"exp_avg", "exp_avg_sq"});
   const TensorInfo &step = r.in(4);
   r.isFloat(step, "step");
   if (!step.shape.empty())
     r.error("expected a 0-d step, got shape ", formatShape(step.shape));
-  optionalSkip(r, 5);
+  optionalLossScaling(r, 5);
   return a;
 }
 

@@ -11,17 +11,17 @@
 
 // A static scale: the backward pass starts from a constant 128, gradients
 // are checked and unscaled by it, updates are skipped on overflow, and no
-// state is added. A weight's gradient is checked in f16, before the cast
-// back to f32 (exact, so the flag is the same): the f32 copy is then needed
-// only by the update.
+// state is added. A weight's gradient is checked in f16 (the cast back to
+// f32 is exact, so the flag is the same), and the update reads it in f16
+// and unscales it itself: no f32 copy of it is made.
 // STEP-LABEL: func.func @step
 // STEP-NOT: memopt.initial_value
 // STEP: %[[S:.*]] = arith.constant dense<1.280000e+02> : tensor<f32>
 // STEP: memopt.cross_entropy_backward %[[S]]
-// STEP: %[[G:.*]] = memopt.cast %[[G16:.*]] : tensor<4x8xf16> to tensor<4x8xf32>
-// STEP: %[[F:.*]] = memopt.found_inf %[[G16]] : (tensor<4x8xf16>) -> tensor<f32>
-// STEP: %[[U:.*]] = memopt.unscale %[[G]], %[[S]]
-// STEP: memopt.sgd_update %arg0, %[[U]], %[[F]]
+// STEP-NOT: memopt.cast %{{.*}} : tensor<4x8xf16> to tensor<4x8xf32>
+// STEP: %[[F:.*]] = memopt.found_inf %[[G16:.*]] : (tensor<4x8xf16>) -> tensor<f32>
+// STEP-NOT: memopt.unscale
+// STEP: memopt.sgd_update %arg0, %[[G16]], %[[F]] unscale(%[[S]]) {{.*}} : (tensor<4x8xf32>, tensor<4x8xf16>, tensor<f32>, tensor<f32>) -> tensor<4x8xf32>
 // STEP-NOT: update_loss_scale
 // STEP-NOT: memopt.loss_scale
 
@@ -41,11 +41,11 @@
 // ADAM-SAME: %[[T:arg[0-9]+]]: tensor<f32> {memopt.optimizer_state}
 // ADAM-SAME: tensor<f32> {memopt.updates = 3 : i64}, tensor<i32> {memopt.updates = 4 : i64}
 // ADAM: memopt.cross_entropy_backward %[[SCALE]]
-// ADAM: %[[F:.*]] = memopt.found_inf
-// ADAM: %[[U:.*]] = memopt.unscale %{{.*}}, %[[SCALE]]
+// ADAM: %[[F:.*]] = memopt.found_inf %[[G16:.*]] :
+// ADAM-NOT: memopt.unscale
 // ADAM: %[[T1:.*]] = memopt.add %[[T]]
 // ADAM: %[[T2:.*]] = memopt.select %[[F]], %[[T]], %[[T1]]
-// ADAM: memopt.adam_update %arg0, %[[U]], %{{.*}}, %{{.*}}, %[[T2]], %[[F]]
+// ADAM: memopt.adam_update %arg0, %[[G16]], %{{.*}}, %{{.*}}, %[[T2]], %[[F]] unscale(%[[SCALE]])
 // ADAM: %{{.*}}, %{{.*}} = memopt.update_loss_scale %[[SCALE]], %[[N]], %[[F]] {backoff_factor = 5.000000e-01 : f64, growth_factor = 2.000000e+00 : f64, growth_interval = 3 : i64}
 func.func @step(%w: tensor<4x8xf32> {memopt.param}, %x: tensor<2x8xf32>,
                 %y: tensor<2xi64>) -> tensor<f32> {

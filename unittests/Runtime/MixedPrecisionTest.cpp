@@ -446,6 +446,115 @@ TEST(MixedPrecisionTest, ZeroSkipIsTheNormalStep) {
 }
 
 //===----------------------------------------------------------------------===//
+// Updates reading a narrower gradient, and unscaling it
+//===----------------------------------------------------------------------===//
+
+/// An optimizer given an f16 or bf16 gradient (and, with a loss scale, the
+/// scale to divide it by) computes bit for bit what it computes from the
+/// gradient cast to the parameter's dtype (and unscaled there): the fused
+/// form memopt-autodiff emits equals cast + unscale + update, for every
+/// optimizer, f32 and f64 parameters, in place or not; a set skip flag
+/// still leaves every value.
+TEST(MixedPrecisionTest, UpdatesWidenAndUnscaleTheirGradient) {
+  for (DType paramType : {DType::F32, DType::F64})
+    for (DType gradType : {DType::F16, DType::BF16, DType::F32}) {
+      if (gradType == paramType)
+        continue;
+      SCOPED_TRACE(std::string(dtypeName(gradType)) + " gradient, " +
+                   std::string(dtypeName(paramType)) + " param");
+      Shape shape = {5, 7};
+      OutputSpec o = {paramType, shape};
+      HostTensor p = randomTensor(paramType, shape, 31);
+      // A scaled gradient: values of a few thousand, as with a scale of
+      // 2^12, whose unscaled values are not exact in f16.
+      HostTensor g = randomTensor(gradType, shape, 32, -3000, 3000);
+      HostTensor b = randomTensor(paramType, shape, 33);
+      HostTensor m = randomTensor(paramType, shape, 34, -0.1, 0.1);
+      HostTensor v = randomTensor(paramType, shape, 35, 0, 0.01);
+      HostTensor step = scalar(DType::F32, 3);
+      HostTensor scale = scalar(DType::F32, 3072); // 1/3072 is inexact.
+      HostTensor noSkip = scalar(DType::F32, 0), skip = scalar(DType::F32, 1);
+      HostTensor wide{paramType, shape, runOp1("cast", json::object(), {g}, o)};
+      HostTensor unscaled{paramType, shape,
+                          runOp1("unscale", json::object(), {wide, scale}, o)};
+
+      struct Case {
+        const char *kernel;
+        json attrs;
+        /// Inputs after param and grad, and outputs over inputs in place.
+        std::vector<HostTensor> state;
+        std::vector<std::pair<size_t, size_t>> inPlace;
+      };
+      std::vector<Case> cases = {
+          {"sgd_update", {{"lr", 0.1}, {"weight_decay", 0.01}}, {}, {{0, 0}}},
+          {"sgd_momentum_update",
+           {{"lr", 0.1}, {"momentum", 0.9}, {"nesterov", true}},
+           {b},
+           {{0, 0}, {1, 2}}},
+          {"adam_update",
+           {{"lr", 0.01}, {"weight_decay", 0.1}},
+           {m, v, step},
+           {{0, 0}, {1, 2}, {2, 3}}},
+      };
+      for (const Case &c : cases) {
+        SCOPED_TRACE(c.kernel);
+        std::vector<OutputSpec> outs(c.inPlace.size(), o);
+        auto inputs = [&](const HostTensor &grad,
+                          std::vector<HostTensor> tail) {
+          std::vector<HostTensor> in = {p, grad};
+          in.insert(in.end(), c.state.begin(), c.state.end());
+          in.insert(in.end(), tail.begin(), tail.end());
+          return in;
+        };
+        // Widening only.
+        auto want = runOp(c.kernel, c.attrs, inputs(wide, {}), outs);
+        auto got = runOp(c.kernel, c.attrs, inputs(g, {}), outs);
+        for (size_t k = 0; k < outs.size(); ++k)
+          EXPECT_TRUE(sameBits(got[k], want[k])) << "output " << k;
+        // Widening and unscaling, in place or not.
+        want = runOp(c.kernel, c.attrs, inputs(unscaled, {noSkip}), outs);
+        EXPECT_FALSE(sameBits(want[0], p.values)); // The step moves p.
+        for (bool inPlace : {false, true}) {
+          std::vector<HostTensor> in = inputs(g, {noSkip, scale});
+          got = inPlace ? runOpInPlace(c.kernel, c.attrs, in, outs, c.inPlace)
+                        : runOp(c.kernel, c.attrs, in, outs);
+          for (size_t k = 0; k < outs.size(); ++k)
+            EXPECT_TRUE(sameBits(got[k], want[k]))
+                << "output " << k << " in place " << inPlace;
+        }
+        // Skipped: every value as it was.
+        got = runOp(c.kernel, c.attrs, inputs(g, {skip, scale}), outs);
+        EXPECT_TRUE(sameBits(got[0], p.values));
+      }
+    }
+}
+
+/// The rules: a gradient the parameter's dtype cannot hold exactly, of
+/// another shape, or a loss scale beside an f16 parameter is refused with
+/// the reason.
+TEST(MixedPrecisionTest, UpdateGradientRules) {
+  json sgd = {{"lr", 0.1}};
+  HostTensor noSkip = scalar(DType::F32, 0), scale = scalar(DType::F32, 2);
+  auto fails = [&](std::vector<HostTensor> in, DType out,
+                   const std::string &reason) {
+    std::string error = errorOf([&] {
+      runOp1("sgd_update", sgd, in, {out, in[0].shape});
+    });
+    EXPECT_NE(error.find(reason), std::string::npos) << error;
+  };
+  fails({randomTensor(DType::F16, {4}, 1), randomTensor(DType::F32, {4}, 2)},
+        DType::F16, "expected a grad whose dtype f16 holds exactly, got f32");
+  fails({randomTensor(DType::F16, {4}, 1), randomTensor(DType::BF16, {4}, 2)},
+        DType::F16, "expected a grad whose dtype f16 holds exactly, got bf16");
+  fails({randomTensor(DType::F32, {4}, 1), randomTensor(DType::F16, {2, 2}, 2)},
+        DType::F32, "expected grad of the param's shape 4, got 2x2");
+  fails({randomTensor(DType::F16, {4}, 1), randomTensor(DType::F16, {4}, 2),
+         noSkip, scale},
+        DType::F16,
+        "expected an f32 or f64 param beside a loss scale, got f16");
+}
+
+//===----------------------------------------------------------------------===//
 // A training step with a dynamic loss scale
 //===----------------------------------------------------------------------===//
 
@@ -453,9 +562,10 @@ TEST(MixedPrecisionTest, ZeroSkipIsTheNormalStep) {
 /// with found = found_inf(g16) and (scale, tracker) updated in place; the
 /// f16 copy of the new w is the result. Arguments: w [4] (param), g16 [4]
 /// f16 (data: the scaled gradient of an f16 backward), scale [] and
-/// tracker [] i32 (optimizer_state).
-json ampPlan() {
-  return json::parse(R"({
+/// tracker [] i32 (optimizer_state). `fused`: the update reads g16 and
+/// unscales it itself, as memopt-autodiff emits it (no cast, no unscale).
+json ampPlan(bool fused) {
+  json plan = json::parse(R"({
     "format": "memopt-plan", "version": 1, "function": "amp_train",
     "arena_bytes": 136, "alignment": 64,
     "tensors": [
@@ -490,52 +600,61 @@ json ampPlan() {
       {"kernel": "cast", "inputs": [7], "outputs": [10]}
     ]
   })");
+  if (fused) {
+    json &steps = plan["steps"];
+    steps.erase(steps.begin() + 1, steps.begin() + 3); // cast, unscale
+    steps[1]["inputs"] = {0, 1, 4, 2};
+  }
+  return plan;
 }
 
 TEST(MixedPrecisionTest, TrainingWithADynamicLossScale) {
-  Executor exec(Plan::parse(ampPlan().dump()), "cpu");
-  std::vector<float> w = {1, 2, 3, 4};
-  float scale = 1024;
-  int32_t tracker = 0;
-  exec.setArgument(0, DType::F32, {4}, w.data(), 16);
-  exec.setArgument(2, DType::F32, {}, &scale, 4);
-  exec.setArgument(3, DType::I32, {}, &tracker, 4);
-  struct Expect {
-    std::vector<double> g16;
-    double found;
-    std::vector<float> w;
-    float scale;
-    int32_t tracker;
-  };
-  const std::vector<Expect> steps = {
-      // Gradients {1, 2, -1, 0} scaled by 1024.
-      {{1024, 2048, -1024, 0}, 0, {0.5f, 1, 3.5f, 4}, 1024, 1},
-      // An overflow: the step is skipped, the scale halves.
-      {{kInf, 1, 1, 1}, 1, {0.5f, 1, 3.5f, 4}, 512, 0},
-      {{512, 512, 512, kNaN}, 1, {0.5f, 1, 3.5f, 4}, 256, 0},
-      // Gradients of 1 scaled by 256, twice: the scale grows back.
-      {{256, 256, 256, 256}, 0, {0, 0.5f, 3, 3.5f}, 256, 1},
-      {{256, 256, 256, 256}, 0, {-0.5f, 0, 2.5f, 3}, 512, 0},
-  };
-  for (size_t i = 0; i < steps.size(); ++i) {
-    SCOPED_TRACE(concat("step ", i));
-    std::vector<uint8_t> g = encode(vec(DType::F16, steps[i].g16));
-    exec.setArgument(1, DType::F16, {4}, g.data(), g.size());
-    exec.run(i);
-    std::vector<float> gotW(4);
-    exec.getArgument(0, gotW.data(), 16);
-    exec.getArgument(2, &scale, 4);
-    exec.getArgument(3, &tracker, 4);
-    EXPECT_EQ(gotW, steps[i].w);
-    EXPECT_EQ(scale, steps[i].scale);
-    EXPECT_EQ(tracker, steps[i].tracker);
-    float found;
-    exec.getResult(1, &found, 4);
-    EXPECT_EQ(found, steps[i].found);
-    std::vector<uint8_t> w16(8);
-    exec.getResult(0, w16.data(), 8);
-    std::vector<double> want(steps[i].w.begin(), steps[i].w.end());
-    EXPECT_TRUE(sameBits(decode(DType::F16, w16.data(), 4), want));
+  for (bool fused : {false, true}) {
+    SCOPED_TRACE(fused ? "fused update" : "cast, unscale, update");
+    Executor exec(Plan::parse(ampPlan(fused).dump()), "cpu");
+    std::vector<float> w = {1, 2, 3, 4};
+    float scale = 1024;
+    int32_t tracker = 0;
+    exec.setArgument(0, DType::F32, {4}, w.data(), 16);
+    exec.setArgument(2, DType::F32, {}, &scale, 4);
+    exec.setArgument(3, DType::I32, {}, &tracker, 4);
+    struct Expect {
+      std::vector<double> g16;
+      double found;
+      std::vector<float> w;
+      float scale;
+      int32_t tracker;
+    };
+    const std::vector<Expect> steps = {
+        // Gradients {1, 2, -1, 0} scaled by 1024.
+        {{1024, 2048, -1024, 0}, 0, {0.5f, 1, 3.5f, 4}, 1024, 1},
+        // An overflow: the step is skipped, the scale halves.
+        {{kInf, 1, 1, 1}, 1, {0.5f, 1, 3.5f, 4}, 512, 0},
+        {{512, 512, 512, kNaN}, 1, {0.5f, 1, 3.5f, 4}, 256, 0},
+        // Gradients of 1 scaled by 256, twice: the scale grows back.
+        {{256, 256, 256, 256}, 0, {0, 0.5f, 3, 3.5f}, 256, 1},
+        {{256, 256, 256, 256}, 0, {-0.5f, 0, 2.5f, 3}, 512, 0},
+    };
+    for (size_t i = 0; i < steps.size(); ++i) {
+      SCOPED_TRACE(concat("step ", i));
+      std::vector<uint8_t> g = encode(vec(DType::F16, steps[i].g16));
+      exec.setArgument(1, DType::F16, {4}, g.data(), g.size());
+      exec.run(i);
+      std::vector<float> gotW(4);
+      exec.getArgument(0, gotW.data(), 16);
+      exec.getArgument(2, &scale, 4);
+      exec.getArgument(3, &tracker, 4);
+      EXPECT_EQ(gotW, steps[i].w);
+      EXPECT_EQ(scale, steps[i].scale);
+      EXPECT_EQ(tracker, steps[i].tracker);
+      float found;
+      exec.getResult(1, &found, 4);
+      EXPECT_EQ(found, steps[i].found);
+      std::vector<uint8_t> w16(8);
+      exec.getResult(0, w16.data(), 8);
+      std::vector<double> want(steps[i].w.begin(), steps[i].w.end());
+      EXPECT_TRUE(sameBits(decode(DType::F16, w16.data(), 4), want));
+    }
   }
 }
 

@@ -739,7 +739,10 @@ TEST(PlanValidationTest, OptimizerKernelRules) {
                     {{f32, {3}}},
                     "attribute 'lr' must be a number, got \"0.1\"");
   expectStepRefused("sgd_update", {{"lr", 0.1}}, {t({3}), t({4})}, {{f32, {3}}},
-                    "expected grad of type 3 f32 (as param), got 4 f32");
+                    "expected grad of the param's shape 3, got 4");
+  expectStepRefused("sgd_update", {{"lr", 0.1}}, {t({3}, DType::F16), t({3})},
+                    {{DType::F16, {3}}},
+                    "expected a grad whose dtype f16 holds exactly, got f32");
   expectStepRefused("sgd_update", {{"lr", 0.1}, {"momentum", 0.9}},
                     {t({3}), t({3})}, {{f32, {3}}},
                     "unknown attribute 'momentum' for kernel 'sgd_update'");
@@ -795,8 +798,22 @@ TEST(PlanValidationTest, OptimizerSkipOperand) {
                     "expected skip of dtype f32, got f16");
   expectStepRefused("sgd_update", {{"lr", 0.1}}, {t({3}), t({3}), t({1})},
                     {{f32, {3}}}, "expected a 0-d skip, got shape 1");
-  expectStepRefused("sgd_update", {{"lr", 0.1}}, {t({3}), t({3}), t({}), t({})},
-                    {{f32, {3}}}, "expected 2 to 3 inputs, got 4");
+  // A loss scale after the flag: 0-d f32, beside an f32 or f64 param.
+  EXPECT_NO_THROW(Plan::parse(
+      singleStepPlan("sgd_update", {{"lr", 0.1}},
+                     {t({3}), t({3}, DType::F16), t({}), t({})}, {{f32, {3}}})
+          .dump()));
+  expectStepRefused("sgd_update", {{"lr", 0.1}},
+                    {t({3}), t({3}), t({}), t({}, DType::F64)}, {{f32, {3}}},
+                    "expected loss scale of dtype f32, got f64");
+  expectStepRefused(
+      "sgd_update", {{"lr", 0.1}},
+      {t({3}, DType::BF16), t({3}, DType::BF16), t({}), t({})},
+      {{DType::BF16, {3}}},
+      "expected an f32 or f64 param beside a loss scale, got bf16");
+  expectStepRefused("sgd_update", {{"lr", 0.1}},
+                    {t({3}), t({3}), t({}), t({}), t({})}, {{f32, {3}}},
+                    "expected 2 to 4 inputs, got 5");
   expectStepRefused("sgd_momentum_update", {{"lr", 0.1}, {"momentum", 0.9}},
                     {t({3}), t({3}), t({3}), t({}, DType::I32)},
                     {{f32, {3}}, {f32, {3}}},
@@ -806,8 +823,11 @@ TEST(PlanValidationTest, OptimizerSkipOperand) {
                     "expected skip of dtype f32, got f64");
   adam[5] = t({});
   adam.push_back(t({}));
+  EXPECT_NO_THROW(Plan::parse(
+      singleStepPlan("adam_update", {{"lr", 0.1}}, adam, adamOut).dump()));
+  adam.push_back(t({}));
   expectStepRefused("adam_update", {{"lr", 0.1}}, adam, adamOut,
-                    "expected 5 to 6 inputs, got 7");
+                    "expected 5 to 7 inputs, got 8");
   // The flag is never overwritten by a new value.
   expectRefused(inPlacePlan("sgd_update", {{"lr", 0.1}}, {t({}), t({}), t({})},
                             {{f32, {}}}, {{0, 2}}),

@@ -116,6 +116,10 @@ const Case kCases[] = {
      3},
     {"CnnFp16", Case::Example, "cnn.mlir",
      "memopt-pipeline{optimizer=momentum lr=0.05 precision=fp16}", 2e-2, 3},
+    // Gradients as results: unscaled by memopt.unscale (updates unscale
+    // their f16 gradients themselves).
+    {"MlpFp16Gradients", Case::Example, "mlp.mlir",
+     "memopt-pipeline{optimizer=none precision=fp16}", 2e-2, 2},
     {"Gpt2Fp16Adam", Case::Suite, "gpt2",
      "memopt-pipeline{optimizer=adam lr=0.001 precision=fp16 "
      "growth-interval=2}",

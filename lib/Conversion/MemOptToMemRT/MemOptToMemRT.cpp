@@ -62,6 +62,9 @@ DictionaryAttr kernelAttributes(Operation *op) {
   if (auto props =
           dyn_cast_or_null<DictionaryAttr>(op->getPropertiesAsAttribute()))
     attrs.append(props.getValue());
+  // Which operand is which follows from their count in the plan (the
+  // kernel rules: an optimizer's skip flag, then its loss scale).
+  attrs.erase("operandSegmentSizes");
   Builder b(op->getContext());
   if (auto pool = dyn_cast<MaxPool2DOp>(op))
     attrs.set("strides", b.getDenseI64ArrayAttr(pool.getEffectiveStrides()));

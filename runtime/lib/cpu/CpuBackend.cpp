@@ -34,6 +34,9 @@ struct KernelEntry {
   /// Runs first, on the step's own tensors; true when it did the whole step
   /// (an optimizer step skipped by its `skip` operand).
   bool (*prologue)(const KernelCall &) = nullptr;
+  /// An input the kernel reads in its own dtype, never widened (an
+  /// optimizer's gradient, which may be narrower than its parameter), or -1.
+  int nativeInput = -1;
 };
 
 KernelEntry lookup(KernelKind kind) {
@@ -128,11 +131,11 @@ KernelEntry lookup(KernelKind kind) {
   case KernelKind::MseLossBackward:
     return {cpu::mseLossBackward, true};
   case KernelKind::SgdUpdate:
-    return {cpu::sgdUpdate, true, cpu::skipOptimizerStep};
+    return {cpu::sgdUpdate, true, cpu::skipOptimizerStep, 1};
   case KernelKind::SgdMomentumUpdate:
-    return {cpu::sgdMomentumUpdate, true, cpu::skipOptimizerStep};
+    return {cpu::sgdMomentumUpdate, true, cpu::skipOptimizerStep, 1};
   case KernelKind::AdamUpdate:
-    return {cpu::adamUpdate, true, cpu::skipOptimizerStep};
+    return {cpu::adamUpdate, true, cpu::skipOptimizerStep, 1};
   // Each operand in its own dtype: a cast converts directly (rounding
   // once), found_inf tests f16/bf16 bit patterns.
   case KernelKind::Cast:
@@ -206,13 +209,17 @@ public:
 
     DType compute = DType::F32;
     bool mixed = false;
+    auto converted = [&](const std::vector<TensorRef> *list, size_t i) {
+      return list != &inputs || static_cast<int>(i) != entry.nativeInput;
+    };
     for (const auto *list : {&inputs, &outputs})
-      for (const TensorRef &t : *list)
-        if (t.dtype == DType::F64)
+      for (size_t i = 0; i < list->size(); ++i)
+        if ((*list)[i].dtype == DType::F64 && converted(list, i))
           compute = DType::F64;
     for (const auto *list : {&inputs, &outputs})
-      for (const TensorRef &t : *list)
-        if (isFloatDType(t.dtype) && t.dtype != compute)
+      for (size_t i = 0; i < list->size(); ++i)
+        if (isFloatDType((*list)[i].dtype) && (*list)[i].dtype != compute &&
+            converted(list, i))
           mixed = true;
     if (!mixed)
       return entry.fn(KernelCall{step, inputs, outputs, context});
@@ -233,8 +240,8 @@ public:
       return scratch.back().ref;
     };
     std::vector<TensorRef> in, out;
-    for (const TensorRef &t : inputs)
-      in.push_back(widen(t, true));
+    for (size_t i = 0; i < inputs.size(); ++i)
+      in.push_back(converted(&inputs, i) ? widen(inputs[i], true) : inputs[i]);
     for (const TensorRef &t : outputs)
       out.push_back(widen(t, false));
     entry.fn(KernelCall{step, in, out, context});

@@ -15,7 +15,12 @@
 // that is not finite or below 1 sets the error flag and writes nothing (the
 // CPU backend fails the step).
 //
-// The optional trailing `skip` operand (0-d f32) is read by the kernel
+// The gradient is read in its own dtype (f16 or bf16 beside an f32 or f64
+// parameter, f32 beside f64, widened exactly) and, with a loss scale after
+// the skip flag, unscaled element by element as memopt.unscale would in
+// the parameter's type (LossScale.h), as the CPU backend does.
+//
+// The optional `skip` operand (0-d f32) after the tensors is read by the kernel
 // itself: when nonzero the step copies every old value (param, buffers) to
 // its output bit for bit, or does nothing for an output over its input, as
 // GradScaler skips optimizer.step() after non-finite gradients.
@@ -55,8 +60,12 @@ struct Operands {
   int numOutputs = 0;
   /// The skip flag, or null without the optional operand.
   const float *skip = nullptr;
-  /// The dtype of param, grad, the buffers and every output.
+  /// The loss scale the gradient is divided by, or null.
+  const float *lossScale = nullptr;
+  /// The dtype of param, the buffers and every output.
   DType dtype = DType::F32;
+  /// The gradient's own dtype.
+  DType gradDtype = DType::F32;
   size_t elementBytes = 4;
   int64_t n = 0;
 };
@@ -79,7 +88,14 @@ Operands operands(const KernelCall &call, size_t skipIndex,
       throw Error(ErrorCode::Internal, "optimizer skip flag is not f32");
     o.skip = skip.as<const float>();
   }
+  if (call.inputs.size() > skipIndex + 1) {
+    const TensorRef &scale = call.in(skipIndex + 1);
+    if (scale.dtype != DType::F32)
+      throw Error(ErrorCode::Internal, "optimizer loss scale is not f32");
+    o.lossScale = scale.as<const float>();
+  }
   o.dtype = call.out(0).dtype;
+  o.gradDtype = call.in(1).dtype;
   o.elementBytes = dtypeSize(o.dtype);
   o.n = call.out(0).numElements;
   return o;
@@ -108,6 +124,17 @@ __device__ inline void storeRaw(void *p, size_t bytes, int64_t i, uint64_t v) {
     static_cast<uint64_t *>(p)[i] = v;
     return;
   }
+}
+
+/// Gradient element i in compute type T: widened from its dtype, divided by
+/// the loss scale when the update has one.
+template <typename T>
+__device__ inline T loadGradient(const Operands &o, int64_t i) {
+  const T g = loadAs<T>(o.in[1], o.gradDtype, i);
+  if (!o.lossScale)
+    return g;
+  return static_cast<T>(
+      math::unscaleValue(g, math::inverseLossScale(*o.lossScale)));
 }
 
 /// When the step is skipped: copies every old value to its output (all of
@@ -141,7 +168,7 @@ template <typename T> __global__ void sgdKernel(Operands o, SgdParams<T> a) {
     return;
   MEMOPT_GRID_STRIDE(i, o.n) {
     const T p = loadAs<T>(o.in[0], o.dtype, i);
-    const T g = loadAs<T>(o.in[1], o.dtype, i);
+    const T g = loadGradient<T>(o, i);
     const T d = a.decay ? addRn(g, mulRn(a.wd, p)) : g;
     storeAs(o.out[0], o.dtype, i, subRn(p, mulRn(a.lr, d)));
   }
@@ -173,7 +200,7 @@ __global__ void sgdMomentumKernel(Operands o, SgdMomentumParams<T> a) {
     return;
   MEMOPT_GRID_STRIDE(i, o.n) {
     const T p = loadAs<T>(o.in[0], o.dtype, i);
-    const T g = loadAs<T>(o.in[1], o.dtype, i);
+    const T g = loadGradient<T>(o, i);
     const T b = loadAs<T>(o.in[2], o.dtype, i);
     const T d = a.decay ? addRn(g, mulRn(a.wd, p)) : g;
     const T buf = addRn(mulRn(a.momentum, b), mulRn(a.keep, d));
@@ -231,7 +258,7 @@ template <typename T> __global__ void adamKernel(Operands o, AdamParams<T> a) {
   __syncthreads();
   MEMOPT_GRID_STRIDE(i, o.n) {
     const T p = loadAs<T>(o.in[0], o.dtype, i);
-    const T g0 = loadAs<T>(o.in[1], o.dtype, i);
+    const T g0 = loadGradient<T>(o, i);
     const T m0 = loadAs<T>(o.in[2], o.dtype, i);
     const T v0 = loadAs<T>(o.in[3], o.dtype, i);
     const T g = a.decay ? addRn(g0, mulRn(a.wd, p)) : g0;

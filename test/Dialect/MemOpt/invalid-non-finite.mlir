@@ -30,7 +30,7 @@ func.func @batch_norm_epsilon(%x: tensor<2x3x4x4xf32>, %g: tensor<3xf32>, %b: te
 
 func.func @sgd_lr(%w: tensor<4xf32>, %g: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'memopt.sgd_update' op attribute 'lr' must be a finite number, got -inf}}
-  %y = "memopt.sgd_update"(%w, %g) <{lr = 0xFFF0000000000000 : f64, weight_decay = 0.0 : f64}> : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %y = "memopt.sgd_update"(%w, %g) <{lr = 0xFFF0000000000000 : f64, operandSegmentSizes = array<i32: 1, 1, 0, 0>, weight_decay = 0.0 : f64}> : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %y : tensor<4xf32>
 }
 

@@ -64,6 +64,46 @@ func.func @skip_type(%p: tensor<4xf32>, %g: tensor<4xf32>, %k: tensor<f16>) -> t
 
 // -----
 
+func.func @wider_grad(%p: tensor<4xf16>, %g: tensor<4xf32>) -> tensor<4xf16> {
+  // expected-error @+1 {{expected a gradient whose element type 'f16' holds exactly, got 'f32'}}
+  %r = memopt.sgd_update %p, %g {lr = 0.1 : f64} : (tensor<4xf16>, tensor<4xf32>) -> tensor<4xf16>
+  return %r : tensor<4xf16>
+}
+
+// -----
+
+func.func @bf16_grad_f16_param(%p: tensor<4xf16>, %g: tensor<4xbf16>) -> tensor<4xf16> {
+  // expected-error @+1 {{expected a gradient whose element type 'f16' holds exactly, got 'bf16'}}
+  %r = memopt.sgd_update %p, %g {lr = 0.1 : f64} : (tensor<4xf16>, tensor<4xbf16>) -> tensor<4xf16>
+  return %r : tensor<4xf16>
+}
+
+// -----
+
+func.func @grad_shape(%p: tensor<4xf32>, %g: tensor<2x2xf16>) -> tensor<4xf32> {
+  // expected-error @+1 {{expected the gradient's shape to be the parameter's, got 'tensor<2x2xf16>' for 'tensor<4xf32>'}}
+  %r = memopt.sgd_update %p, %g {lr = 0.1 : f64} : (tensor<4xf32>, tensor<2x2xf16>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @scale_without_skip(%p: tensor<4xf32>, %g: tensor<4xf16>, %s: tensor<f32>) -> tensor<4xf32> {
+  // expected-error @+1 {{expected a skip flag beside the loss scale (loss scaling always checks for overflow)}}
+  %r = "memopt.sgd_update"(%p, %g, %s) <{lr = 0.1 : f64, operandSegmentSizes = array<i32: 1, 1, 0, 1>, weight_decay = 0.0 : f64}> : (tensor<4xf32>, tensor<4xf16>, tensor<f32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @scale_f16_param(%p: tensor<4xf16>, %g: tensor<4xf16>, %f: tensor<f32>) -> (tensor<4xf16>, tensor<4xf16>) {
+  // expected-error @+1 {{expected an f32 or f64 parameter beside the loss scale, got 'f16'}}
+  %r, %b = memopt.sgd_momentum_update %p, %g, %p, %f unscale(%f) {lr = 0.1 : f64, momentum = 0.9 : f64} : (tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<f32>, tensor<f32>) -> (tensor<4xf16>, tensor<4xf16>)
+  return %r, %b : tensor<4xf16>, tensor<4xf16>
+}
+
+// -----
+
 // expected-error @+1 {{'memopt.loss_scale' needs a float 'init_scale'}}
 func.func @bad_attr() attributes {memopt.loss_scale = {dynamic = true}} {
   return

@@ -22,6 +22,22 @@ func.func @ops(%g: tensor<4x8xf32>, %s: tensor<f32>, %n: tensor<i32>)
 
 // -----
 
+// An update reads a gradient narrower than its parameter (widened exactly)
+// and, beside its skip flag, the loss scale it divides the gradient by.
+// CHECK-LABEL: func.func @fused_updates
+// CHECK: memopt.sgd_update %arg0, %arg1 {lr = 1.000000e-01 : f64} : (tensor<4x8xf32>, tensor<4x8xbf16>) -> tensor<4x8xf32>
+// CHECK: memopt.sgd_momentum_update %arg0, %arg2, %arg0, %arg3 unscale(%arg4) {{.*}} : (tensor<4x8xf32>, tensor<4x8xf16>, tensor<4x8xf32>, tensor<f32>, tensor<f32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK: memopt.adam_update %arg5, %arg2, %arg5, %arg5, %arg4, %arg3 unscale(%arg4) {lr = 1.000000e-03 : f64} : (tensor<4x8xf64>, tensor<4x8xf16>, tensor<4x8xf64>, tensor<4x8xf64>, tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<4x8xf64>, tensor<4x8xf64>, tensor<4x8xf64>)
+func.func @fused_updates(%p: tensor<4x8xf32>, %gb: tensor<4x8xbf16>, %gh: tensor<4x8xf16>, %f: tensor<f32>, %s: tensor<f32>, %q: tensor<4x8xf64>)
+    -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf64>) {
+  %a = memopt.sgd_update %p, %gb {lr = 0.1 : f64} : (tensor<4x8xf32>, tensor<4x8xbf16>) -> tensor<4x8xf32>
+  %b, %bb = memopt.sgd_momentum_update %p, %gh, %p, %f unscale(%s) {lr = 0.1 : f64, momentum = 0.9 : f64} : (tensor<4x8xf32>, tensor<4x8xf16>, tensor<4x8xf32>, tensor<f32>, tensor<f32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+  %c:3 = memopt.adam_update %q, %gh, %q, %q, %s, %f unscale(%s) {lr = 1.0e-3 : f64} : (tensor<4x8xf64>, tensor<4x8xf16>, tensor<4x8xf64>, tensor<4x8xf64>, tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<4x8xf64>, tensor<4x8xf64>, tensor<4x8xf64>)
+  return %a, %b, %c#0 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf64>
+}
+
+// -----
+
 // Casts that cannot change a value fold: to the same type, and back
 // through a type that holds every value exactly (f16 -> f32 -> f16).
 // CANON-LABEL: func.func @exact_round_trip

@@ -159,9 +159,43 @@ MEMOPT_TRIVIAL_VERIFIER(SigmoidBackwardOp)
 MEMOPT_TRIVIAL_VERIFIER(TanhBackwardOp)
 MEMOPT_TRIVIAL_VERIFIER(LeakyReluBackwardOp)
 MEMOPT_TRIVIAL_VERIFIER(EluBackwardOp)
-MEMOPT_TRIVIAL_VERIFIER(SgdUpdateOp)
-MEMOPT_TRIVIAL_VERIFIER(SgdMomentumUpdateOp)
 #undef MEMOPT_TRIVIAL_VERIFIER
+
+/// The gradient operand of an optimizer update: the parameter's shape, an
+/// element type the parameter's holds exactly (so widening it is exact),
+/// and a loss scale only beside a skip flag and for an f32 or f64
+/// parameter (the unscale then runs in the parameter's type, as a separate
+/// memopt.unscale of the widened gradient would).
+template <typename OpTy> static LogicalResult verifyUpdateGradient(OpTy op) {
+  auto param = cast<RankedTensorType>(op.getParam().getType());
+  auto grad = cast<RankedTensorType>(op.getGrad().getType());
+  if (grad.getShape() != param.getShape())
+    return op.emitOpError("expected the gradient's shape to be the "
+                          "parameter's, got ")
+           << grad << " for " << param;
+  auto from = cast<FloatType>(grad.getElementType());
+  auto to = cast<FloatType>(param.getElementType());
+  if (!llvm::APFloatBase::isRepresentableBy(from.getFloatSemantics(),
+                                            to.getFloatSemantics()))
+    return op.emitOpError("expected a gradient whose element type ")
+           << to << " holds exactly, got " << from;
+  if (op.getLossScale()) {
+    if (!op.getSkip())
+      return op.emitOpError("expected a skip flag beside the loss scale "
+                            "(loss scaling always checks for overflow)");
+    if (!to.isF32() && !to.isF64())
+      return op.emitOpError("expected an f32 or f64 parameter beside the "
+                            "loss scale, got ")
+             << to;
+  }
+  return success();
+}
+
+LogicalResult SgdUpdateOp::verify() { return verifyUpdateGradient(*this); }
+
+LogicalResult SgdMomentumUpdateOp::verify() {
+  return verifyUpdateGradient(*this);
+}
 
 /// Batch and layer norm backward: grad_x like x, parameter gradients like
 /// gamma, grad_output like x.
@@ -314,6 +348,8 @@ LogicalResult MseLossBackwardOp::verify() {
 }
 
 LogicalResult AdamUpdateOp::verify() {
+  if (failed(verifyUpdateGradient(*this)))
+    return failure();
   double b1 = getBeta1().convertToDouble(), b2 = getBeta2().convertToDouble();
   if (!(b1 >= 0 && b1 < 1 && b2 >= 0 && b2 < 1))
     return emitOpError("expected betas in [0, 1), got ") << b1 << ", " << b2;

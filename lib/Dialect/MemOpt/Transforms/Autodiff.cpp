@@ -403,6 +403,15 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
   // count included) when one was found. With optimizer=none the gradients
   // are the outputs and there is no update to skip: the check is then
   // needed only to update a dynamic scale.
+  auto narrowest = [](Value g) -> Value {
+    if (auto cast = g.getDefiningOp<CastOp>()) {
+      auto from = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getX()));
+      auto to = dyn_cast<FloatType>(getElementTypeOrSelf(g));
+      if (from && to && from.getWidth() < to.getWidth())
+        return cast.getX();
+    }
+    return g;
+  };
   Value found;
   if (scaling.enabled && (scaling.dynamic || optimizer != Optimizer::None)) {
     // A gradient widened from f16 or bf16 (the cast back of a weight's
@@ -410,15 +419,6 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
     // so the flag is the same, and the f32 gradient is then needed only by
     // its update, which waits for the flag. Checked after the cast, every
     // f32 gradient had to be live at once.
-    auto narrowest = [](Value g) -> Value {
-      if (auto cast = g.getDefiningOp<CastOp>()) {
-        auto from = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getX()));
-        auto to = dyn_cast<FloatType>(getElementTypeOrSelf(g));
-        if (from && to && from.getWidth() < to.getWidth())
-          return cast.getX();
-      }
-      return g;
-    };
     SmallVector<Value> scaled;
     for (BlockArgument p : params)
       if (Value g = grads.lookup(p))
@@ -427,10 +427,38 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
         b, loc, RankedTensorType::get({}, b.getF32Type()), scaled);
   }
   Value skip = optimizer == Optimizer::None ? Value() : found;
-  if (scaling.enabled) {
-    for (BlockArgument p : params)
-      if (Value g = grads.lookup(p))
+  // What each update reads. A gradient that is the exact widening of a
+  // narrower one (the cast back of a weight's f16 or bf16 copy) is read
+  // narrow: the update widens it itself, so no wide copy is ever stored.
+  // Under loss scaling the update also unscales it (an f32 or f64
+  // parameter's, in the parameter's type, as memopt.unscale would): each
+  // weight gradient is then held once, in f16, from its computation to its
+  // update. Gradients returned as they are (optimizer=none) and those of
+  // f16 or bf16 parameters are unscaled by memopt.unscale.
+  llvm::SmallDenseMap<Value, Value> lossScaleOf;
+  llvm::SetVector<Operation *> widenings;
+  for (BlockArgument p : params) {
+    Value g = grads.lookup(p);
+    if (!g)
+      continue;
+    auto paramType = cast<FloatType>(getElementTypeOrSelf(p));
+    bool folds = optimizer != Optimizer::None &&
+                 (!scaling.enabled || paramType.isF32() || paramType.isF64());
+    if (!folds) {
+      if (scaling.enabled)
         grads[p] = UnscaleOp::create(b, loc, g.getType(), g, scaling.scale);
+      continue;
+    }
+    if (Value narrow = narrowest(g);
+        narrow != g &&
+        llvm::APFloatBase::isRepresentableBy(
+            cast<FloatType>(getElementTypeOrSelf(narrow)).getFloatSemantics(),
+            paramType.getFloatSemantics())) {
+      widenings.insert(g.getDefiningOp());
+      grads[p] = narrow;
+    }
+    if (scaling.enabled)
+      lossScaleOf[p] = scaling.scale;
   }
 
   double rate = learningRate();
@@ -463,10 +491,11 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
       continue;
     }
     if (optimizer == Optimizer::SGD) {
-      newParams.push_back(g ? Value(SgdUpdateOp::create(
-                                  b, loc, p, g, skip, b.getF64FloatAttr(rate),
-                                  b.getF64FloatAttr(weightDecay)))
-                            : Value(p));
+      newParams.push_back(
+          g ? Value(SgdUpdateOp::create(
+                  b, loc, p, g, skip, lossScaleOf.lookup(p),
+                  b.getF64FloatAttr(rate), b.getF64FloatAttr(weightDecay)))
+            : Value(p));
       continue;
     }
     if (optimizer == Optimizer::Momentum) {
@@ -480,9 +509,10 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
         continue;
       }
       auto update = SgdMomentumUpdateOp::create(
-          b, loc, p, g, buf, skip, b.getF64FloatAttr(rate),
-          b.getF64FloatAttr(momentum), b.getF64FloatAttr(dampening),
-          b.getF64FloatAttr(weightDecay), b.getBoolAttr(nesterov));
+          b, loc, p, g, buf, skip, lossScaleOf.lookup(p),
+          b.getF64FloatAttr(rate), b.getF64FloatAttr(momentum),
+          b.getF64FloatAttr(dampening), b.getF64FloatAttr(weightDecay),
+          b.getBoolAttr(nesterov));
       newParams.push_back(update.getNewParam());
       newState.push_back(update.getNewMomentumBuffer());
       continue;
@@ -498,9 +528,10 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
       continue;
     }
     auto update = AdamUpdateOp::create(
-        b, loc, p, g, m, v, newStep, skip, b.getF64FloatAttr(rate),
-        b.getF64FloatAttr(beta1), b.getF64FloatAttr(beta2),
-        b.getF64FloatAttr(eps), b.getF64FloatAttr(weightDecay));
+        b, loc, p, g, m, v, newStep, skip, lossScaleOf.lookup(p),
+        b.getF64FloatAttr(rate), b.getF64FloatAttr(beta1),
+        b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps),
+        b.getF64FloatAttr(weightDecay));
     newParams.push_back(update.getNewParam());
     newState.append({update.getNewExpAvg(), update.getNewExpAvgSq()});
   }
@@ -549,6 +580,10 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
           scaled.hasOneUse() && scaled.getDefiningOp())
         unscale->setAttr(MemOptDialect::kInPlaceAttrName,
                          b.getI64IntegerAttr(0));
+  // The widening casts the updates now read past.
+  for (Operation *widening : widenings)
+    if (widening->use_empty())
+      widening->erase();
   func::ReturnOp::create(b, ret.getLoc(), results);
   ret.erase();
 

@@ -226,9 +226,11 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
   // the very stretch checkpointing dropped it for.
   std::map<int64_t, Operation *> deferred;
   // Under dynamic loss scaling every update waits for `memopt.found_inf`,
-  // which reads every gradient. What only feeds ops waiting for it (a
-  // gradient's widening cast and its unscale) is lazy too: run any sooner,
-  // it would hold a second copy of each gradient until the flag exists.
+  // which reads every gradient. What only feeds ops waiting for it (the
+  // unscale of an f16 parameter's gradient, or of a widened gradient in
+  // IR where the update does not read the f16 one itself) is lazy too: run
+  // any sooner, it would hold a second copy of each gradient until the
+  // flag exists.
   // Lazy ops run when nothing else can, the best score first.
   DenseSet<Operation *> gated, lazy;
   if (!programOrder) {

@@ -45,6 +45,16 @@ constexpr bool isFloatDType(DType t) {
 
 constexpr bool isIntegerDType(DType t) { return !isFloatDType(t); }
 
+/// Whether float dtype `to` holds every value of float dtype `from`
+/// exactly: the same dtype, f16 or bf16 to f32 or f64, f32 to f64.
+constexpr bool widensExactly(DType from, DType to) {
+  if (!isFloatDType(from) || !isFloatDType(to))
+    return false;
+  if (from == to || to == DType::F64)
+    return true;
+  return to == DType::F32 && (from == DType::F16 || from == DType::BF16);
+}
+
 /// The plan-file spelling: "f32", "f64", "f16", "bf16", "i32", "i64".
 std::string_view dtypeName(DType t);
 

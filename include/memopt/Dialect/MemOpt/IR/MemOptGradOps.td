@@ -317,35 +317,58 @@ def MemOpt_MseLossBackwardOp : MemOpt_GradOp<"mse_loss_backward"> {
 //===----------------------------------------------------------------------===//
 
 def MemOpt_SgdUpdateOp : MemOpt_GradOp<"sgd_update",
-    [AllTypesMatch<["param", "grad", "result"]>]> {
+    [AttrSizedOperandSegments, AllTypesMatch<["param", "result"]>]> {
   let summary = "torch.optim.SGD step without momentum";
   let description = [{
     `p ← p − lr · (g + weight_decay · p)`.
 
-    Every optimizer op takes an optional trailing `skip` flag (a 0-d f32
-    tensor, `memopt.found_inf`'s result under dynamic loss scaling): when it
-    is nonzero the step is skipped and every result equals its operand, as
-    `GradScaler.step` skips `optimizer.step()` after an overflow.
+    Every optimizer op takes an optional `skip` flag after its tensors (a
+    0-d f32 tensor, `memopt.found_inf`'s result under dynamic loss scaling):
+    when it is nonzero the step is skipped and every result equals its
+    operand, as `GradScaler.step` skips `optimizer.step()` after an
+    overflow.
+
+    The gradient may be stored in a narrower float type than the parameter
+    when the parameter's type holds each of its values exactly (f16 or bf16
+    beside f32 or f64, f32 beside f64): `g` is then the gradient widened,
+    as `memopt.cast` would widen it, and no wider copy is ever stored.
+    Beside a `skip` flag, and for an f32 or f64 parameter, `unscale(%s)`
+    names the loss scale the gradient is still multiplied by: `g` is then
+    the widened gradient times `1 / s`, computed exactly as `memopt.unscale`
+    computes it in the parameter's type. `--memopt-autodiff` folds the cast
+    back of a weight's f16 copy and the unscale into the update this way, so
+    a mixed-precision step holds each weight gradient once, in f16, and the
+    result is bit-identical to casting, unscaling and updating in three ops.
 
     ```mlir
     %p1 = memopt.sgd_update %p, %g {lr = 1.000000e-01 : f64}
         : (tensor<10x128xf32>, tensor<10x128xf32>) -> tensor<10x128xf32>
+    %p2 = memopt.sgd_update %p, %g16, %found unscale(%scale) {lr = 1.000000e-01 : f64}
+        : (tensor<10x128xf32>, tensor<10x128xf16>, tensor<f32>, tensor<f32>)
+        -> tensor<10x128xf32>
     ```
   }];
   let arguments = (ins MemOpt_FloatTensor:$param, MemOpt_FloatTensor:$grad,
-                   Optional<MemOpt_ScalarF32Tensor>:$skip, F64Attr:$lr,
+                   Optional<MemOpt_ScalarF32Tensor>:$skip,
+                   Optional<MemOpt_ScalarF32Tensor>:$loss_scale, F64Attr:$lr,
                    DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
   let results = (outs MemOpt_FloatTensor:$result);
+  let assemblyFormat = [{
+    $param `,` $grad (`,` $skip^)? (`unscale` `(` $loss_scale^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
 }
 
 def MemOpt_SgdMomentumUpdateOp : MemOpt_GradOp<"sgd_momentum_update",
-    [AllTypesMatch<["param", "grad", "momentum_buffer", "new_param",
+    [AttrSizedOperandSegments,
+     AllTypesMatch<["param", "momentum_buffer", "new_param",
                     "new_momentum_buffer"]>]> {
   let summary = "torch.optim.SGD step with momentum";
   let description = [{
     `d = g + weight_decay · p`; `b ← momentum · b + (1 − dampening) · d`;
     `p ← p − lr · (nesterov ? d + momentum · b : b)`. The buffer starts at
     zero, which equals PyTorch's first step (`b = d`) when dampening is 0.
+    The gradient, `skip` and `unscale(%s)` are as in `memopt.sgd_update`.
 
     ```mlir
     %p1, %b1 = memopt.sgd_momentum_update %p, %g, %b {lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64}
@@ -355,24 +378,32 @@ def MemOpt_SgdMomentumUpdateOp : MemOpt_GradOp<"sgd_momentum_update",
   }];
   let arguments = (ins MemOpt_FloatTensor:$param, MemOpt_FloatTensor:$grad,
                    MemOpt_FloatTensor:$momentum_buffer,
-                   Optional<MemOpt_ScalarF32Tensor>:$skip, F64Attr:$lr,
+                   Optional<MemOpt_ScalarF32Tensor>:$skip,
+                   Optional<MemOpt_ScalarF32Tensor>:$loss_scale, F64Attr:$lr,
                    F64Attr:$momentum,
                    DefaultValuedAttr<F64Attr, "0.0">:$dampening,
                    DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
                    DefaultValuedAttr<BoolAttr, "false">:$nesterov);
   let results = (outs MemOpt_FloatTensor:$new_param,
                  MemOpt_FloatTensor:$new_momentum_buffer);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $momentum_buffer (`,` $skip^)?
+    (`unscale` `(` $loss_scale^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
 }
 
 def MemOpt_AdamUpdateOp : MemOpt_GradOp<"adam_update",
-    [AllTypesMatch<["param", "grad", "exp_avg", "exp_avg_sq", "new_param",
+    [AttrSizedOperandSegments,
+     AllTypesMatch<["param", "exp_avg", "exp_avg_sq", "new_param",
                     "new_exp_avg", "new_exp_avg_sq"]>]> {
   let summary = "torch.optim.Adam step";
   let description = [{
     With `t` the new step count (1 on the first step):
     `g ← g + weight_decay · p`; `m ← β₁m + (1−β₁)g`; `v ← β₂v + (1−β₂)g²`;
     `p ← p − (lr / (1−β₁ᵗ)) · m / (√v / √(1−β₂ᵗ) + eps)` — PyTorch's
-    arithmetic, `eps` outside the square root.
+    arithmetic, `eps` outside the square root. The gradient, `skip` and
+    `unscale(%s)` are as in `memopt.sgd_update`.
 
     ```mlir
     %p1, %m1, %v1 = memopt.adam_update %p, %g, %m, %v, %t {lr = 1.000000e-03 : f64}
@@ -383,7 +414,8 @@ def MemOpt_AdamUpdateOp : MemOpt_GradOp<"adam_update",
   let arguments = (ins MemOpt_FloatTensor:$param, MemOpt_FloatTensor:$grad,
                    MemOpt_FloatTensor:$exp_avg, MemOpt_FloatTensor:$exp_avg_sq,
                    MemOpt_ScalarFloatTensor:$step,
-                   Optional<MemOpt_ScalarF32Tensor>:$skip, F64Attr:$lr,
+                   Optional<MemOpt_ScalarF32Tensor>:$skip,
+                   Optional<MemOpt_ScalarF32Tensor>:$loss_scale, F64Attr:$lr,
                    DefaultValuedAttr<F64Attr, "0.9">:$beta1,
                    DefaultValuedAttr<F64Attr, "0.999">:$beta2,
                    DefaultValuedAttr<F64Attr, "1e-08">:$eps,
@@ -391,6 +423,11 @@ def MemOpt_AdamUpdateOp : MemOpt_GradOp<"adam_update",
   let results = (outs MemOpt_FloatTensor:$new_param,
                  MemOpt_FloatTensor:$new_exp_avg,
                  MemOpt_FloatTensor:$new_exp_avg_sq);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $step (`,` $skip^)?
+    (`unscale` `(` $loss_scale^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
 }
 
 #endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTGRADOPS_TD
