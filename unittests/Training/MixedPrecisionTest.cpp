@@ -181,4 +181,41 @@ TEST(MixedPrecision, CheckpointAndInPlaceStayBitIdentical) {
   }
 }
 
+/// A linear layer of 1024 -> 2048 at batch 2: its weight gradient (2M
+/// values) dwarfs what it is computed from (2x2048 and 2x1024 values).
+const char *kWideLayer = R"(
+func.func @wide(%w1: tensor<2048x1024xf32> {memopt.param},
+                %b1: tensor<2048xf32> {memopt.param},
+                %w2: tensor<10x2048xf32> {memopt.param},
+                %b2: tensor<10xf32> {memopt.param},
+                %x: tensor<2x1024xf32>, %y: tensor<2xi64>) -> tensor<f32> {
+  %0 = memopt.linear %x, %w1, %b1 : tensor<2x1024xf32>, tensor<2048x1024xf32>, tensor<2048xf32>
+  %1 = memopt.relu %0 : tensor<2x2048xf32>
+  %2 = memopt.linear %1, %w2, %b2 : tensor<2x2048xf32>, tensor<10x2048xf32>, tensor<10xf32>
+  %3 = memopt.cross_entropy %2, %y : tensor<2x10xf32>, tensor<2xi64>
+  return %3 : tensor<f32>
+}
+)";
+
+/// --memopt-partition checks the large weight gradient for overflow when it
+/// is computed and computes it again for its update (two found_inf steps in
+/// the plan): the step stays bit-identical, overflowing steps included.
+TEST(MixedPrecision, RecheckedGradientsStayBitIdentical) {
+  std::string front = "memopt-mixed-precision{growth-interval=2},"
+                      "memopt-autodiff{optimizer=sgd lr=0.05}";
+  std::string tail = ",memopt-schedule,memopt-plan-memory";
+  auto base = CompiledStep::compile(kWideLayer, front + tail);
+  auto other =
+      CompiledStep::compile(kWideLayer, front + ",memopt-partition" + tail);
+  ASSERT_TRUE(base && other);
+  auto checks = [](const CompiledStep &step) {
+    return llvm::count_if(step.plan().steps, [](const auto &s) {
+      return s.kernel == memopt::runtime::KernelKind::FoundInf;
+    });
+  };
+  EXPECT_EQ(checks(*base), 1);
+  EXPECT_EQ(checks(*other), 2);
+  expectStepsBitIdentical(*base, *other, 3, 7);
+}
+
 } // namespace

@@ -408,15 +408,10 @@ struct Measurement {
   int64_t recomputeFlops = 0;
 };
 
-FailureOr<Measurement> measure(func::FuncOp func, ArrayRef<char> recompute,
-                               bool inplace, int64_t alignment) {
-  auto scratch = cast<func::FuncOp>(func->clone());
-  llvm::scope_exit cleanup([&] { scratch->erase(); });
-  {
-    MemoryAnalysis analysis(scratch);
-    Partition p = Partition::build(scratch, analysis);
-    applyRecompute(scratch, analysis, p, recompute, /*remarks=*/false);
-  }
+/// The step `scratch` is, as it will run: --memopt-inplace (when
+/// `inplace`), --memopt-schedule and --memopt-plan-memory applied to it.
+FailureOr<Measurement> measureAsIs(func::FuncOp scratch, bool inplace,
+                                   int64_t alignment) {
   Measurement m;
   m.savedBytes = MemoryAnalysis(scratch).getSavedForBackwardBytes();
   if (inplace)
@@ -431,6 +426,33 @@ FailureOr<Measurement> measure(func::FuncOp func, ArrayRef<char> recompute,
   m.stepBytes = MemoryAnalysis::getStepBytes(scratch, *arena, alignment);
   m.recomputeFlops = after.getRecomputeFlops();
   return m;
+}
+
+/// The step `recompute` gives, as it will run, with recheckGradients
+/// applied after the clones when `recheck` (within what the clones leave of
+/// `flopBound`). std::nullopt when `recheck` rechecks nothing: the step is
+/// then the one measured without.
+FailureOr<std::optional<Measurement>> measure(func::FuncOp func,
+                                              ArrayRef<char> recompute,
+                                              bool recheck, int64_t flopBound,
+                                              bool inplace, int64_t alignment) {
+  auto scratch = cast<func::FuncOp>(func->clone());
+  llvm::scope_exit cleanup([&] { scratch->erase(); });
+  Applied applied;
+  {
+    MemoryAnalysis analysis(scratch);
+    Partition p = Partition::build(scratch, analysis);
+    applied = applyRecompute(scratch, analysis, p, recompute,
+                             /*remarks=*/false);
+  }
+  if (recheck && recheckGradients(scratch, flopBound - applied.recomputeFlops,
+                                  /*remarks=*/false)
+                         .count == 0)
+    return std::optional<Measurement>();
+  FailureOr<Measurement> m = measureAsIs(scratch, inplace, alignment);
+  if (failed(m))
+    return failure();
+  return std::optional<Measurement>(*m);
 }
 
 } // namespace
@@ -503,30 +525,51 @@ LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
   candidates.push_back(solve(p, p.fromArguments, flopBound));
   size_t best = 0;
   Measurement bestMeasurement;
+  // Under a budget, a candidate that fits beats one that does not; among
+  // those that do not, the smallest step, which --memopt-plan-memory's
+  // refusal then names and which, given as the budget, fits.
+  auto key = [&](const Measurement &x) {
+    bool fits = !budgetBytes || x.stepBytes <= *budgetBytes;
+    return std::make_tuple(!fits, fits ? x.peakBytes : x.stepBytes,
+                           x.savedBytes, x.recomputeFlops);
+  };
+  // Each candidate also with gradients rechecked, under loss scaling: it
+  // frees what held gradients kept alive, which can change which
+  // candidate is best.
+  bool lossScaling =
+      llvm::any_of(block.without_terminator(),
+                   [](Operation &op) { return isa<FoundInfOp>(op); });
+  bool bestRecheck = false;
   for (auto [i, recompute] : llvm::enumerate(candidates)) {
     // The same candidate twice is measured once.
     if (llvm::is_contained(ArrayRef(candidates).take_front(i), recompute))
       continue;
-    FailureOr<Measurement> m =
-        measure(func, recompute, measureInPlace, alignment);
-    if (failed(m))
-      return failure();
-    // Under a budget, a candidate that fits beats one that does not; among
-    // those that do not, the smallest step, which --memopt-plan-memory's
-    // refusal then names and which, given as the budget, fits.
-    auto key = [&](const Measurement &x) {
-      bool fits = !budgetBytes || x.stepBytes <= *budgetBytes;
-      return std::make_tuple(!fits, fits ? x.peakBytes : x.stepBytes,
-                             x.savedBytes, x.recomputeFlops);
-    };
-    if (i == 0 || key(*m) < key(bestMeasurement)) {
-      best = i;
-      bestMeasurement = *m;
+    for (bool recheck : {false, true}) {
+      if (recheck && !lossScaling)
+        continue;
+      FailureOr<std::optional<Measurement>> m = measure(
+          func, recompute, recheck, flopBound, measureInPlace, alignment);
+      if (failed(m))
+        return failure();
+      if (!*m)
+        continue;
+      if (i == 0 && !recheck ? true : key(**m) < key(bestMeasurement)) {
+        best = i;
+        bestRecheck = recheck;
+        bestMeasurement = **m;
+      }
     }
   }
   Applied applied =
       applyRecompute(func, analysis, p, candidates[best], remarks);
   numRecomputed += applied.cloned;
+
+  if (bestRecheck) {
+    RecheckedGradients r =
+        recheckGradients(func, flopBound - applied.recomputeFlops, remarks);
+    numRecheckedGradients += r.count;
+    applied.recomputeFlops += r.flops;
+  }
   if (remarks)
     func.emitRemark() << "memopt-partition: " << applied.cloned
                       << " ops recomputed in the backward pass ("

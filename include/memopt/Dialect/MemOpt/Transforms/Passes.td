@@ -215,7 +215,16 @@ def MemOptPartition : Pass<"memopt-partition"> {
     `--memopt-schedule`, `--memopt-plan-memory`): the cut over every cheap
     op, the cut over copies of arguments only (casts of parameters and
     inputs), and no recomputation. It applies the one of least peak, then
-    fewest bytes kept, then fewest FLOPs recomputed: the peak never rises. The
+    fewest bytes kept, then fewest FLOPs recomputed: the peak never rises.
+
+    Under dynamic loss scaling every parameter gradient is held until
+    `memopt.found_inf` has read them all. A weight gradient at least four
+    times the bytes its op reads (a linear layer's at a small batch) can
+    instead be checked by a `memopt.found_inf` of its own when computed,
+    freed, and computed again (`memopt.recompute`) right before its update;
+    the flags are added (nonzero when any is). The pass measures that too,
+    largest savings first within what is left of `max-recompute`, and
+    applies it when the peak falls. The
     step computes the same bits, as recomputed ops are pure and
     deterministic. It runs after `--memopt-autodiff` (and after
     `--memopt-checkpoint`, whose clones it treats as backward ops), before
@@ -245,7 +254,9 @@ def MemOptPartition : Pass<"memopt-partition"> {
            "Emit a remark for every recomputed op">
   ];
   let statistics = [
-    Statistic<"numRecomputed", "recomputed", "Ops cloned into the backward pass">
+    Statistic<"numRecomputed", "recomputed", "Ops cloned into the backward pass">,
+    Statistic<"numRecheckedGradients", "rechecked-gradients",
+              "Gradients checked when computed and computed again for their update">
   ];
 }
 

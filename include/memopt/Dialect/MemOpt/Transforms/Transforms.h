@@ -73,6 +73,27 @@ void markRecomputed(mlir::Operation *clone);
 int64_t finishClones(mlir::Block &block,
                      llvm::ArrayRef<mlir::Operation *> clones);
 
+/// What recheckGradients did.
+struct RecheckedGradients {
+  /// Gradients checked when computed and computed again for their update.
+  int64_t count = 0;
+  /// FLOPs of the recomputation.
+  int64_t flops = 0;
+  /// Bytes no longer held until the overflow check (each gradient's less
+  /// the values its op reads).
+  int64_t bytes = 0;
+};
+
+/// Under dynamic loss scaling (one `memopt.found_inf` feeding the
+/// updates), gradients computed from values at least 4x smaller than
+/// themselves and read only by the check and one update are checked by a
+/// `memopt.found_inf` of their own when computed and computed again, as
+/// recomputation, right before their update; the flags are added. The most
+/// bytes saved first, within `flopBudget` recomputed FLOPs. The step
+/// computes the same bits.
+RecheckedGradients recheckGradients(mlir::func::FuncOp func, int64_t flopBudget,
+                                    bool remarks);
+
 /// The first op of `block` that writes in place over a value other than a
 /// block argument (an optimizer update over its parameter does not count),
 /// or null. Recomputation cannot read a value overwritten that way.
