@@ -90,8 +90,12 @@ VARIANTS = [
     ("fp16-sqrt-inplace", "fp16", "strategy=sqrt", True),
     ("fp16-optimal-inplace", "fp16", "strategy=optimal", True),
     ("f32-optimal-inplace", None, "strategy=optimal", True),
+    # --memopt-pipeline's order: checkpoint, then partition, then in place.
+    ("fp16-optimal-partition-inplace", "fp16", "strategy=optimal", True, True),
+    ("f32-optimal-partition-inplace", None, "strategy=optimal", True, True),
 ]
-OPTIMAL = ("fp16-optimal-inplace", "f32-optimal-inplace")
+OPTIMAL = ("fp16-optimal-inplace", "f32-optimal-inplace",
+           "fp16-optimal-partition-inplace", "f32-optimal-partition-inplace")
 # Ratios: variant -> the rows it is divided by.
 RATIO_BASES = {
     "fp16": ["f32"], "bf16": ["f32"], "f32-sqrt-inplace": ["f32"],
@@ -101,6 +105,8 @@ RATIO_BASES = {
     "f32-partition": ["f32"], "fp16-partition": ["f32", "fp16"],
     "bf16-partition": ["f32", "bf16"], "fp16-inplace": ["f32"],
     "fp16-partition-inplace": ["f32", "fp16-inplace"],
+    "fp16-optimal-partition-inplace": ["f32", "f32-optimal-partition-inplace"],
+    "f32-optimal-partition-inplace": ["f32"],
 }
 RATIO_KEYS = ("saved_for_backward_bytes", "forward_allocated_bytes", "peak_bytes",
               "arena_bytes")
@@ -448,7 +454,8 @@ def print_tables(data):
           "recompute / forward")
     print()
     labels = ["f32", "f32-sqrt-inplace", "fp16-sqrt-inplace", "f32-optimal-inplace",
-              "fp16-optimal-inplace"]
+              "fp16-optimal-inplace", "f32-optimal-partition-inplace",
+              "fp16-optimal-partition-inplace"]
     print("| model | " + " | ".join(f"{l} peak / arena" for l in labels) + " |")
     print("|---|" + "---|" * len(labels))
     for e in data["suite"]:
