@@ -3,7 +3,9 @@
 // The MlirOptMain driver with memopt's dialects and passes registered:
 // `memopt-opt graph.mlir --memopt-summary`. The input is read here and
 // checked for nesting the parser cannot take (InputLimits.h) before
-// MlirOptMain parses it; the output file is kept only on success. The
+// MlirOptMain parses it; the output file is kept only on success.
+// Diagnostics do not print the op they are attached to unless asked
+// (-mlir-print-op-on-diagnostic). The
 // test-only passes (test/lib) are registered here and nowhere else.
 //
 //===----------------------------------------------------------------------===//
@@ -13,6 +15,7 @@
 #include "memopt/Support/InputLimits.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/InitLLVM.h"
@@ -25,6 +28,14 @@ int main(int argc, char **argv) {
   memopt::registerAllDialects(registry);
   memopt::registerAllPasses();
   memopt::test::registerAllTestPasses();
+  // A diagnostic shows its location, not the op: the op of a remark or
+  // refusal on a training step is often the whole function (100,000 ops).
+  // -mlir-print-op-on-diagnostic=true brings the op back.
+  mlir::registerMLIRContextCLOptions();
+  if (auto *option = static_cast<llvm::cl::opt<bool> *>(
+          llvm::cl::getRegisteredOptions().lookup(
+              "mlir-print-op-on-diagnostic")))
+    option->setInitialValue(false);
   auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
       argc, argv, "memopt optimizer driver\n", registry);
   mlir::MlirOptMainConfig config =

@@ -7,11 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Analysis/MemoryAnalysis.h"
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -44,7 +45,44 @@ std::string formatLocation(Location loc) {
   return text;
 }
 
-Json reportFunction(func::FuncOp func) {
+/// The data-flow fields of `op` (graph=true): what it reads (ops by index
+/// and which of their results, arguments by number), the bytes of the
+/// buffers it allocates (results that are not views or in place; in all
+/// and per result), its scratch bytes, FLOPs, whether it is a forward op
+/// and whether it may be run again (no memory effects).
+void addGraphFields(Json &entry, Operation *op,
+                    const MemoryAnalysis &analysis) {
+  Json operands = Json::array(), operandResults = Json::array(),
+       arguments = Json::array();
+  for (Value v : op->getOperands()) {
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      arguments.push_back(arg.getArgNumber());
+      continue;
+    }
+    operands.push_back(analysis.getIndex(v.getDefiningOp()));
+    operandResults.push_back(cast<OpResult>(v).getResultNumber());
+  }
+  int64_t bytes = 0;
+  Json each = Json::array();
+  for (Value result : op->getResults()) {
+    const ValueInfo *info = analysis.lookup(result);
+    int64_t b =
+        info && !info->isAlias() ? MemoryAnalysis::getValueBytes(result) : 0;
+    bytes += b;
+    each.push_back(b);
+  }
+  entry["operands"] = std::move(operands);
+  entry["operand_results"] = std::move(operandResults);
+  entry["arguments"] = std::move(arguments);
+  entry["result_bytes"] = bytes;
+  entry["result_bytes_each"] = std::move(each);
+  entry["workspace_bytes"] = MemoryAnalysis::getWorkspaceBytes(op);
+  entry["flops"] = MemoryAnalysis::getFlops(op);
+  entry["forward"] = analysis.isForward(op);
+  entry["pure"] = isMemoryEffectFree(op) && op->getNumRegions() == 0;
+}
+
+Json reportFunction(func::FuncOp func, bool graph) {
   MemoryAnalysis analysis(func);
   Json ops = Json::array();
   for (auto [index, op] : llvm::enumerate(analysis.getOps())) {
@@ -57,10 +95,21 @@ Json reportFunction(func::FuncOp func) {
       entry["inplace_operand"] = inplace.getInt();
     if (op->hasAttr(kRecomputeAttrName))
       entry["recompute"] = true;
+    if (graph)
+      addGraphFields(entry, op, analysis);
     ops.push_back(std::move(entry));
   }
+  Json results = Json::array(), resultNumbers = Json::array();
+  if (graph)
+    for (Value v : func.getBody().front().getTerminator()->getOperands()) {
+      bool arg = isa<BlockArgument>(v);
+      results.push_back(arg ? Json(nullptr)
+                            : Json(analysis.getIndex(v.getDefiningOp())));
+      resultNumbers.push_back(arg ? Json(nullptr)
+                                  : Json(cast<OpResult>(v).getResultNumber()));
+    }
   std::optional<int64_t> arena = analysis.getArenaBytes();
-  return Json{{"function", func.getSymName().str()},
+  Json report{{"function", func.getSymName().str()},
               {"parameters", Json{{"count", analysis.getParameterCount()},
                                   {"bytes", analysis.getParameterBytes()}}},
               {"gradient_bytes", analysis.getGradientBytes()},
@@ -72,6 +121,12 @@ Json reportFunction(func::FuncOp func) {
               {"recompute_flops", analysis.getRecomputeFlops()},
               {"total_flops", analysis.getTotalFlops()},
               {"ops", std::move(ops)}};
+  if (graph) {
+    report["arguments_bytes"] = MemoryAnalysis::getPersistentBytes(func);
+    report["results"] = std::move(results);
+    report["result_numbers"] = std::move(resultNumbers);
+  }
+  return report;
 }
 
 struct MemOptReportPass
@@ -86,7 +141,7 @@ struct MemOptReportPass
         continue;
       if (failed(verifyTransformable(func, "memopt-report")))
         return signalPassFailure();
-      reports.push_back(reportFunction(func));
+      reports.push_back(reportFunction(func, graph));
     }
     if (!function.empty() && reports.empty()) {
       getOperation().emitError()

@@ -584,10 +584,26 @@ def MemOptReport : Pass<"memopt-report", "mlir::ModuleOp"> {
     `"recompute": true` when it recomputes a forward value (checkpointing).
     `function=<name>` restricts the report to one
     function (memopt-run's `--report` uses it). The IR is left unchanged.
+
+    `graph=true` adds the step's data-flow graph, for planners outside
+    memopt (`bench/checkmate_milp.py` builds Checkmate's MILP from it): per
+    op `operands` (indices of the ops whose results it reads) and
+    `operand_results` (which result of each), `arguments` (numbers of the
+    arguments it reads), `result_bytes` (the buffers it allocates: results
+    that are neither views nor in place) and `result_bytes_each` (per
+    result), its
+    `workspace_bytes` and `flops`, `forward`, and `pure` (no memory effects,
+    no regions: it may be run again); per function `arguments_bytes` (the
+    arguments and constants, outside the arena), `results` (the op each
+    returned value comes from, null for an argument) and `result_numbers`
+    (which of its results).
   }];
   let options = [
     Option<"file", "file", "std::string", /*default=*/"\"-\"",
            "Where to write the report ('-' for stdout)">,
+    Option<"graph", "graph", "bool", /*default=*/"false",
+           "Add each op's operands, allocated bytes, workspace, FLOPs and "
+           "purity (the data-flow graph)">,
     Option<"function", "function", "std::string", /*default=*/"\"\"",
            "Report only this function (default: every function)">
   ];
