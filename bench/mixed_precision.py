@@ -60,8 +60,13 @@ ROOT, GEN = memory_plan.ROOT, memory_plan.GEN
 log, fmt = checkpoint.log, checkpoint.fmt_mib
 MIB = 1024 ** 2
 
-FULL = {"suite": memory_plan.SUITE, "timeout": 300, "optimal_timeout": 120,
-        "optimal": True}
+# The suite, and a deep stack of linear layers at a small batch (16 x
+# Linear(512, 512) + ReLU, batch 64), where every weight gradient is much
+# larger than the activations it is computed from.
+LINEAR_STACK = ("mlp", ["--batch", "64", "--image-size", "16", "--hidden",
+                        ",".join(["512"] * 16)], "linear-stack-16x512")
+FULL = {"suite": memory_plan.SUITE + [LINEAR_STACK], "timeout": 300,
+        "optimal_timeout": 120, "optimal": True}
 
 QUICK = {
     "suite": [
@@ -71,6 +76,8 @@ QUICK = {
         ("gpt2", ["--batch", "1", "--seq", "16", "--layers", "2", "--dim", "64",
                   "--heads", "4", "--vocab", "100"]),
         ("lstm", ["--batch", "2", "--seq", "4"]),
+        ("mlp", ["--batch", "8", "--image-size", "8", "--hidden",
+                 "64,64,64,64"], "linear-stack-4x64"),
     ],
     "timeout": 60, "optimal_timeout": 60, "optimal": False,
 }
@@ -153,10 +160,21 @@ def pipeline(precision, ckpt, inplace, before, after, fwd=None, partition=False)
     if fwd:
         passes.append(f"memopt-report{{file={fwd}}}")
     passes.append("memopt-autodiff")
+    # With the partition, as --memopt-pipeline runs them: checkpointing
+    # measures its candidates as the partition and in place will leave them,
+    # and strategy=optimal's one forward pass of recomputation is shared
+    # with the partition's gradient rechecks (step-recompute=1).
+    step = "step-recompute=1" if ckpt and "strategy=optimal" in ckpt else ""
     if ckpt:
-        passes.append(f"memopt-checkpoint{{{ckpt}}}")
+        opts = [ckpt]
+        if partition:
+            opts += ["measure-partition=true", step]
+            if inplace:
+                opts.append("measure-inplace=true")
+        passes.append("memopt-checkpoint{" + " ".join(o for o in opts if o) + "}")
     if partition:
-        passes.append("memopt-partition" + ("{measure-inplace=true}" if inplace else ""))
+        opts = (["measure-inplace=true"] if inplace else []) + ([step] if step else [])
+        passes.append("memopt-partition" + ("{" + " ".join(opts) + "}" if opts else ""))
     if inplace:
         passes.append("memopt-inplace")
     if before:
@@ -423,10 +441,11 @@ def model_rows(opt, path, cfg, tmp):
 
 def suite(opt, cfg, tmp):
     results = []
-    for model, options in cfg["suite"]:
+    for model, options, *label in cfg["suite"]:
         log(f"{model} {' '.join(options)}")
         path = checkpoint.generate(model, options, tmp)
-        results.append({"model": model, "options": " ".join(options),
+        results.append({"model": label[0] if label else model,
+                        "generator": model, "options": " ".join(options),
                         "variants": model_rows(opt, path, cfg, tmp)})
     return results
 

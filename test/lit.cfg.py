@@ -14,6 +14,21 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.memopt_obj_root, "test")
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 
+# `%python`: a Python that can import numpy and onnx. Debian's python3-numpy
+# and python3-onnx (scripts/install-deps.sh) live in /usr/bin/python3's path,
+# which may not be the Python CMake found (a pyenv shim earlier in PATH).
+import subprocess
+for candidate in ["/usr/bin/python3", config.python_executable]:
+    if subprocess.run([candidate, "-c", "import numpy, onnx"],
+                      stdout=subprocess.DEVNULL,
+                      stderr=subprocess.DEVNULL).returncode == 0:
+        config.python_executable = candidate
+        break
+else:
+    lit_config.fatal("no Python can import numpy and onnx: install "
+                     "python3-numpy and python3-onnx "
+                     "(scripts/install-deps.sh does)")
+
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%memopt_src_root", config.memopt_src_root))
@@ -53,24 +68,14 @@ tools = ["memopt-opt", "memopt-translate", "memopt-run", "memopt-capi-test"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
-# `%onnx-python`: a Python that can import the `onnx` package (Debian's
-# python3-onnx lives in /usr/bin/python3's path, which may not be the Python
-# CMake found). The ONNX importer's tests build their models with it.
-import subprocess
-for candidate in ["/usr/bin/python3", config.python_executable]:
-    if subprocess.run([candidate, "-c", "import onnx"],
-                      stdout=subprocess.DEVNULL,
-                      stderr=subprocess.DEVNULL).returncode == 0:
-        config.substitutions.append(("%onnx-python", candidate))
-        config.substitutions.append(
-            ("%make-onnx",
-             "%s %s" % (candidate,
-                        os.path.join(config.memopt_src_root, "test", "Target",
-                                     "ONNX", "Inputs", "make_onnx.py"))))
-        break
-else:
-    lit_config.fatal("no Python can import onnx: install python3-onnx "
-                     "(scripts/install-deps.sh does)")
+# `%onnx-python`, `%make-onnx`: the same Python, which can import onnx. The
+# ONNX importer's tests build their models with it.
+config.substitutions.append(("%onnx-python", config.python_executable))
+config.substitutions.append(
+    ("%make-onnx",
+     "%s %s" % (config.python_executable,
+                os.path.join(config.memopt_src_root, "test", "Target",
+                             "ONNX", "Inputs", "make_onnx.py"))))
 
 # `plugin`: MemOptPlugin.so was built (needs Debian's libMLIR.so); tests load
 # it into upstream mlir-opt.

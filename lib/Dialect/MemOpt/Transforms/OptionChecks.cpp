@@ -10,6 +10,8 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace memopt;
 
@@ -21,6 +23,17 @@ LogicalResult memopt::verifyAlignmentOption(Operation *anchor, StringRef pass,
   return anchor->emitError()
          << pass << ": alignment must be a power of two from 1 to "
          << kMaxAlignment << ", got " << alignment;
+}
+
+LogicalResult memopt::verifyFlopFractionOption(Operation *anchor,
+                                               StringRef pass, StringRef option,
+                                               double fraction) {
+  if (fraction >= 0 && std::isfinite(fraction))
+    return success();
+  return anchor->emitError()
+         << pass << ": " << option
+         << " must be a fraction >= 0 of the forward pass's FLOPs, got "
+         << fraction;
 }
 
 FailureOr<std::optional<int64_t>>

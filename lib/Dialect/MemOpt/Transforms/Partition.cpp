@@ -430,12 +430,12 @@ FailureOr<Measurement> measureAsIs(func::FuncOp scratch, bool inplace,
 
 /// The step `recompute` gives, as it will run, with recheckGradients
 /// applied after the clones when `recheck` (within what the clones leave of
-/// `flopBound`). std::nullopt when `recheck` rechecks nothing: the step is
-/// then the one measured without.
-FailureOr<std::optional<Measurement>> measure(func::FuncOp func,
-                                              ArrayRef<char> recompute,
-                                              bool recheck, int64_t flopBound,
-                                              bool inplace, int64_t alignment) {
+/// `flopBound`, at most `maxCount` gradients). std::nullopt when `recheck`
+/// rechecks nothing: the step is then the one measured without.
+FailureOr<std::optional<Measurement>>
+measure(func::FuncOp func, ArrayRef<char> recompute, bool recheck,
+        int64_t flopBound, bool inplace, int64_t alignment,
+        int64_t maxCount = std::numeric_limits<int64_t>::max()) {
   auto scratch = cast<func::FuncOp>(func->clone());
   llvm::scope_exit cleanup([&] { scratch->erase(); });
   Applied applied;
@@ -446,7 +446,7 @@ FailureOr<std::optional<Measurement>> measure(func::FuncOp func,
                              /*remarks=*/false);
   }
   if (recheck && recheckGradients(scratch, flopBound - applied.recomputeFlops,
-                                  /*remarks=*/false)
+                                  /*remarks=*/false, maxCount)
                          .count == 0)
     return std::optional<Measurement>();
   FailureOr<Measurement> m = measureAsIs(scratch, inplace, alignment);
@@ -456,6 +456,33 @@ FailureOr<std::optional<Measurement>> measure(func::FuncOp func,
 }
 
 } // namespace
+
+int64_t memopt::getForwardFlops(func::FuncOp func) {
+  MemoryAnalysis analysis(func);
+  int64_t flops = 0;
+  for (Operation &op : func.getBody().front().without_terminator())
+    if (analysis.isForward(&op))
+      flops += MemoryAnalysis::getFlops(&op);
+  return flops;
+}
+
+int64_t memopt::recomputeArgumentCopies(func::FuncOp func) {
+  if (findInPlaceOverIntermediate(func.getBody().front()))
+    return 0;
+  MemoryAnalysis analysis(func);
+  Partition p = Partition::build(func, analysis);
+  if (!p.hasBackward)
+    return 0;
+  // --memopt-partition's default max-recompute.
+  constexpr double kMaxRecompute = 0.05;
+  int64_t flopBound =
+      static_cast<int64_t>(kMaxRecompute * static_cast<double>(p.forwardFlops));
+  SmallVector<char> copies = solve(p, p.fromArguments, flopBound);
+  if (llvm::none_of(copies, [](char c) { return c != 0; }))
+    return 0;
+  return applyRecompute(func, analysis, p, copies, /*remarks=*/false)
+      .recomputeFlops;
+}
 
 //===----------------------------------------------------------------------===//
 // The pass
@@ -468,13 +495,11 @@ struct MemOptPartitionPass
   using MemOptPartitionBase::MemOptPartitionBase;
 
   void runOnOperation() override {
-    if (!(maxRecompute >= 0) || !std::isfinite(maxRecompute)) {
-      getOperation()->emitError()
-          << "memopt-partition: max-recompute must be a fraction >= 0 of "
-             "the forward pass's FLOPs, got "
-          << maxRecompute;
+    if (failed(verifyFlopFractionOption(getOperation(), "memopt-partition",
+                                        "max-recompute", maxRecompute)) ||
+        failed(verifyFlopFractionOption(getOperation(), "memopt-partition",
+                                        "step-recompute", stepRecompute)))
       return signalPassFailure();
-    }
     if (failed(verifyAlignmentOption(getOperation(), "memopt-partition",
                                      alignment)))
       return signalPassFailure();
@@ -560,23 +585,90 @@ LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
       }
     }
   }
+  // Asking for more rechecks than max-recompute allows: a budget the step
+  // does not fit (the fewest gradients that make it fit, whatever they
+  // cost), or step-recompute (when that makes the step smaller).
+  int64_t recheckBound = flopBound;
+  int64_t recheckCount = std::numeric_limits<int64_t>::max();
+  auto tryRecheck = [&](int64_t bound, int64_t count) -> FailureOr<bool> {
+    FailureOr<std::optional<Measurement>> m =
+        measure(func, candidates[best], /*recheck=*/true, bound, measureInPlace,
+                alignment, count);
+    if (failed(m))
+      return failure();
+    if (!*m || !(key(**m) < key(bestMeasurement)))
+      return false;
+    bestRecheck = true;
+    bestMeasurement = **m;
+    recheckBound = bound;
+    recheckCount = count;
+    return true;
+  };
+  bool fits = !budgetBytes || bestMeasurement.stepBytes <= *budgetBytes;
+  if (lossScaling && !fits) {
+    constexpr int64_t kAll = std::numeric_limits<int64_t>::max();
+    FailureOr<bool> better = tryRecheck(kAll, kAll);
+    if (failed(better))
+      return failure();
+    // The fewest gradients, largest savings first, that still fit.
+    if (*better && bestMeasurement.stepBytes <= *budgetBytes) {
+      RecheckedGradients all;
+      {
+        auto scratch = cast<func::FuncOp>(func->clone());
+        llvm::scope_exit cleanup([&] { scratch->erase(); });
+        all = recheckGradients(scratch, kAll, /*remarks=*/false);
+      }
+      int64_t lo = 0, hi = all.count;
+      while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        FailureOr<std::optional<Measurement>> m =
+            measure(func, candidates[best], /*recheck=*/true, kAll,
+                    measureInPlace, alignment, mid);
+        if (failed(m))
+          return failure();
+        if (*m && (*m)->stepBytes <= *budgetBytes) {
+          hi = mid;
+          bestMeasurement = **m;
+          recheckCount = mid;
+        } else {
+          lo = mid;
+        }
+      }
+    }
+  } else if (lossScaling && stepRecompute > 0) {
+    double allowed = stepRecompute * static_cast<double>(p.forwardFlops) -
+                     static_cast<double>(analysis.getRecomputeFlops());
+    int64_t bound =
+        allowed >= static_cast<double>(std::numeric_limits<int64_t>::max())
+            ? std::numeric_limits<int64_t>::max()
+            : static_cast<int64_t>(allowed);
+    if (bound > flopBound &&
+        failed(tryRecheck(bound, std::numeric_limits<int64_t>::max())))
+      return failure();
+  }
   Applied applied =
       applyRecompute(func, analysis, p, candidates[best], remarks);
   numRecomputed += applied.cloned;
 
   if (bestRecheck) {
-    RecheckedGradients r =
-        recheckGradients(func, flopBound - applied.recomputeFlops, remarks);
+    RecheckedGradients r = recheckGradients(
+        func, recheckBound - applied.recomputeFlops, remarks, recheckCount);
     numRecheckedGradients += r.count;
     applied.recomputeFlops += r.flops;
   }
-  if (remarks)
-    func.emitRemark() << "memopt-partition: " << applied.cloned
-                      << " ops recomputed in the backward pass ("
-                      << applied.recomputeFlops << " FLOPs, bound " << flopBound
-                      << "), " << applied.clonedBytes
-                      << " bytes no longer kept; step peak "
-                      << bestMeasurement.peakBytes << " bytes";
+  if (remarks) {
+    InFlightDiagnostic remark = func.emitRemark();
+    remark << "memopt-partition: " << applied.cloned
+           << " ops recomputed in the backward pass (" << applied.recomputeFlops
+           << " FLOPs, ";
+    if (recheckBound == std::numeric_limits<int64_t>::max())
+      remark << "gradients rechecked to fit the budget";
+    else
+      remark << "bound " << recheckBound;
+    remark << "), " << applied.clonedBytes
+           << " bytes no longer kept; step peak " << bestMeasurement.peakBytes
+           << " bytes";
+  }
   return success();
 }
 

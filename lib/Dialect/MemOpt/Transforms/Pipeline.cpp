@@ -73,6 +73,10 @@ void buildMemOptPipeline(OpPassManager &pm,
   CheckpointStrategy strategy = options.checkpoint;
   if (!options.checkpoint.hasValue() && !options.budget.empty())
     strategy = CheckpointStrategy::Budget;
+  // strategy=optimal promises the least memory within one forward pass of
+  // recomputation: gradient rechecks may use what checkpointing leaves of
+  // it.
+  double stepRecompute = strategy == CheckpointStrategy::Optimal ? 1.0 : 0.0;
   if (strategy != CheckpointStrategy::None && train) {
     MemOptCheckpointOptions checkpoint;
     checkpoint.strategy = strategy;
@@ -81,6 +85,8 @@ void buildMemOptPipeline(OpPassManager &pm,
       checkpoint.budget = options.budget;
     checkpoint.alignment = options.alignment;
     checkpoint.measureInPlace = options.inplace || options.abn;
+    checkpoint.measurePartition = options.partition;
+    checkpoint.stepRecompute = stepRecompute;
     backward.addPass(createMemOptCheckpoint(checkpoint));
   }
   if (options.partition && train) {
@@ -88,6 +94,7 @@ void buildMemOptPipeline(OpPassManager &pm,
     partition.measureInPlace = options.inplace || options.abn;
     partition.budget = options.budget;
     partition.alignment = options.alignment;
+    partition.stepRecompute = stepRecompute;
     backward.addPass(createMemOptPartition(partition));
   }
   if (options.inplace || options.abn) {

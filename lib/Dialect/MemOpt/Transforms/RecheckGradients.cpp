@@ -79,7 +79,7 @@ std::optional<Candidate> asCandidate(Value grad, FoundInfOp found) {
 } // namespace
 
 RecheckedGradients recheckGradients(func::FuncOp func, int64_t flopBudget,
-                                    bool remarks) {
+                                    bool remarks, int64_t maxCount) {
   RecheckedGradients result;
   Block &block = func.getBody().front();
   SmallVector<FoundInfOp> checks;
@@ -101,7 +101,8 @@ RecheckedGradients recheckGradients(func::FuncOp func, int64_t flopBudget,
   });
   SmallVector<Candidate> chosen;
   for (const Candidate &c : candidates)
-    if (result.flops + c.flops <= flopBudget) {
+    if (static_cast<int64_t>(chosen.size()) < maxCount &&
+        c.flops <= flopBudget - result.flops) {
       chosen.push_back(c);
       result.flops += c.flops;
       result.bytes += c.saved;

@@ -173,7 +173,17 @@ def MemOptCheckpoint : Pass<"memopt-checkpoint"> {
            "--memopt-plan-memory's)">,
     Option<"measureInPlace", "measure-inplace", "bool", /*default=*/"false",
            "Measure the candidates with --memopt-inplace applied, as a "
-           "pipeline that runs it later does">
+           "pipeline that runs it later does">,
+    Option<"measurePartition", "measure-partition", "bool",
+           /*default=*/"false",
+           "Measure the candidates with the argument copies (f16 casts of "
+           "weights) recomputed next to their backward use, as "
+           "--memopt-partition after it does; under dynamic loss scaling "
+           "also with weight gradients rechecked as it will: without limit "
+           "under a budget, else within step-recompute">,
+    Option<"stepRecompute", "step-recompute", "double", /*default=*/"0",
+           "With measure-partition: the --memopt-partition step-recompute "
+           "the candidates are measured with">
   ];
   let statistics = [
     Statistic<"numStages", "stages", "Stages of the forward chains">,
@@ -224,7 +234,15 @@ def MemOptPartition : Pass<"memopt-partition"> {
     freed, and computed again (`memopt.recompute`) right before its update;
     the flags are added (nonzero when any is). The pass measures that too,
     largest savings first within what is left of `max-recompute`, and
-    applies it when the peak falls. The
+    applies it when the peak falls. Two things ask for more:
+    `step-recompute=F` lets rechecks take the step's recomputed FLOPs,
+    checkpointing's included, up to F forward passes, when the step gets
+    smaller (`--memopt-pipeline` sets 1 with `checkpoint=optimal`, whose
+    contract is the least memory within one forward pass of
+    recomputation); a `budget` the best candidate does not fit rechecks the
+    fewest gradients that make the step fit, whatever they cost (at most
+    the weight gradients' own FLOPs once more), or all of them when even
+    that does not fit. The
     step computes the same bits, as recomputed ops are pure and
     deterministic. It runs after `--memopt-autodiff` (and after
     `--memopt-checkpoint`, whose clones it treats as backward ops), before
@@ -240,6 +258,11 @@ def MemOptPartition : Pass<"memopt-partition"> {
   let options = [
     Option<"maxRecompute", "max-recompute", "double", /*default=*/"0.05",
            "Most recomputed FLOPs, as a fraction of the forward pass's">,
+    Option<"stepRecompute", "step-recompute", "double", /*default=*/"0",
+           "Under dynamic loss scaling, rechecked gradients may take the "
+           "step's recomputed FLOPs (checkpointing's included) up to this "
+           "fraction of the forward pass's, beyond max-recompute, when "
+           "that makes the step smaller (0: max-recompute alone)">,
     Option<"measureInPlace", "measure-inplace", "bool", /*default=*/"false",
            "Measure the candidates with --memopt-inplace applied, as a "
            "pipeline that runs it next does">,

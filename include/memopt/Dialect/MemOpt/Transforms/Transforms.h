@@ -16,6 +16,7 @@
 #include "mlir/Support/LLVM.h"
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -43,6 +44,13 @@ constexpr int64_t kMaxAlignment = 4096;
 mlir::LogicalResult verifyAlignmentOption(mlir::Operation *anchor,
                                           llvm::StringRef pass,
                                           int64_t alignment);
+
+/// Fails with an error at `anchor` naming `pass` and `option` unless
+/// `fraction` (of the forward pass's FLOPs) is finite and >= 0.
+mlir::LogicalResult verifyFlopFractionOption(mlir::Operation *anchor,
+                                             llvm::StringRef pass,
+                                             llvm::StringRef option,
+                                             double fraction);
 
 /// `--memopt-plan-memory` on one function: writes the offsets and the arena
 /// attributes and returns the arena's size in bytes. `numBuffers`, when
@@ -73,6 +81,17 @@ void markRecomputed(mlir::Operation *clone);
 int64_t finishClones(mlir::Block &block,
                      llvm::ArrayRef<mlir::Operation *> clones);
 
+/// `--memopt-partition`'s cut over copies of arguments only (a weight's
+/// f16 cast, recomputed next to its backward use instead of kept), applied
+/// without measuring, within the default `max-recompute`: what
+/// `--memopt-checkpoint{measure-partition=true}` measures its candidates
+/// with. Returns the FLOPs recomputed.
+int64_t recomputeArgumentCopies(mlir::func::FuncOp func);
+
+/// FLOPs of `func`'s forward pass (its ops before the backward pass,
+/// recomputed clones not counted).
+int64_t getForwardFlops(mlir::func::FuncOp func);
+
 /// What recheckGradients did.
 struct RecheckedGradients {
   /// Gradients checked when computed and computed again for their update.
@@ -89,10 +108,11 @@ struct RecheckedGradients {
 /// themselves and read only by the check and one update are checked by a
 /// `memopt.found_inf` of their own when computed and computed again, as
 /// recomputation, right before their update; the flags are added. The most
-/// bytes saved first, within `flopBudget` recomputed FLOPs. The step
-/// computes the same bits.
-RecheckedGradients recheckGradients(mlir::func::FuncOp func, int64_t flopBudget,
-                                    bool remarks);
+/// bytes saved first, within `flopBudget` recomputed FLOPs and at most
+/// `maxCount` gradients. The step computes the same bits.
+RecheckedGradients
+recheckGradients(mlir::func::FuncOp func, int64_t flopBudget, bool remarks,
+                 int64_t maxCount = std::numeric_limits<int64_t>::max());
 
 /// The first op of `block` that writes in place over a value other than a
 /// block argument (an optimizer update over its parameter does not count),

@@ -77,8 +77,7 @@ public:
       }
     if (!plans.empty()) {
       FailureOr<SmallVector<Measurement>> measured =
-          measureRange(func, plans, 0, plans.size(), options.alignment,
-                       options.measureInPlace);
+          measureRange(func, plans, 0, plans.size(), options);
       if (failed(measured))
         return failure();
       options.candidatesMeasured += plans.size();

@@ -48,6 +48,11 @@ struct SearchOptions {
   double timeLimit = 2.0;
   int64_t alignment = 64;
   bool measureInPlace = false;
+  /// Measure with the argument copies recomputed (recomputeArgumentCopies),
+  /// as --memopt-partition after checkpointing will.
+  bool measurePartition = false;
+  /// With measurePartition: --memopt-partition's step-recompute.
+  double stepRecompute = 0;
   /// strategy=budget: the whole step's bytes.
   std::optional<int64_t> budgetBytes;
   /// Candidates measured so far (the pass's `candidates` statistic).
@@ -97,16 +102,18 @@ constexpr int64_t kMaxIlpOps = 2000;
 // Measuring (Measure.cpp)
 //===----------------------------------------------------------------------===//
 
-/// Runs the plan, `--memopt-schedule` and `--memopt-plan-memory` on a
+/// Runs the plan (then, with `options.measurePartition`, the argument
+/// copies' recomputation, and with `options.measureInPlace`,
+/// `--memopt-inplace`), `--memopt-schedule` and `--memopt-plan-memory` on a
 /// scratch copy of `func` and measures the step.
 mlir::FailureOr<Measurement> measure(mlir::func::FuncOp func,
                                      const CheckpointPlan &plan,
-                                     int64_t alignment, bool inplace);
+                                     const SearchOptions &options);
 /// Measures `plans[begin, end)`, on the context's threads when it has them:
 /// each works on its own scratch copy of `func`, which only reads it.
 mlir::FailureOr<llvm::SmallVector<Measurement>>
 measureRange(mlir::func::FuncOp func, llvm::ArrayRef<CheckpointPlan> plans,
-             size_t begin, size_t end, int64_t alignment, bool inplace);
+             size_t begin, size_t end, const SearchOptions &options);
 
 //===----------------------------------------------------------------------===//
 // The strategies that search (Optimal.cpp, Budget.cpp)

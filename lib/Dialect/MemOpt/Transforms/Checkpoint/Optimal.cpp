@@ -105,8 +105,7 @@ FailureOr<CheckpointPlan> checkpoint::chooseOptimal(func::FuncOp func,
 
   // Least measured memory; equal memory, least recompute; then the earlier.
   FailureOr<SmallVector<Measurement>> measured =
-      measureRange(func, candidates, 0, candidates.size(), options.alignment,
-                   options.measureInPlace);
+      measureRange(func, candidates, 0, candidates.size(), options);
   if (failed(measured))
     return failure();
   options.candidatesMeasured += candidates.size();

@@ -84,6 +84,9 @@ struct MemOptCheckpointPass
           << "memopt-checkpoint: budget= applies to strategy=budget only";
       return signalPassFailure();
     }
+    if (failed(verifyFlopFractionOption(getOperation(), "memopt-checkpoint",
+                                        "step-recompute", stepRecompute)))
+      return signalPassFailure();
     if (!(timeLimit > 0)) {
       getOperation()->emitError()
           << "memopt-checkpoint: time-limit must be positive seconds";
@@ -135,6 +138,8 @@ struct MemOptCheckpointPass
     search.timeLimit = timeLimit;
     search.alignment = alignment;
     search.measureInPlace = measureInPlace;
+    search.measurePartition = measurePartition;
+    search.stepRecompute = stepRecompute;
     search.budgetBytes = budgetBytes;
     return search;
   }
