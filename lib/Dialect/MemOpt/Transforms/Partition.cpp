@@ -54,6 +54,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Threading.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -402,28 +403,37 @@ Applied applyRecompute(func::FuncOp func, const MemoryAnalysis &analysis,
 struct Measurement {
   /// The step's peak: arguments and everything live in the arena.
   int64_t peakBytes = 0;
-  /// What the runtime allocates for the step (MemoryAnalysis::getStepBytes).
+  /// What the runtime allocates for the step (MemoryAnalysis::getStepBytes);
+  /// measured only under a budget (the only comparison that reads it).
   int64_t stepBytes = 0;
   int64_t savedBytes = 0;
   int64_t recomputeFlops = 0;
 };
 
 /// The step `scratch` is, as it will run: --memopt-inplace (when
-/// `inplace`), --memopt-schedule and --memopt-plan-memory applied to it.
+/// `inplace`), --memopt-schedule and, when `planned` (the step's bytes are
+/// needed), --memopt-plan-memory applied to it. The peak is the liveness
+/// analysis's, which the arena's offsets do not change, so without a budget
+/// the plan (the measurement's costliest part) is left out.
 FailureOr<Measurement> measureAsIs(func::FuncOp scratch, bool inplace,
-                                   int64_t alignment) {
+                                   int64_t alignment, bool planned) {
   Measurement m;
   m.savedBytes = MemoryAnalysis(scratch).getSavedForBackwardBytes();
   if (inplace)
     convertInPlace(scratch, /*remarks=*/false);
   if (failed(scheduleFunction(scratch)))
     return failure();
-  FailureOr<int64_t> arena = planFunctionMemory(scratch, alignment);
-  if (failed(arena))
-    return failure();
+  std::optional<int64_t> arena;
+  if (planned) {
+    FailureOr<int64_t> plannedArena = planFunctionMemory(scratch, alignment);
+    if (failed(plannedArena))
+      return failure();
+    arena = *plannedArena;
+  }
   MemoryAnalysis after(scratch);
   m.peakBytes = after.getPeakBytes();
-  m.stepBytes = MemoryAnalysis::getStepBytes(scratch, *arena, alignment);
+  if (arena)
+    m.stepBytes = MemoryAnalysis::getStepBytes(scratch, *arena, alignment);
   m.recomputeFlops = after.getRecomputeFlops();
   return m;
 }
@@ -434,7 +444,7 @@ FailureOr<Measurement> measureAsIs(func::FuncOp scratch, bool inplace,
 /// rechecks nothing: the step is then the one measured without.
 FailureOr<std::optional<Measurement>>
 measure(func::FuncOp func, ArrayRef<char> recompute, bool recheck,
-        int64_t flopBound, bool inplace, int64_t alignment,
+        int64_t flopBound, bool inplace, int64_t alignment, bool planned,
         int64_t maxCount = std::numeric_limits<int64_t>::max()) {
   auto scratch = cast<func::FuncOp>(func->clone());
   llvm::scope_exit cleanup([&] { scratch->erase(); });
@@ -449,7 +459,7 @@ measure(func::FuncOp func, ArrayRef<char> recompute, bool recheck,
                                   /*remarks=*/false, maxCount)
                          .count == 0)
     return std::optional<Measurement>();
-  FailureOr<Measurement> m = measureAsIs(scratch, inplace, alignment);
+  FailureOr<Measurement> m = measureAsIs(scratch, inplace, alignment, planned);
   if (failed(m))
     return failure();
   return std::optional<Measurement>(*m);
@@ -565,24 +575,38 @@ LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
       llvm::any_of(block.without_terminator(),
                    [](Operation &op) { return isa<FoundInfOp>(op); });
   bool bestRecheck = false;
+  // Every (candidate, recheck) pair, the same candidate twice measured once,
+  // measured on the context's threads (each on its own scratch copy of
+  // `func`, which they only read), then compared in this order.
+  SmallVector<std::pair<size_t, bool>> jobs;
   for (auto [i, recompute] : llvm::enumerate(candidates)) {
-    // The same candidate twice is measured once.
     if (llvm::is_contained(ArrayRef(candidates).take_front(i), recompute))
       continue;
-    for (bool recheck : {false, true}) {
-      if (recheck && !lossScaling)
-        continue;
-      FailureOr<std::optional<Measurement>> m = measure(
-          func, recompute, recheck, flopBound, measureInPlace, alignment);
-      if (failed(m))
-        return failure();
-      if (!*m)
-        continue;
-      if (i == 0 && !recheck ? true : key(**m) < key(bestMeasurement)) {
-        best = i;
-        bestRecheck = recheck;
-        bestMeasurement = **m;
-      }
+    for (bool recheck : {false, true})
+      if (!recheck || lossScaling)
+        jobs.push_back({i, recheck});
+  }
+  SmallVector<std::optional<Measurement>> measured(jobs.size());
+  if (failed(failableParallelForEachN(
+          func.getContext(), 0, jobs.size(), [&](size_t j) -> LogicalResult {
+            auto [i, recheck] = jobs[j];
+            FailureOr<std::optional<Measurement>> m =
+                measure(func, candidates[i], recheck, flopBound, measureInPlace,
+                        alignment, budgetBytes.has_value());
+            if (failed(m))
+              return failure();
+            measured[j] = *m;
+            return success();
+          })))
+    return failure();
+  for (auto [job, m] : llvm::zip_equal(jobs, measured)) {
+    auto [i, recheck] = job;
+    if (!m)
+      continue;
+    if (i == 0 && !recheck ? true : key(*m) < key(bestMeasurement)) {
+      best = i;
+      bestRecheck = recheck;
+      bestMeasurement = *m;
     }
   }
   // Asking for more rechecks than max-recompute allows: a budget the step
@@ -593,7 +617,7 @@ LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
   auto tryRecheck = [&](int64_t bound, int64_t count) -> FailureOr<bool> {
     FailureOr<std::optional<Measurement>> m =
         measure(func, candidates[best], /*recheck=*/true, bound, measureInPlace,
-                alignment, count);
+                alignment, budgetBytes.has_value(), count);
     if (failed(m))
       return failure();
     if (!*m || !(key(**m) < key(bestMeasurement)))
@@ -623,7 +647,7 @@ LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
         int64_t mid = lo + (hi - lo) / 2;
         FailureOr<std::optional<Measurement>> m =
             measure(func, candidates[best], /*recheck=*/true, kAll,
-                    measureInPlace, alignment, mid);
+                    measureInPlace, alignment, budgetBytes.has_value(), mid);
         if (failed(m))
           return failure();
         if (*m && (*m)->stepBytes <= *budgetBytes) {
