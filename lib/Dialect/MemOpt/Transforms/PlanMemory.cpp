@@ -87,18 +87,13 @@ struct MemOptPlanMemoryPass
   std::optional<int64_t> budgetBytes;
 };
 
-} // namespace
-
-FailureOr<int64_t> memopt::planFunctionMemory(func::FuncOp func,
-                                              int64_t alignment,
-                                              int64_t *numBuffers) {
-  if (!func.getBody().hasOneBlock()) {
-    func.emitOpError("memopt-plan-memory expects a single-block function");
-    return failure();
-  }
-  MemoryAnalysis analysis(func);
-  SmallVector<BufferLifetime> buffers;
-  SmallVector<Value> owners;
+/// The buffers of the arena: each value that owns an arena slice (its
+/// value in `owners`), then each op's workspace, live during that op alone
+/// (its op in `workspaceOwners`).
+void collectBuffers(const MemoryAnalysis &analysis,
+                    SmallVectorImpl<BufferLifetime> &buffers,
+                    SmallVectorImpl<Value> &owners,
+                    SmallVectorImpl<Operation *> &workspaceOwners) {
   for (const ValueInfo &info : analysis.getValues()) {
     if (!ownsArenaSlice(info))
       continue;
@@ -110,9 +105,6 @@ FailureOr<int64_t> memopt::planFunctionMemory(func::FuncOp func,
     buffers.push_back(buffer);
     owners.push_back(info.value);
   }
-  // Each op's workspace lives during that op alone.
-  SmallVector<Operation *> workspaceOwners;
-  size_t numValueBuffers = buffers.size();
   for (auto [index, op] : llvm::enumerate(analysis.getOps())) {
     int64_t bytes = MemoryAnalysis::getWorkspaceBytes(op);
     if (bytes <= 0)
@@ -124,6 +116,33 @@ FailureOr<int64_t> memopt::planFunctionMemory(func::FuncOp func,
     buffers.push_back(buffer);
     workspaceOwners.push_back(op);
   }
+}
+
+} // namespace
+
+int64_t memopt::getArenaLowerBound(func::FuncOp func, int64_t alignment) {
+  MemoryAnalysis analysis(func);
+  SmallVector<BufferLifetime> buffers;
+  SmallVector<Value> owners;
+  SmallVector<Operation *> workspaceOwners;
+  collectBuffers(analysis, buffers, owners, workspaceOwners);
+  return static_cast<int64_t>(
+      lowerBound(buffers, static_cast<uint64_t>(alignment)));
+}
+
+FailureOr<int64_t> memopt::planFunctionMemory(func::FuncOp func,
+                                              int64_t alignment,
+                                              int64_t *numBuffers) {
+  if (!func.getBody().hasOneBlock()) {
+    func.emitOpError("memopt-plan-memory expects a single-block function");
+    return failure();
+  }
+  MemoryAnalysis analysis(func);
+  SmallVector<BufferLifetime> buffers;
+  SmallVector<Value> owners;
+  SmallVector<Operation *> workspaceOwners;
+  collectBuffers(analysis, buffers, owners, workspaceOwners);
+  size_t numValueBuffers = owners.size();
   uint64_t align = static_cast<uint64_t>(alignment);
   ArenaPlan arena = planArena(buffers, align);
   if (llvm::Error error = verifyArenaPlan(buffers, arena)) {

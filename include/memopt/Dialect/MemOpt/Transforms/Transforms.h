@@ -59,6 +59,12 @@ mlir::FailureOr<int64_t> planFunctionMemory(mlir::func::FuncOp func,
                                             int64_t alignment,
                                             int64_t *numBuffers = nullptr);
 
+/// The least arena any plan of `func` (scheduled, single block) can have:
+/// the most bytes its buffers hold at once, each rounded up to `alignment`
+/// (ArenaPlanner's `lowerBound` over the buffers `planFunctionMemory`
+/// places), in O(n log n), without planning.
+int64_t getArenaLowerBound(mlir::func::FuncOp func, int64_t alignment);
+
 /// InPlace-ABN on one training step (after `--memopt-autodiff`): every
 /// `batch_norm` whose result feeds only a `leaky_relu` (alpha > 0) or an
 /// `elu` (alpha > 0), together with the two backward ops the step built for

@@ -106,14 +106,19 @@ constexpr int64_t kMaxIlpOps = 2000;
 /// copies' recomputation, and with `options.measureInPlace`,
 /// `--memopt-inplace`), `--memopt-schedule` and `--memopt-plan-memory` on a
 /// scratch copy of `func` and measures the step.
+/// With `lowerBound`, the arena is not planned: `totalBytes` counts the
+/// least arena any plan can have (getArenaLowerBound) instead, a lower
+/// bound of the planned step's, at a fraction of the cost.
 mlir::FailureOr<Measurement> measure(mlir::func::FuncOp func,
                                      const CheckpointPlan &plan,
-                                     const SearchOptions &options);
+                                     const SearchOptions &options,
+                                     bool lowerBound = false);
 /// Measures `plans[begin, end)`, on the context's threads when it has them:
 /// each works on its own scratch copy of `func`, which only reads it.
 mlir::FailureOr<llvm::SmallVector<Measurement>>
 measureRange(mlir::func::FuncOp func, llvm::ArrayRef<CheckpointPlan> plans,
-             size_t begin, size_t end, const SearchOptions &options);
+             size_t begin, size_t end, const SearchOptions &options,
+             bool lowerBound = false);
 
 //===----------------------------------------------------------------------===//
 // The strategies that search (Optimal.cpp, Budget.cpp)

@@ -26,7 +26,8 @@ using namespace memopt::checkpoint;
 
 FailureOr<Measurement> checkpoint::measure(func::FuncOp func,
                                            const CheckpointPlan &plan,
-                                           const SearchOptions &options) {
+                                           const SearchOptions &options,
+                                           bool lowerBound) {
   int64_t alignment = options.alignment;
   auto scratch = cast<func::FuncOp>(func->clone());
   llvm::scope_exit cleanup([&] { scratch->erase(); });
@@ -56,23 +57,29 @@ FailureOr<Measurement> checkpoint::measure(func::FuncOp func,
     convertInPlace(scratch, /*remarks=*/false);
   if (failed(scheduleFunction(scratch)))
     return failure();
-  FailureOr<int64_t> arena = planFunctionMemory(scratch, alignment);
-  if (failed(arena))
-    return failure();
+  int64_t arena;
+  if (lowerBound) {
+    arena = getArenaLowerBound(scratch, alignment);
+  } else {
+    FailureOr<int64_t> planned = planFunctionMemory(scratch, alignment);
+    if (failed(planned))
+      return failure();
+    arena = *planned;
+  }
   Measurement m;
-  m.totalBytes = MemoryAnalysis::getStepBytes(scratch, *arena, alignment);
+  m.totalBytes = MemoryAnalysis::getStepBytes(scratch, arena, alignment);
   m.recomputeFlops = MemoryAnalysis(scratch).getRecomputeFlops();
   return m;
 }
 
 FailureOr<SmallVector<Measurement>>
 checkpoint::measureRange(func::FuncOp func, ArrayRef<CheckpointPlan> plans,
-                         size_t begin, size_t end,
-                         const SearchOptions &options) {
+                         size_t begin, size_t end, const SearchOptions &options,
+                         bool lowerBound) {
   SmallVector<Measurement> results(end - begin);
   LogicalResult status = failableParallelForEachN(
       func.getContext(), begin, end, [&](size_t i) -> LogicalResult {
-        FailureOr<Measurement> m = measure(func, plans[i], options);
+        FailureOr<Measurement> m = measure(func, plans[i], options, lowerBound);
         if (failed(m))
           return failure();
         results[i - begin] = *m;

@@ -11,6 +11,8 @@
 #include "Checkpoint.h"
 
 #include <cmath>
+#include <optional>
+#include <tuple>
 
 using namespace mlir;
 using namespace memopt;
@@ -104,17 +106,37 @@ FailureOr<CheckpointPlan> checkpoint::chooseOptimal(func::FuncOp func,
   }
 
   // Least measured memory; equal memory, least recompute; then the earlier.
-  FailureOr<SmallVector<Measurement>> measured =
-      measureRange(func, candidates, 0, candidates.size(), options);
-  if (failed(measured))
+  // Planning the arena is most of a measurement, and a candidate whose
+  // step, with the least arena any plan can have, exceeds the best planned
+  // step so far cannot win: the bounds first, on the context's threads, then
+  // full measurements in increasing order of bound while one can still win.
+  FailureOr<SmallVector<Measurement>> bounds =
+      measureRange(func, candidates, 0, candidates.size(), options,
+                   /*lowerBound=*/true);
+  if (failed(bounds))
     return failure();
-  options.candidatesMeasured += candidates.size();
-  size_t best = 0;
-  for (auto [i, m] : llvm::enumerate(*measured)) {
-    const Measurement &b = (*measured)[best];
-    if (m.totalBytes < b.totalBytes ||
-        (m.totalBytes == b.totalBytes && m.recomputeFlops < b.recomputeFlops))
-      best = i;
+  SmallVector<size_t> order(candidates.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  llvm::stable_sort(order, [&](size_t a, size_t b) {
+    return (*bounds)[a].totalBytes < (*bounds)[b].totalBytes;
+  });
+  auto better = [](const Measurement &m, size_t i, const Measurement &b,
+                   size_t j) {
+    return std::make_tuple(m.totalBytes, m.recomputeFlops, i) <
+           std::make_tuple(b.totalBytes, b.recomputeFlops, j);
+  };
+  std::optional<std::pair<Measurement, size_t>> chosen;
+  for (size_t i : order) {
+    if (chosen && (*bounds)[i].totalBytes > chosen->first.totalBytes)
+      break;
+    FailureOr<Measurement> m = measure(func, candidates[i], options);
+    if (failed(m))
+      return failure();
+    ++options.candidatesMeasured;
+    if (!chosen || better(*m, i, chosen->first, chosen->second))
+      chosen = {*m, i};
   }
+  size_t best = chosen ? chosen->second : 0;
   return std::move(candidates[best]);
 }
