@@ -299,20 +299,29 @@ SmallVector<char> solve(const Partition &p, SmallVector<char> allowed,
           require(*u);
     }
     int64_t flops = 0;
-    std::optional<size_t> mostExpensive;
+    SmallVector<std::pair<int64_t, size_t>> recomputed;
     for (size_t k = 0; k < n; ++k) {
       if (!recompute[k])
         continue;
       int64_t f = MemoryAnalysis::getFlops(p.values[k].getDefiningOp());
       flops += f;
-      if (!mostExpensive || f > MemoryAnalysis::getFlops(
-                                    p.values[*mostExpensive].getDefiningOp()))
-        mostExpensive = k;
+      recomputed.push_back({f, k});
     }
-    if (flops <= flopBound || !mostExpensive)
+    if (flops <= flopBound || recomputed.empty())
       return recompute;
-    // Over the bound: keep the most expensive recomputed op, cut again.
-    allowed[*mostExpensive] = 0;
+    // Over the bound: keep the most expensive recomputed ops (the earlier
+    // on ties), as many as it takes for the rest to fit, and cut again.
+    // One at a time would solve the cut once per op (quadratic on an
+    // unrolled LSTM, whose hundreds of equal element-wise ops exceed it).
+    llvm::stable_sort(recomputed, [](const auto &a, const auto &b) {
+      return a.first > b.first;
+    });
+    for (auto [f, k] : recomputed) {
+      allowed[k] = 0;
+      flops -= f;
+      if (flops <= flopBound)
+        break;
+    }
   }
 }
 
