@@ -59,14 +59,20 @@ struct Candidate {
   int64_t slots = -1;
 };
 
-/// Measures candidates once each, a batch at a time.
+/// Measures candidates once each, a batch at a time. Planning the arena is
+/// most of a measurement, and a candidate whose step exceeds the budget with
+/// the least arena any plan can have does not fit whatever the plan: each
+/// candidate is first measured with that lower bound, and planned only when
+/// the bound fits the budget (or when the refusal needs the least step).
 class Measurer {
 public:
   Measurer(func::FuncOp func, const std::vector<Candidate> &family,
            SearchOptions &options)
-      : func(func), family(family), options(options) {}
+      : func(func), family(family), options(options),
+        budget(*options.budgetBytes) {}
 
-  /// Measurements of `family[indices]`, in the order given.
+  /// `family[indices]`'s steps, in the order given: exact where they fit
+  /// the budget, else a lower bound above it (so `<= budget` is exact).
   FailureOr<SmallVector<int64_t>> bytes(ArrayRef<size_t> indices) {
     SmallVector<CheckpointPlan> plans;
     SmallVector<size_t> missing;
@@ -76,17 +82,24 @@ public:
         plans.push_back({family[i].schedule, std::nullopt});
       }
     if (!plans.empty()) {
-      FailureOr<SmallVector<Measurement>> measured =
-          measureRange(func, plans, 0, plans.size(), options);
-      if (failed(measured))
+      FailureOr<SmallVector<Measurement>> bounds =
+          measureRange(func, plans, 0, plans.size(), options,
+                       /*lowerBound=*/true);
+      if (failed(bounds))
         return failure();
       options.candidatesMeasured += plans.size();
-      for (auto [i, m] : llvm::zip(missing, *measured))
-        cache[i] = m.totalBytes;
+      SmallVector<size_t> within;
+      for (auto [i, m] : llvm::zip(missing, *bounds)) {
+        cache[i] = {m.totalBytes, /*exact=*/false};
+        if (m.totalBytes <= budget)
+          within.push_back(i);
+      }
+      if (failed(plan(within)))
+        return failure();
     }
     SmallVector<int64_t> out;
     for (size_t i : indices)
-      out.push_back(cache[i]);
+      out.push_back(cache[i].bytes);
     return out;
   }
   FailureOr<int64_t> bytes(size_t index) {
@@ -95,19 +108,52 @@ public:
       return failure();
     return (*m)[0];
   }
-  /// The least bytes measured so far.
-  int64_t least() const {
-    int64_t best = std::numeric_limits<int64_t>::max();
-    for (const auto &entry : cache)
-      best = std::min(best, entry.second);
-    return best;
+  /// The least step of the candidates measured so far: bounds in increasing
+  /// order, each planned while it is below the least planned step so far.
+  FailureOr<int64_t> least() {
+    SmallVector<std::pair<int64_t, size_t>> order;
+    for (const auto &[i, entry] : cache)
+      order.push_back({entry.bytes, i});
+    llvm::sort(order);
+    std::optional<int64_t> best;
+    for (auto [bytes, i] : order) {
+      if (best && bytes >= *best)
+        break;
+      if (!cache[i].exact && failed(plan(ArrayRef<size_t>(i))))
+        return failure();
+      best = std::min(best.value_or(cache[i].bytes), cache[i].bytes);
+    }
+    return best.value_or(std::numeric_limits<int64_t>::max());
   }
 
 private:
+  /// Plans `indices` (measured with bounds before), on the context's
+  /// threads.
+  LogicalResult plan(ArrayRef<size_t> indices) {
+    if (indices.empty())
+      return success();
+    SmallVector<CheckpointPlan> plans;
+    for (size_t i : indices)
+      plans.push_back({family[i].schedule, std::nullopt});
+    FailureOr<SmallVector<Measurement>> measured =
+        measureRange(func, plans, 0, plans.size(), options);
+    if (failed(measured))
+      return failure();
+    for (auto [i, m] : llvm::zip(indices, *measured))
+      cache[i] = {m.totalBytes, /*exact=*/true};
+    return success();
+  }
+
+  struct Entry {
+    int64_t bytes = 0;
+    /// Planned; else a lower bound.
+    bool exact = false;
+  };
   func::FuncOp func;
   const std::vector<Candidate> &family;
   SearchOptions &options;
-  llvm::DenseMap<size_t, int64_t> cache;
+  int64_t budget;
+  llvm::DenseMap<size_t, Entry> cache;
 };
 
 } // namespace
@@ -248,7 +294,10 @@ FailureOr<CheckpointSchedule> checkpoint::chooseBudget(func::FuncOp func,
 
   // Nothing fits: every candidate has been measured but the binomial
   // schedules above the floor, whose bytes grow with their slots.
-  int64_t least = measurer.least();
+  FailureOr<int64_t> leastOr = measurer.least();
+  if (failed(leastOr))
+    return failure();
+  int64_t least = *leastOr;
   func.emitOpError("cannot fit the training step in a budget of ")
       << formatByteSize(budget)
       << ": the smallest any checkpoint schedule reaches is "
