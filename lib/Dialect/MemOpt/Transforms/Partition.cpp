@@ -474,33 +474,47 @@ measure(func::FuncOp func, ArrayRef<char> recompute, bool recheck,
   return std::optional<Measurement>(*m);
 }
 
-} // namespace
-
-int64_t memopt::getForwardFlops(func::FuncOp func) {
-  MemoryAnalysis analysis(func);
-  int64_t flops = 0;
-  for (Operation &op : func.getBody().front().without_terminator())
-    if (analysis.isForward(&op))
-      flops += MemoryAnalysis::getFlops(&op);
-  return flops;
+/// The FLOPs gradient rechecks may take under step-recompute=`fraction`:
+/// what the step's recomputation so far leaves of that many forward passes.
+int64_t stepRecheckBound(double fraction, int64_t forwardFlops,
+                         int64_t recomputed) {
+  double allowed = fraction * static_cast<double>(forwardFlops) -
+                   static_cast<double>(recomputed);
+  if (!(allowed > 0))
+    return 0;
+  return allowed >= static_cast<double>(std::numeric_limits<int64_t>::max())
+             ? std::numeric_limits<int64_t>::max()
+             : static_cast<int64_t>(allowed);
 }
 
-int64_t memopt::recomputeArgumentCopies(func::FuncOp func) {
+} // namespace
+
+void memopt::applyPartitionEstimate(func::FuncOp func, bool underBudget,
+                                    double stepRecompute) {
   if (findInPlaceOverIntermediate(func.getBody().front()))
-    return 0;
-  MemoryAnalysis analysis(func);
-  Partition p = Partition::build(func, analysis);
-  if (!p.hasBackward)
-    return 0;
-  // --memopt-partition's default max-recompute.
-  constexpr double kMaxRecompute = 0.05;
-  int64_t flopBound =
-      static_cast<int64_t>(kMaxRecompute * static_cast<double>(p.forwardFlops));
-  SmallVector<char> copies = solve(p, p.fromArguments, flopBound);
-  if (llvm::none_of(copies, [](char c) { return c != 0; }))
-    return 0;
-  return applyRecompute(func, analysis, p, copies, /*remarks=*/false)
-      .recomputeFlops;
+    return;
+  int64_t forwardFlops;
+  {
+    MemoryAnalysis analysis(func);
+    Partition p = Partition::build(func, analysis);
+    if (!p.hasBackward)
+      return;
+    forwardFlops = p.forwardFlops;
+    // --memopt-partition's default max-recompute.
+    constexpr double kMaxRecompute = 0.05;
+    SmallVector<char> copies =
+        solve(p, p.fromArguments,
+              static_cast<int64_t>(kMaxRecompute *
+                                   static_cast<double>(p.forwardFlops)));
+    if (llvm::any_of(copies, [](char c) { return c != 0; }))
+      applyRecompute(func, analysis, p, copies, /*remarks=*/false);
+  }
+  int64_t bound =
+      underBudget ? std::numeric_limits<int64_t>::max()
+                  : stepRecheckBound(stepRecompute, forwardFlops,
+                                     MemoryAnalysis(func).getRecomputeFlops());
+  if (bound > 0)
+    recheckGradients(func, bound, /*remarks=*/false);
 }
 
 //===----------------------------------------------------------------------===//
@@ -669,12 +683,8 @@ LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
       }
     }
   } else if (lossScaling && stepRecompute > 0) {
-    double allowed = stepRecompute * static_cast<double>(p.forwardFlops) -
-                     static_cast<double>(analysis.getRecomputeFlops());
-    int64_t bound =
-        allowed >= static_cast<double>(std::numeric_limits<int64_t>::max())
-            ? std::numeric_limits<int64_t>::max()
-            : static_cast<int64_t>(allowed);
+    int64_t bound = stepRecheckBound(stepRecompute, p.forwardFlops,
+                                     analysis.getRecomputeFlops());
     if (bound > flopBound &&
         failed(tryRecheck(bound, std::numeric_limits<int64_t>::max())))
       return failure();

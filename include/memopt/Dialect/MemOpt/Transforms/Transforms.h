@@ -87,16 +87,16 @@ void markRecomputed(mlir::Operation *clone);
 int64_t finishClones(mlir::Block &block,
                      llvm::ArrayRef<mlir::Operation *> clones);
 
-/// `--memopt-partition`'s cut over copies of arguments only (a weight's
-/// f16 cast, recomputed next to its backward use instead of kept), applied
-/// without measuring, within the default `max-recompute`: what
-/// `--memopt-checkpoint{measure-partition=true}` measures its candidates
-/// with. Returns the FLOPs recomputed.
-int64_t recomputeArgumentCopies(mlir::func::FuncOp func);
-
-/// FLOPs of `func`'s forward pass (its ops before the backward pass,
-/// recomputed clones not counted).
-int64_t getForwardFlops(mlir::func::FuncOp func);
+/// What `--memopt-partition` after checkpointing will do to `func`, applied
+/// without measuring (what `--memopt-checkpoint{measure-partition=true}`
+/// measures its candidates with): the argument copies (a weight's f16 cast)
+/// recomputed next to their backward use, within the default
+/// `max-recompute`; then, under dynamic loss scaling, weight gradients
+/// rechecked: every one when `underBudget` (the smallest step decides
+/// whether a candidate fits), else within what the step's recomputation
+/// leaves of `stepRecompute` forward passes.
+void applyPartitionEstimate(mlir::func::FuncOp func, bool underBudget,
+                            double stepRecompute);
 
 /// What recheckGradients did.
 struct RecheckedGradients {

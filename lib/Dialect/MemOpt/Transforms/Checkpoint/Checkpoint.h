@@ -48,8 +48,8 @@ struct SearchOptions {
   double timeLimit = 2.0;
   int64_t alignment = 64;
   bool measureInPlace = false;
-  /// Measure with the argument copies recomputed (recomputeArgumentCopies),
-  /// as --memopt-partition after checkpointing will.
+  /// Measure as --memopt-partition after checkpointing will leave the step
+  /// (applyPartitionEstimate).
   bool measurePartition = false;
   /// With measurePartition: --memopt-partition's step-recompute.
   double stepRecompute = 0;
@@ -102,8 +102,8 @@ constexpr int64_t kMaxIlpOps = 2000;
 // Measuring (Measure.cpp)
 //===----------------------------------------------------------------------===//
 
-/// Runs the plan (then, with `options.measurePartition`, the argument
-/// copies' recomputation, and with `options.measureInPlace`,
+/// Runs the plan (then, with `options.measurePartition`,
+/// applyPartitionEstimate, and with `options.measureInPlace`,
 /// `--memopt-inplace`), `--memopt-schedule` and `--memopt-plan-memory` on a
 /// scratch copy of `func` and measures the step.
 /// With `lowerBound`, the arena is not planned: `totalBytes` counts the

@@ -17,9 +17,6 @@
 #include "mlir/IR/Threading.h"
 #include "llvm/ADT/ScopeExit.h"
 
-#include <algorithm>
-#include <limits>
-
 using namespace mlir;
 using namespace memopt;
 using namespace memopt::checkpoint;
@@ -31,28 +28,11 @@ FailureOr<Measurement> checkpoint::measure(func::FuncOp func,
   int64_t alignment = options.alignment;
   auto scratch = cast<func::FuncOp>(func->clone());
   llvm::scope_exit cleanup([&] { scratch->erase(); });
-  bool recheck = options.measurePartition &&
-                 (options.budgetBytes || options.stepRecompute > 0);
-  int64_t forwardFlops = recheck ? getForwardFlops(scratch) : 0;
   StageChain chain = StageChain::build(scratch);
   applyPlan(scratch, chain, plan);
   if (options.measurePartition)
-    recomputeArgumentCopies(scratch);
-  // Gradients rechecked as --memopt-partition will when the budget or
-  // step-recompute asks for more (a no-op without loss scaling): under a
-  // budget every one, as the smallest step is what decides whether a
-  // candidate fits; else within what the step's recomputation leaves of
-  // step-recompute forward passes.
-  if (recheck) {
-    int64_t bound = std::numeric_limits<int64_t>::max();
-    if (!options.budgetBytes)
-      bound = static_cast<int64_t>(std::min(
-          options.stepRecompute * static_cast<double>(forwardFlops) -
-              static_cast<double>(MemoryAnalysis(scratch).getRecomputeFlops()),
-          9.0e18));
-    if (bound > 0)
-      recheckGradients(scratch, bound, /*remarks=*/false);
-  }
+    applyPartitionEstimate(scratch, options.budgetBytes.has_value(),
+                           options.stepRecompute);
   if (options.measureInPlace)
     convertInPlace(scratch, /*remarks=*/false);
   if (failed(scheduleFunction(scratch)))
