@@ -19,6 +19,10 @@
 // SEGMENTS: error: memopt-checkpoint: segments= applies to strategy=sqrt only
 // RUN: not memopt-opt %s --memopt-autodiff "--memopt-checkpoint=strategy=optimal time-limit=0" 2>&1 | FileCheck %s --check-prefix=TIME
 // TIME: error: memopt-checkpoint: time-limit must be positive seconds
+// RUN: not memopt-opt %s --memopt-autodiff "--memopt-checkpoint=strategy=optimal measure-partition=true step-recompute=-0.5" 2>&1 | FileCheck %s --check-prefix=STEP
+// STEP: error: memopt-checkpoint: step-recompute must be a fraction >= 0 of the forward pass's FLOPs, got -0.5
+// RUN: not memopt-opt %s --memopt-autodiff "--memopt-checkpoint=strategy=optimal step-recompute=nan" 2>&1 | FileCheck %s --check-prefix=STEPNAN
+// STEPNAN: error: memopt-checkpoint: step-recompute must be a fraction >= 0 of the forward pass's FLOPs, got {{nan|NaN}}
 // RUN: not memopt-opt %s --memopt-autodiff --memopt-checkpoint --memopt-checkpoint 2>&1 | FileCheck %s --check-prefix=TWICE
 // TWICE: error: 'memopt.tanh' op is already recomputed: run --memopt-checkpoint once, on the step --memopt-autodiff built
 //

@@ -8,6 +8,8 @@
 #include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
@@ -33,7 +35,7 @@ LogicalResult memopt::verifyFlopFractionOption(Operation *anchor,
   return anchor->emitError()
          << pass << ": " << option
          << " must be a fraction >= 0 of the forward pass's FLOPs, got "
-         << fraction;
+         << llvm::formatv("{0}", llvm::format("%g", fraction)).str();
 }
 
 FailureOr<std::optional<int64_t>>
