@@ -49,58 +49,69 @@ bool isOptimizerUpdate(Operation *op) {
 
 class Scheduler {
 public:
-  /// With `programOrder`, ops keep their order (each ready op in block
-  /// order) and only the frees are inserted.
-  Scheduler(func::FuncOp func, bool programOrder)
-      : func(func), programOrder(programOrder) {}
+  /// Reads `func`'s block (erasing the frees of an earlier schedule): its
+  /// ops, buffers and dependences, shared by every order computed from it.
+  explicit Scheduler(func::FuncOp func);
 
-  /// Reorders the block and inserts frees; returns (ops moved, frees).
-  FailureOr<std::pair<int64_t, int64_t>> run();
+  /// The greedy order, or with `programOrder` the block's own (each ready
+  /// op in block order; the block order itself unless an in-place op's
+  /// anti-dependence says otherwise). Changes nothing; fails with a
+  /// diagnostic when the dependences form a cycle.
+  FailureOr<SmallVector<Operation *>> order(bool programOrder);
+
+  /// Puts the block's ops in `order` (an order from this scheduler), with a
+  /// free after the last use of every buffer, replacing those of an earlier
+  /// apply; returns (ops moved from their place in the block as read, frees).
+  std::pair<int64_t, int64_t> apply(ArrayRef<Operation *> order);
 
 private:
+  /// The buffer `v` lives in, looked up once.
+  Value rootOf(Value v) {
+    auto [it, inserted] = roots.try_emplace(v);
+    if (inserted)
+      it->second = MemoryAnalysis::bufferRoot(v);
+    return it->second;
+  }
+
   func::FuncOp func;
-  bool programOrder;
+  Block &body;
+  Operation *terminator;
+  /// The ops in block order, and each one's position.
+  SmallVector<Operation *> ops;
+  DenseMap<Operation *, int64_t> index;
+  DenseMap<Value, Value> roots;
+  /// Arguments and returned buffers: never freed.
+  DenseSet<Value> persistent;
+  /// Root value -> number of uses (through any alias).
+  DenseMap<Value, int64_t> uses;
+  /// The ops reading each buffer that is not persistent: their score changes
+  /// when its pending uses do.
+  DenseMap<Value, SmallVector<Operation *>> readers;
+  /// Per op, how many ops must run before it, and the ops waiting on it.
+  DenseMap<Operation *, int64_t> producerCount;
+  DenseMap<Operation *, SmallVector<Operation *>> users;
 };
 
-FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
-  Block &body = func.front();
-  Operation *terminator = body.getTerminator();
+Scheduler::Scheduler(func::FuncOp func)
+    : func(func), body(func.front()), terminator(body.getTerminator()) {
   // Frees from an earlier run are recomputed.
   for (Operation &op : llvm::make_early_inc_range(body.without_terminator()))
     if (isa<FreeOp>(op))
       op.erase();
 
-  SmallVector<Operation *> ops;
-  DenseMap<Operation *, int64_t> index;
   for (Operation &op : body.without_terminator()) {
     index[&op] = static_cast<int64_t>(ops.size());
     ops.push_back(&op);
   }
 
-  // The buffer each operand and result lives in, looked up once.
-  DenseMap<Value, Value> roots;
-  auto rootOf = [&](Value v) {
-    auto [it, inserted] = roots.try_emplace(v);
-    if (inserted)
-      it->second = MemoryAnalysis::bufferRoot(v);
-    return it->second;
-  };
-
-  // Buffers: root value -> number of not-yet-scheduled uses (through any
-  // alias). Arguments and returned buffers are never freed.
-  DenseSet<Value> persistent;
   for (BlockArgument arg : func.getArguments())
     persistent.insert(arg);
   for (Value v : terminator->getOperands())
     persistent.insert(rootOf(v));
-  DenseMap<Value, int64_t> pendingUses;
-  // The ops reading each buffer that is not persistent: their score changes
-  // when its pending uses do.
-  DenseMap<Value, SmallVector<Operation *>> readers;
   for (Operation *op : ops)
     for (Value operand : op->getOperands()) {
       Value root = rootOf(operand);
-      ++pendingUses[root];
+      ++uses[root];
       if (!persistent.contains(root)) {
         SmallVector<Operation *> &list = readers[root];
         if (list.empty() || list.back() != op)
@@ -130,8 +141,6 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
   };
 
   // Dependences: an op is ready when all its operands' producers ran.
-  DenseMap<Operation *, int64_t> missing;
-  DenseMap<Operation *, SmallVector<Operation *>> users;
   for (Operation *op : ops) {
     llvm::SmallPtrSet<Operation *, 4> producers;
     for (Value operand : op->getOperands())
@@ -148,10 +157,15 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
           if (other != op && other->getBlock() == &body &&
               !other->hasTrait<mlir::OpTrait::IsTerminator>())
             producers.insert(other);
-    missing[op] = static_cast<int64_t>(producers.size());
+    producerCount[op] = static_cast<int64_t>(producers.size());
     for (Operation *p : producers)
       users[p].push_back(op);
   }
+}
+
+FailureOr<SmallVector<Operation *>> Scheduler::order(bool programOrder) {
+  DenseMap<Value, int64_t> pendingUses = uses;
+  DenseMap<Operation *, int64_t> missing = producerCount;
 
   auto allocated = [&](Operation *op) {
     int64_t bytes = 0;
@@ -304,6 +318,13 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
     return failure();
   }
 
+  return order;
+}
+
+std::pair<int64_t, int64_t> Scheduler::apply(ArrayRef<Operation *> order) {
+  for (Operation &op : llvm::make_early_inc_range(body.without_terminator()))
+    if (isa<FreeOp>(op))
+      op.erase();
   int64_t moved = 0;
   for (auto [i, op] : llvm::enumerate(order)) {
     moved += index[op] != static_cast<int64_t>(i);
@@ -347,26 +368,26 @@ FailureOr<std::pair<int64_t, int64_t>> Scheduler::run() {
 FailureOr<std::pair<int64_t, int64_t>>
 memopt::scheduleFunction(func::FuncOp func) {
   // The greedy order is a heuristic and can lose to the order the ops came
-  // in. The greedy order is measured on a scratch copy; program order
-  // (frees only) is applied to `func` itself and measured there; the greedy
-  // order replaces it only when its peak is lower (the greedy one wins a
-  // tie), so the schedule never raises the peak. Program order keeps the
-  // ops where they are, so the greedy run on `func` afterwards reorders the
-  // same block the scratch copy did.
-  std::optional<int64_t> greedyPeak;
-  {
-    auto scratch = cast<func::FuncOp>(func->clone());
-    llvm::scope_exit cleanup([&] { scratch->erase(); });
-    if (succeeded(Scheduler(scratch, /*programOrder=*/false).run()))
-      greedyPeak = MemoryAnalysis(scratch).getPeakBytes();
+  // in, so both are applied and measured, and the greedy one stays unless
+  // program order's peak is lower (the greedy one wins a tie): the schedule
+  // never raises the peak. Both orders come from one reading of the block,
+  // so the greedy one is computed once, whichever order is applied last.
+  Scheduler scheduler(func);
+  FailureOr<SmallVector<Operation *>> greedy = scheduler.order(false);
+  if (failed(greedy))
+    return failure();
+  FailureOr<SmallVector<Operation *>> program = scheduler.order(true);
+  if (succeeded(program)) {
+    std::pair<int64_t, int64_t> programResult = scheduler.apply(*program);
+    int64_t programPeak = MemoryAnalysis(func).getPeakBytes();
+    std::pair<int64_t, int64_t> greedyResult = scheduler.apply(*greedy);
+    if (programPeak < MemoryAnalysis(func).getPeakBytes()) {
+      scheduler.apply(*program);
+      return programResult;
+    }
+    return greedyResult;
   }
-  if (!greedyPeak)
-    return Scheduler(func, /*programOrder=*/false).run(); // its diagnostic
-  FailureOr<std::pair<int64_t, int64_t>> program =
-      Scheduler(func, /*programOrder=*/true).run();
-  if (succeeded(program) && MemoryAnalysis(func).getPeakBytes() < *greedyPeak)
-    return program;
-  return Scheduler(func, /*programOrder=*/false).run();
+  return scheduler.apply(*greedy);
 }
 
 namespace {
