@@ -126,6 +126,14 @@ int64_t MemoryAnalysis::getFlops(Operation *op) {
   return 0;
 }
 
+int64_t MemoryAnalysis::sumRecomputeFlops(func::FuncOp func) {
+  int64_t flops = 0;
+  for (Operation &op : func.getBody().front().without_terminator())
+    if (op.hasAttr(kRecomputeAttrName))
+      flops += getFlops(&op);
+  return flops;
+}
+
 int64_t MemoryAnalysis::getWorkspaceBytes(Operation *op) {
   return memopt::getWorkspaceBytes(op);
 }

@@ -121,6 +121,9 @@ public:
   static int64_t getValueBytes(mlir::Value value);
   /// The op's FLOPs: CostOpInterface's count, 0 for ops without it.
   static int64_t getFlops(mlir::Operation *op);
+  /// FLOPs of the ops of `func`'s block marked `memopt.recompute`: what
+  /// getRecomputeFlops() says, without analysing the function.
+  static int64_t sumRecomputeFlops(mlir::func::FuncOp func);
   /// The bytes the runtime's executor allocates for the step of `func`
   /// (docs/plan-format.md, "Memory layout"): one block holding the arena of
   /// `arenaBytes`, then every argument in order, then every tensor constant

@@ -430,20 +430,15 @@ FailureOr<Measurement> measureAsIs(func::FuncOp scratch, bool inplace,
   m.savedBytes = MemoryAnalysis(scratch).getSavedForBackwardBytes();
   if (inplace)
     convertInPlace(scratch, /*remarks=*/false);
-  if (failed(scheduleFunction(scratch)))
+  if (failed(scheduleFunction(scratch, &m.peakBytes)))
     return failure();
-  std::optional<int64_t> arena;
   if (planned) {
-    FailureOr<int64_t> plannedArena = planFunctionMemory(scratch, alignment);
-    if (failed(plannedArena))
+    FailureOr<int64_t> arena = planFunctionMemory(scratch, alignment);
+    if (failed(arena))
       return failure();
-    arena = *plannedArena;
-  }
-  MemoryAnalysis after(scratch);
-  m.peakBytes = after.getPeakBytes();
-  if (arena)
     m.stepBytes = MemoryAnalysis::getStepBytes(scratch, *arena, alignment);
-  m.recomputeFlops = after.getRecomputeFlops();
+  }
+  m.recomputeFlops = MemoryAnalysis::sumRecomputeFlops(scratch);
   return m;
 }
 
@@ -512,7 +507,7 @@ void memopt::applyPartitionEstimate(func::FuncOp func, bool underBudget,
   int64_t bound =
       underBudget ? std::numeric_limits<int64_t>::max()
                   : stepRecheckBound(stepRecompute, forwardFlops,
-                                     MemoryAnalysis(func).getRecomputeFlops());
+                                     MemoryAnalysis::sumRecomputeFlops(func));
   if (bound > 0)
     recheckGradients(func, bound, /*remarks=*/false);
 }

@@ -366,7 +366,7 @@ std::pair<int64_t, int64_t> Scheduler::apply(ArrayRef<Operation *> order) {
 } // namespace
 
 FailureOr<std::pair<int64_t, int64_t>>
-memopt::scheduleFunction(func::FuncOp func) {
+memopt::scheduleFunction(func::FuncOp func, int64_t *peakBytes) {
   // The greedy order is a heuristic and can lose to the order the ops came
   // in, so both are applied and measured, and the greedy one stays unless
   // program order's peak is lower (the greedy one wins a tie): the schedule
@@ -376,18 +376,21 @@ memopt::scheduleFunction(func::FuncOp func) {
   FailureOr<SmallVector<Operation *>> greedy = scheduler.order(false);
   if (failed(greedy))
     return failure();
+  // The same dependences as the greedy order's, so no cycle either.
   FailureOr<SmallVector<Operation *>> program = scheduler.order(true);
-  if (succeeded(program)) {
-    std::pair<int64_t, int64_t> programResult = scheduler.apply(*program);
-    int64_t programPeak = MemoryAnalysis(func).getPeakBytes();
-    std::pair<int64_t, int64_t> greedyResult = scheduler.apply(*greedy);
-    if (programPeak < MemoryAnalysis(func).getPeakBytes()) {
-      scheduler.apply(*program);
-      return programResult;
-    }
-    return greedyResult;
+  assert(succeeded(program) && "program order failed where greedy did not");
+  std::pair<int64_t, int64_t> programResult = scheduler.apply(*program);
+  int64_t programPeak = MemoryAnalysis(func).getPeakBytes();
+  std::pair<int64_t, int64_t> result = scheduler.apply(*greedy);
+  int64_t peak = MemoryAnalysis(func).getPeakBytes();
+  if (programPeak < peak) {
+    scheduler.apply(*program);
+    result = programResult;
+    peak = programPeak;
   }
-  return scheduler.apply(*greedy);
+  if (peakBytes)
+    *peakBytes = peak;
+  return result;
 }
 
 namespace {

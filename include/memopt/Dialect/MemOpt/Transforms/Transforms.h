@@ -24,10 +24,12 @@
 namespace memopt {
 
 /// `--memopt-schedule` on one single-block function: reorders its ops and
-/// inserts the frees. Returns (ops moved, frees inserted); fails with a
-/// diagnostic when the dependences cannot be ordered.
+/// inserts the frees. Returns (ops moved, frees inserted), and sets
+/// `peakBytes`, if given, to the scheduled function's MemoryAnalysis peak
+/// (which the schedule measures anyway); fails with a diagnostic when the
+/// dependences cannot be ordered.
 mlir::FailureOr<std::pair<int64_t, int64_t>>
-scheduleFunction(mlir::func::FuncOp func);
+scheduleFunction(mlir::func::FuncOp func, int64_t *peakBytes = nullptr);
 
 /// A pass's `budget=` option: std::nullopt when `text` is empty, the bytes
 /// when it is a positive byte size; otherwise an error at `anchor` naming

@@ -48,7 +48,7 @@ FailureOr<Measurement> checkpoint::measure(func::FuncOp func,
   }
   Measurement m;
   m.totalBytes = MemoryAnalysis::getStepBytes(scratch, arena, alignment);
-  m.recomputeFlops = MemoryAnalysis(scratch).getRecomputeFlops();
+  m.recomputeFlops = MemoryAnalysis::sumRecomputeFlops(scratch);
   return m;
 }
 
