@@ -123,16 +123,22 @@ constexpr int64_t kInfinite = std::numeric_limits<int64_t>::max() / 4;
 
 RevolveTable::RevolveTable(int64_t stages, int64_t slots, int64_t advance,
                            int64_t reverse)
-    : maxStages(std::max<int64_t>(stages, 1)),
-      maxSlots(std::max<int64_t>(slots, 0)),
+    : maxStages(std::max<int64_t>(stages, 1)), maxSlots(-1),
       advanceCost(std::max<int64_t>(advance, 0)),
       reverseCost(std::max<int64_t>(reverse, 0)) {
+  for (int64_t s = 0, e = std::max<int64_t>(slots, 0); s <= e; ++s)
+    addSlot();
+}
+
+void RevolveTable::addSlot() {
+  // Row s reads rows s and s - 1 only.
+  int64_t s = ++maxSlots;
   size_t size = static_cast<size_t>((maxSlots + 1) * (maxStages + 1));
-  top.assign(size, kInfinite);
-  inner.assign(size, kInfinite);
-  topChoice.assign(size, 0);
-  innerChoice.assign(size, 0);
-  for (int64_t s = 0; s <= maxSlots; ++s) {
+  top.resize(size, kInfinite);
+  inner.resize(size, kInfinite);
+  topChoice.resize(size, 0);
+  innerChoice.resize(size, 0);
+  {
     innerAt(0, s) = 0;
     topAt(0, s) = 0;
     for (int64_t l = 1; l <= maxStages; ++l) {

@@ -100,6 +100,9 @@ public:
 
   int64_t getMaxStages() const { return maxStages; }
   int64_t getMaxSlots() const { return maxSlots; }
+  /// Extends the table by one slot (getMaxSlots() + 1), so that a caller
+  /// looking for the fewest slots that do pays only for the rows it reads.
+  void addSlot();
 
   /// Least cost to reverse the first `stages` stages of the forward pass
   /// with `slots` checkpoint slots (the last of those stages is stored; it

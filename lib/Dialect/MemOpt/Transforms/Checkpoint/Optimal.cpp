@@ -42,10 +42,13 @@ SmallVector<int64_t> checkpoint::sqrtSegmentCounts(int64_t stages) {
 
 CheckpointSchedule checkpoint::binomialSchedule(const StageChain &chain) {
   int64_t n = chain.size();
-  RevolveTable table = chain.revolveTable(slotLimit(n));
   // The fewest checkpoint slots whose binomial schedule recomputes at most
-  // one forward pass of FLOPs.
-  for (int64_t slots = 0; slots <= table.getMaxSlots(); ++slots) {
+  // one forward pass of FLOPs; the table grows a slot at a time, since each
+  // row costs O(n^2) and the answer is usually far below the limit.
+  RevolveTable table = chain.revolveTable(0);
+  for (int64_t slots = 0, limit = slotLimit(n); slots <= limit; ++slots) {
+    if (slots > table.getMaxSlots())
+      table.addSlot();
     CheckpointSchedule schedule = table.schedule(n, slots);
     if (chain.flops(schedule) <= chain.forwardFlops) {
       schedule.name = "binomial";
