@@ -122,15 +122,41 @@ constexpr int64_t kInfinite = std::numeric_limits<int64_t>::max() / 4;
 } // namespace
 
 RevolveTable::RevolveTable(int64_t stages, int64_t slots, int64_t advance,
-                           int64_t reverse)
+                           int64_t reverse, bool exhaustive)
     : maxStages(std::max<int64_t>(stages, 1)), maxSlots(-1),
       advanceCost(std::max<int64_t>(advance, 0)),
-      reverseCost(std::max<int64_t>(reverse, 0)) {
+      reverseCost(std::max<int64_t>(reverse, 0)), exhaustive(exhaustive) {
   for (int64_t s = 0, e = std::max<int64_t>(slots, 0); s <= e; ++s)
     addSlot();
 }
 
 void RevolveTable::addSlot() {
+  // The first m in [1, l) with the least cost(m). Both recurrences split l
+  // stages into m and l - m; with every stage reversed exactly once, cost(m)
+  // is l × reverseCost plus advanceCost times Griewank's minimal
+  // recomputation counts, which are piecewise linear in the stage count
+  // with growing slopes, so cost(m) is convex in m and its first minimum is
+  // the first m whose successor costs no less: a bisection instead of a
+  // scan, which made the table O(slots × n^2). `exhaustive` scans, for
+  // cross-checking.
+  auto firstMinimum = [&](int64_t l, auto cost) {
+    if (exhaustive) {
+      int64_t first = 1;
+      for (int64_t m = 2; m < l; ++m)
+        if (cost(m) < cost(first))
+          first = m;
+      return first;
+    }
+    int64_t lo = 1, hi = l - 1;
+    while (lo < hi) {
+      int64_t mid = lo + (hi - lo) / 2;
+      if (cost(mid + 1) >= cost(mid))
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    return lo;
+  };
   // Row s reads rows s and s - 1 only.
   int64_t s = ++maxSlots;
   size_t size = static_cast<size_t>((maxSlots + 1) * (maxStages + 1));
@@ -149,14 +175,15 @@ void RevolveTable::addSlot() {
       } else if (s == 0) {
         innerAt(l, s) = l * reverseCost + advanceCost * (l * (l - 1) / 2);
       } else {
+        auto cost = [&](int64_t m) {
+          return m * advanceCost + innerAt(l - m, s - 1) + innerAt(m, s);
+        };
+        int64_t m = firstMinimum(l, cost);
         int64_t best = innerAt(l, s - 1);
         int32_t choice = 0;
-        for (int64_t m = 1; m < l; ++m) {
-          int64_t c = m * advanceCost + innerAt(l - m, s - 1) + innerAt(m, s);
-          if (c < best) {
-            best = c;
-            choice = static_cast<int32_t>(m);
-          }
+        if (cost(m) < best) {
+          best = cost(m);
+          choice = static_cast<int32_t>(m);
         }
         innerAt(l, s) = best;
         innerChoice[at] = choice;
@@ -167,14 +194,15 @@ void RevolveTable::addSlot() {
       } else if (s == 0) {
         topAt(l, s) = innerAt(l - 1, 0);
       } else {
+        auto cost = [&](int64_t m) {
+          return topAt(l - m, s - 1) + innerAt(m, s);
+        };
+        int64_t m = firstMinimum(l, cost);
         int64_t best = topAt(l, s - 1);
         int32_t choice = 0;
-        for (int64_t m = 1; m < l; ++m) {
-          int64_t c = topAt(l - m, s - 1) + innerAt(m, s);
-          if (c < best) {
-            best = c;
-            choice = static_cast<int32_t>(m);
-          }
+        if (cost(m) < best) {
+          best = cost(m);
+          choice = static_cast<int32_t>(m);
         }
         topAt(l, s) = best;
         topChoice[at] = choice;

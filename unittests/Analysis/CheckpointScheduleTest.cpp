@@ -139,6 +139,36 @@ TEST(CheckpointSchedule, RevolveWithStageCosts) {
   EXPECT_GT(classic.cost(200, slots - 1), 199);
 }
 
+TEST(CheckpointSchedule, RevolveBisectionMatchesTheFullScan) {
+  // The table bisects for each split, relying on the cost being convex in
+  // it; the same table with every split tried must agree everywhere, to
+  // the schedule, including on ties. Costs like those StageChain derives
+  // (advance 1000, reverse a fraction of it) and extremes.
+  for (auto [a, r] : {std::pair<int64_t, int64_t>{1000, 372},
+                      {1000, 0},
+                      {1, 1},
+                      {13, 1000},
+                      {1000, 1000},
+                      {577, 61}}) {
+    const int64_t stages = 700, slots = 36;
+    RevolveTable fast(stages, slots, a, r);
+    RevolveTable full(stages, slots, a, r, /*exhaustive=*/true);
+    for (int64_t n = 1; n <= stages; n += (n < 80 ? 1 : 37))
+      for (int64_t s = 0; s <= slots; ++s) {
+        ASSERT_EQ(fast.cost(n, s), full.cost(n, s))
+            << a << " " << r << " " << n << " " << s;
+        CheckpointSchedule x = fast.schedule(n, s), y = full.schedule(n, s);
+        ASSERT_EQ(x.actions.size(), y.actions.size());
+        for (size_t i = 0; i < x.actions.size(); ++i) {
+          const StageAction &p = x.actions[i], &q = y.actions[i];
+          ASSERT_TRUE(p.stage == q.stage && p.source == q.source &&
+                      p.reverse == q.reverse && p.produceCut == q.produceCut)
+              << a << " " << r << " " << n << " " << s << " action " << i;
+        }
+      }
+  }
+}
+
 TEST(CheckpointSchedule, RevolveKnownValues) {
   RevolveTable table(100, 30);
   // No slots: each stage re-advanced from the input.

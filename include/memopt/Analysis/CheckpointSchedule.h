@@ -95,8 +95,11 @@ llvm::SmallVector<int64_t> balancedBoundaries(llvm::ArrayRef<int64_t> weights,
 /// setting, where reversing a step is free once its input is there).
 class RevolveTable {
 public:
+  /// `exhaustive` tries every split where the table otherwise bisects
+  /// (the costs are convex in the split; see addSlot): the same table,
+  /// slower, for tests that check exactly that.
   RevolveTable(int64_t maxStages, int64_t maxSlots, int64_t advanceCost = 1,
-               int64_t reverseCost = 1);
+               int64_t reverseCost = 1, bool exhaustive = false);
 
   int64_t getMaxStages() const { return maxStages; }
   int64_t getMaxSlots() const { return maxSlots; }
@@ -130,6 +133,7 @@ private:
   int64_t maxSlots;
   int64_t advanceCost;
   int64_t reverseCost;
+  bool exhaustive;
   /// [slots][stages]: least cost; the split achieving it (0: use one slot
   /// fewer; the stage count of the left part otherwise).
   std::vector<int64_t> top, inner;
