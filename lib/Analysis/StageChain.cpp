@@ -236,6 +236,25 @@ int64_t StageChain::flops(const CheckpointSchedule &schedule) const {
   return total;
 }
 
+int64_t ScheduleFlops::operator()(const CheckpointSchedule &schedule) {
+  if (perAction.empty())
+    perAction.assign(static_cast<size_t>(chain.size()), {-1, -1, -1, -1});
+  int64_t total = 0;
+  for (const StageAction &action : schedule.actions) {
+    int64_t &flops =
+        perAction[static_cast<size_t>(action.stage)]
+                 [(action.reverse ? 1 : 0) + (action.produceCut ? 2 : 0)];
+    if (flops < 0) {
+      flops = 0;
+      for (Operation *op :
+           chain.closure(action.stage, chain.actionTargets(action)))
+        flops += MemoryAnalysis::getFlops(op);
+    }
+    total += flops;
+  }
+  return total;
+}
+
 void StageChain::print(llvm::raw_ostream &os) const {
   os << "stages " << size() << ", width " << width << ", forward ops "
      << forwardOps << ", fixed " << fixed.size() << ", forward flops "

@@ -24,7 +24,9 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <array>
 #include <cstdint>
+#include <vector>
 
 namespace memopt {
 
@@ -90,6 +92,21 @@ struct StageChain {
   ///
   /// (one line per stage; the last stage has no cut).
   void print(llvm::raw_ostream &os) const;
+};
+
+/// StageChain::flops for callers that price many schedules of one chain:
+/// an action's FLOPs depend only on its stage and on whether it reverses
+/// the stage and derives its output cut, so each of those closures is
+/// computed once. Not thread-safe; one per pricing loop.
+class ScheduleFlops {
+public:
+  explicit ScheduleFlops(const StageChain &chain) : chain(chain) {}
+  int64_t operator()(const CheckpointSchedule &schedule);
+
+private:
+  const StageChain &chain;
+  /// [stage][reverse + 2 × produceCut]: FLOPs, or -1 before it is needed.
+  std::vector<std::array<int64_t, 4>> perAction;
 };
 
 } // namespace memopt

@@ -168,8 +168,9 @@ FailureOr<CheckpointSchedule> checkpoint::chooseBudget(func::FuncOp func,
   RevolveTable table = chain.revolveTable(maxSlots);
 
   std::vector<Candidate> family;
+  ScheduleFlops flopsOf(chain);
   auto add = [&](CheckpointSchedule s, int64_t slots = -1) {
-    int64_t flops = chain.flops(s);
+    int64_t flops = flopsOf(s);
     family.push_back({std::move(s), flops, slots});
   };
   add(CheckpointSchedule{"none", {}});
@@ -187,7 +188,7 @@ FailureOr<CheckpointSchedule> checkpoint::chooseBudget(func::FuncOp func,
     int64_t top = std::min<int64_t>(maxSlots, slotLimit(prefix));
     for (int64_t slots = 0; slots < top; ++slots) {
       CheckpointSchedule s = table.schedule(prefix, slots);
-      if (chain.flops(s) <= limit)
+      if (flopsOf(s) <= limit)
         return s;
     }
     return table.schedule(prefix, top);

@@ -46,11 +46,12 @@ CheckpointSchedule checkpoint::binomialSchedule(const StageChain &chain) {
   // one forward pass of FLOPs; the table grows a slot at a time, since each
   // row costs O(n^2) and the answer is usually far below the limit.
   RevolveTable table = chain.revolveTable(0);
+  ScheduleFlops flops(chain);
   for (int64_t slots = 0, limit = slotLimit(n); slots <= limit; ++slots) {
     if (slots > table.getMaxSlots())
       table.addSlot();
     CheckpointSchedule schedule = table.schedule(n, slots);
-    if (chain.flops(schedule) <= chain.forwardFlops) {
+    if (flops(schedule) <= chain.forwardFlops) {
       schedule.name = "binomial";
       return schedule;
     }
@@ -96,6 +97,7 @@ FailureOr<CheckpointPlan> checkpoint::chooseOptimal(func::FuncOp func,
   // bytes and by stage count.
   double root = std::sqrt(static_cast<double>(n));
   SmallVector<int64_t> ones(n, 1);
+  ScheduleFlops flops(chain);
   for (int64_t segments : sqrtSegmentCounts(n)) {
     if (segments < root / 3 || segments > root * 3)
       continue;
@@ -103,7 +105,7 @@ FailureOr<CheckpointPlan> checkpoint::chooseOptimal(func::FuncOp func,
          {ArrayRef<int64_t>(chain.weights), ArrayRef<int64_t>(ones)}) {
       CheckpointSchedule s =
           sqrtSchedule(balancedBoundaries(weights, n, segments), n);
-      if (chain.flops(s) <= chain.forwardFlops)
+      if (flops(s) <= chain.forwardFlops)
         candidates.push_back({std::move(s), std::nullopt});
     }
   }
