@@ -243,17 +243,41 @@ int64_t RevolveTable::minSlotsWithin(int64_t stages, int64_t limit) const {
   return -1;
 }
 
+/// Where the emitted actions go; an action's index (its number in emission
+/// order) is what later actions name as their source.
+struct RevolveTable::Emitter {
+  llvm::function_ref<bool(const StageAction &)> visit;
+  int64_t count = 0;
+  bool stopped = false;
+  /// Emits `action` and returns its index.
+  int64_t emit(const StageAction &action) {
+    if (!stopped && !visit(action))
+      stopped = true;
+    return count++;
+  }
+};
+
 CheckpointSchedule RevolveTable::schedule(int64_t prefix, int64_t slots) const {
   CheckpointSchedule result;
   result.name = "revolve";
-  prefix = std::clamp<int64_t>(prefix, 0, maxStages);
-  emitTop(0, prefix, std::clamp<int64_t>(slots, 0, maxSlots), result.actions);
+  forEachAction(prefix, slots, [&](const StageAction &action) {
+    result.actions.push_back(action);
+    return true;
+  });
   return result;
 }
 
+void RevolveTable::forEachAction(
+    int64_t prefix, int64_t slots,
+    llvm::function_ref<bool(const StageAction &)> visit) const {
+  Emitter out{visit};
+  prefix = std::clamp<int64_t>(prefix, 0, maxStages);
+  emitTop(0, prefix, std::clamp<int64_t>(slots, 0, maxSlots), out);
+}
+
 void RevolveTable::emitTop(int64_t first, int64_t stages, int64_t slots,
-                           std::vector<StageAction> &out) const {
-  if (stages <= 1)
+                           Emitter &out) const {
+  if (stages <= 1 || out.stopped)
     return; // the stage ran last in the forward pass: stored
   if (slots == 0) {
     emitInner(first, stages - 1, 0, -1, out);
@@ -268,18 +292,16 @@ void RevolveTable::emitTop(int64_t first, int64_t stages, int64_t slots,
 }
 
 void RevolveTable::emitInner(int64_t first, int64_t stages, int64_t slots,
-                             int64_t source,
-                             std::vector<StageAction> &out) const {
-  if (stages <= 0)
+                             int64_t source, Emitter &out) const {
+  if (stages <= 0 || out.stopped)
     return;
   auto advance = [&](int64_t from, int64_t count, int64_t src) {
-    for (int64_t k = 0; k < count; ++k) {
+    for (int64_t k = 0; k < count && !out.stopped; ++k) {
       StageAction a;
       a.stage = from + k;
       a.source = src;
       a.produceCut = true;
-      src = static_cast<int64_t>(out.size());
-      out.push_back(a);
+      src = out.emit(a);
     }
     return src;
   };
@@ -288,12 +310,12 @@ void RevolveTable::emitInner(int64_t first, int64_t stages, int64_t slots,
     a.stage = stage;
     a.source = src;
     a.reverse = true;
-    out.push_back(a);
+    out.emit(a);
   };
   if (stages == 1)
     return reverse(first, source);
   if (slots == 0) {
-    for (int64_t k = stages - 1; k >= 0; --k)
+    for (int64_t k = stages - 1; k >= 0 && !out.stopped; --k)
       reverse(first + k, advance(first, k, source));
     return;
   }

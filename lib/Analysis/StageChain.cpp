@@ -236,23 +236,36 @@ int64_t StageChain::flops(const CheckpointSchedule &schedule) const {
   return total;
 }
 
-int64_t ScheduleFlops::operator()(const CheckpointSchedule &schedule) {
+int64_t ScheduleFlops::of(const StageAction &action) {
   if (perAction.empty())
     perAction.assign(static_cast<size_t>(chain.size()), {-1, -1, -1, -1});
-  int64_t total = 0;
-  for (const StageAction &action : schedule.actions) {
-    int64_t &flops =
-        perAction[static_cast<size_t>(action.stage)]
-                 [(action.reverse ? 1 : 0) + (action.produceCut ? 2 : 0)];
-    if (flops < 0) {
-      flops = 0;
-      for (Operation *op :
-           chain.closure(action.stage, chain.actionTargets(action)))
-        flops += MemoryAnalysis::getFlops(op);
-    }
-    total += flops;
+  int64_t &flops =
+      perAction[static_cast<size_t>(action.stage)]
+               [(action.reverse ? 1 : 0) + (action.produceCut ? 2 : 0)];
+  if (flops < 0) {
+    flops = 0;
+    for (Operation *op :
+         chain.closure(action.stage, chain.actionTargets(action)))
+      flops += MemoryAnalysis::getFlops(op);
   }
+  return flops;
+}
+
+int64_t ScheduleFlops::operator()(const CheckpointSchedule &schedule) {
+  int64_t total = 0;
+  for (const StageAction &action : schedule.actions)
+    total += of(action);
   return total;
+}
+
+bool ScheduleFlops::within(const RevolveTable &table, int64_t prefix,
+                           int64_t slots, int64_t limit) {
+  int64_t total = 0;
+  table.forEachAction(prefix, slots, [&](const StageAction &action) {
+    total += of(action);
+    return total <= limit;
+  });
+  return total <= limit;
 }
 
 void StageChain::print(llvm::raw_ostream &os) const {

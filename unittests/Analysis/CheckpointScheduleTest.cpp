@@ -169,6 +169,29 @@ TEST(CheckpointSchedule, RevolveBisectionMatchesTheFullScan) {
   }
 }
 
+TEST(CheckpointSchedule, RevolveActionsStreamUntilTheVisitorStops) {
+  RevolveTable table(60, 5, 4, 1);
+  for (int64_t s = 0; s <= 5; ++s) {
+    CheckpointSchedule whole = table.schedule(60, s);
+    for (size_t stopAfter : {size_t(1), size_t(7), whole.actions.size()}) {
+      std::vector<StageAction> seen;
+      table.forEachAction(60, s, [&](const StageAction &action) {
+        seen.push_back(action);
+        return seen.size() < stopAfter;
+      });
+      // The visitor sees the schedule's first actions, and none after it
+      // said stop.
+      ASSERT_EQ(seen.size(), std::min(stopAfter, whole.actions.size()));
+      for (size_t i = 0; i < seen.size(); ++i)
+        ASSERT_TRUE(seen[i].stage == whole.actions[i].stage &&
+                    seen[i].source == whole.actions[i].source &&
+                    seen[i].reverse == whole.actions[i].reverse &&
+                    seen[i].produceCut == whole.actions[i].produceCut)
+            << s << " " << i;
+    }
+  }
+}
+
 TEST(CheckpointSchedule, RevolveKnownValues) {
   RevolveTable table(100, 30);
   // No slots: each stage re-advanced from the input.

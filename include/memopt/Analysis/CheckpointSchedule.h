@@ -34,6 +34,7 @@
 #define MEMOPT_ANALYSIS_CHECKPOINTSCHEDULE_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
@@ -116,8 +117,15 @@ public:
   /// The schedule reaching `cost(prefix, slots)` over stages [0, prefix);
   /// the stages from `prefix` on are stored.
   CheckpointSchedule schedule(int64_t prefix, int64_t slots) const;
+  /// Calls `visit` with the actions of schedule(prefix, slots) in order,
+  /// until it returns false, without building the schedule: with few slots
+  /// it holds O(prefix^2) actions, which a caller pricing it against a limit
+  /// need not all see.
+  void forEachAction(int64_t prefix, int64_t slots,
+                     llvm::function_ref<bool(const StageAction &)> visit) const;
 
 private:
+  struct Emitter;
   int64_t &topAt(int64_t stages, int64_t slots);
   int64_t &innerAt(int64_t stages, int64_t slots);
   int64_t topValue(int64_t stages, int64_t slots) const;
@@ -125,9 +133,9 @@ private:
   int64_t topSplit(int64_t stages, int64_t slots) const;
   int64_t innerSplit(int64_t stages, int64_t slots) const;
   void emitTop(int64_t first, int64_t stages, int64_t slots,
-               std::vector<StageAction> &out) const;
+               Emitter &out) const;
   void emitInner(int64_t first, int64_t stages, int64_t slots, int64_t source,
-                 std::vector<StageAction> &out) const;
+                 Emitter &out) const;
 
   int64_t maxStages;
   int64_t maxSlots;

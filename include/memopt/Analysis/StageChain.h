@@ -102,8 +102,14 @@ class ScheduleFlops {
 public:
   explicit ScheduleFlops(const StageChain &chain) : chain(chain) {}
   int64_t operator()(const CheckpointSchedule &schedule);
+  /// Whether `table.schedule(prefix, slots)` costs at most `limit` FLOPs,
+  /// reading its actions only until they exceed it.
+  bool within(const RevolveTable &table, int64_t prefix, int64_t slots,
+              int64_t limit);
 
 private:
+  int64_t of(const StageAction &action);
+
   const StageChain &chain;
   /// [stage][reverse + 2 × produceCut]: FLOPs, or -1 before it is needed.
   std::vector<std::array<int64_t, 4>> perAction;

@@ -176,9 +176,14 @@ FailureOr<CheckpointSchedule> checkpoint::chooseBudget(func::FuncOp func,
   add(CheckpointSchedule{"none", {}});
   // The whole chain's binomial schedules, from the floor up.
   for (int64_t slots = 0; slots <= maxSlots; ++slots) {
-    CheckpointSchedule s = table.schedule(n, slots);
-    if (s.stageRecomputes() > kMaxStageRecomputes)
+    // Counted before it is built: with few slots it is O(n^2) actions.
+    int64_t actions = 0;
+    table.forEachAction(n, slots, [&](const StageAction &) {
+      return ++actions <= kMaxStageRecomputes;
+    });
+    if (actions > kMaxStageRecomputes)
       continue;
+    CheckpointSchedule s = table.schedule(n, slots);
     s.name = "binomial";
     add(std::move(s), slots);
   }
@@ -186,11 +191,9 @@ FailureOr<CheckpointSchedule> checkpoint::chooseBudget(func::FuncOp func,
   // pass of the prefix, and about sqrt(prefix) segments.
   auto binomialWithin = [&](int64_t prefix, int64_t limit) {
     int64_t top = std::min<int64_t>(maxSlots, slotLimit(prefix));
-    for (int64_t slots = 0; slots < top; ++slots) {
-      CheckpointSchedule s = table.schedule(prefix, slots);
-      if (flopsOf(s) <= limit)
-        return s;
-    }
+    for (int64_t slots = 0; slots < top; ++slots)
+      if (flopsOf.within(table, prefix, slots, limit))
+        return table.schedule(prefix, slots);
     return table.schedule(prefix, top);
   };
   int64_t steps = std::min<int64_t>(n, 16);

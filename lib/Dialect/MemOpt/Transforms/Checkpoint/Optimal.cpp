@@ -50,8 +50,10 @@ CheckpointSchedule checkpoint::binomialSchedule(const StageChain &chain) {
   for (int64_t slots = 0, limit = slotLimit(n); slots <= limit; ++slots) {
     if (slots > table.getMaxSlots())
       table.addSlot();
-    CheckpointSchedule schedule = table.schedule(n, slots);
-    if (flops(schedule) <= chain.forwardFlops) {
+    // Priced as it is emitted: with few slots the schedule is O(n^2)
+    // actions, too many to build only to reject.
+    if (flops.within(table, n, slots, chain.forwardFlops)) {
+      CheckpointSchedule schedule = table.schedule(n, slots);
       schedule.name = "binomial";
       return schedule;
     }
