@@ -16,7 +16,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/ThreadPool.h"
 
 #define DEBUG_TYPE "memopt-plan-memory"
 
@@ -144,7 +146,13 @@ FailureOr<int64_t> memopt::planFunctionMemory(func::FuncOp func,
   collectBuffers(analysis, buffers, owners, workspaceOwners);
   size_t numValueBuffers = owners.size();
   uint64_t align = static_cast<uint64_t>(alignment);
-  ArenaPlan arena = planArena(buffers, align);
+  // The heuristics race on the context's threads where it has them; the
+  // plan is the same either way (ArenaPlanner.h).
+  PlannerOptions options;
+  MLIRContext *context = func.getContext();
+  if (context->isMultithreadingEnabled())
+    options.threadPool = &context->getThreadPool();
+  ArenaPlan arena = planArena(buffers, align, options);
   if (llvm::Error error = verifyArenaPlan(buffers, arena)) {
     func.emitOpError("internal error: the arena plan failed verification: ")
         << llvm::toString(std::move(error));
