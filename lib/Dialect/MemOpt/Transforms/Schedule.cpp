@@ -22,6 +22,8 @@
 #include "llvm/ADT/ScopeExit.h"
 
 #include <map>
+#include <optional>
+#include <vector>
 
 #define DEBUG_TYPE "memopt-schedule"
 
@@ -82,14 +84,27 @@ private:
   DenseMap<Value, Value> roots;
   /// Arguments and returned buffers: never freed.
   DenseSet<Value> persistent;
-  /// Root value -> number of uses (through any alias).
-  DenseMap<Value, int64_t> uses;
-  /// The ops reading each buffer that is not persistent: their score changes
-  /// when its pending uses do.
-  DenseMap<Value, SmallVector<Operation *>> readers;
-  /// Per op, how many ops must run before it, and the ops waiting on it.
-  DenseMap<Operation *, int64_t> producerCount;
-  DenseMap<Operation *, SmallVector<Operation *>> users;
+  /// Buffers (root values) by dense id, in order of first use.
+  struct Buffer {
+    int64_t bytes = 0;
+    bool persistent = false;
+    /// Uses by any op (through any alias).
+    int64_t uses = 0;
+    /// The ops (by position) reading it, if not persistent: their score
+    /// changes when its pending uses do.
+    SmallVector<uint32_t> readers;
+  };
+  std::vector<Buffer> buffers;
+  /// Per op (by position): the buffers it reads, each once with how many of
+  /// its operands read it; the bytes of the buffers it creates; how many
+  /// ops must run before it, and the ops waiting on it.
+  struct OpInfo {
+    SmallVector<std::pair<uint32_t, int64_t>, 4> reads;
+    int64_t allocated = 0;
+    int64_t producerCount = 0;
+    SmallVector<uint32_t> users;
+  };
+  std::vector<OpInfo> infos;
 };
 
 Scheduler::Scheduler(func::FuncOp func)
@@ -108,16 +123,37 @@ Scheduler::Scheduler(func::FuncOp func)
     persistent.insert(arg);
   for (Value v : terminator->getOperands())
     persistent.insert(rootOf(v));
-  for (Operation *op : ops)
+  infos.resize(ops.size());
+  DenseMap<Value, uint32_t> bufferIds;
+  for (auto [position, op] : llvm::enumerate(ops)) {
+    OpInfo &info = infos[position];
+    for (Value r : op->getResults())
+      if (rootOf(r) == r)
+        info.allocated += bytesOf(r);
     for (Value operand : op->getOperands()) {
       Value root = rootOf(operand);
-      ++uses[root];
-      if (!persistent.contains(root)) {
-        SmallVector<Operation *> &list = readers[root];
-        if (list.empty() || list.back() != op)
-          list.push_back(op);
+      auto [it, inserted] =
+          bufferIds.try_emplace(root, static_cast<uint32_t>(buffers.size()));
+      if (inserted) {
+        buffers.emplace_back();
+        buffers.back().bytes = bytesOf(root);
+        buffers.back().persistent = persistent.contains(root);
       }
+      uint32_t id = it->second;
+      Buffer &buffer = buffers[id];
+      ++buffer.uses;
+      if (!buffer.persistent &&
+          (buffer.readers.empty() || buffer.readers.back() != position))
+        buffer.readers.push_back(static_cast<uint32_t>(position));
+      // Count each buffer once, however many operands read it.
+      auto read = llvm::find_if(
+          info.reads, [&](const auto &entry) { return entry.first == id; });
+      if (read == info.reads.end())
+        info.reads.push_back({id, 1});
+      else
+        ++read->second;
     }
+  }
 
   // The values holding the contents an in-place op overwrites: its operand,
   // the values that buffer held before (an earlier in-place result's
@@ -157,32 +193,26 @@ Scheduler::Scheduler(func::FuncOp func)
           if (other != op && other->getBlock() == &body &&
               !other->hasTrait<mlir::OpTrait::IsTerminator>())
             producers.insert(other);
-    producerCount[op] = static_cast<int64_t>(producers.size());
+    infos[index[op]].producerCount = static_cast<int64_t>(producers.size());
     for (Operation *p : producers)
-      users[p].push_back(op);
+      infos[index[p]].users.push_back(static_cast<uint32_t>(index[op]));
   }
 }
 
 FailureOr<SmallVector<Operation *>> Scheduler::order(bool programOrder) {
-  DenseMap<Value, int64_t> pendingUses = uses;
-  DenseMap<Operation *, int64_t> missing = producerCount;
+  size_t numOps = ops.size();
+  std::vector<int64_t> pendingUses(buffers.size());
+  for (auto [id, buffer] : llvm::enumerate(buffers))
+    pendingUses[id] = buffer.uses;
+  std::vector<int64_t> missing(numOps);
+  for (size_t i = 0; i < numOps; ++i)
+    missing[i] = infos[i].producerCount;
 
-  auto allocated = [&](Operation *op) {
+  auto freed = [&](uint32_t i) {
     int64_t bytes = 0;
-    for (Value r : op->getResults())
-      if (rootOf(r) == r)
-        bytes += bytesOf(r);
-    return bytes;
-  };
-  auto freed = [&](Operation *op) {
-    // Count each buffer once, however many operands read it.
-    llvm::SmallDenseMap<Value, int64_t> reads;
-    for (Value operand : op->getOperands())
-      ++reads[rootOf(operand)];
-    int64_t bytes = 0;
-    for (auto [root, n] : reads)
-      if (!persistent.contains(root) && pendingUses.lookup(root) == n)
-        bytes += bytesOf(root);
+    for (auto [id, n] : infos[i].reads)
+      if (!buffers[id].persistent && pendingUses[id] == n)
+        bytes += buffers[id].bytes;
     return bytes;
   };
 
@@ -202,43 +232,49 @@ FailureOr<SmallVector<Operation *>> Scheduler::order(bool programOrder) {
       return index < o.index;
     }
   };
-  auto keyOf = [&](Operation *op) {
+  std::vector<char> updates(numOps, 0);
+  if (!programOrder)
+    for (size_t i = 0; i < numOps; ++i)
+      updates[i] = isOptimizerUpdate(ops[i]);
+  auto keyOf = [&](uint32_t i) {
     if (programOrder)
-      return Key{false, 0, index[op]};
-    return Key{isOptimizerUpdate(op), freed(op) - allocated(op), index[op]};
+      return Key{false, 0, static_cast<int64_t>(i)};
+    return Key{static_cast<bool>(updates[i]), freed(i) - infos[i].allocated,
+               static_cast<int64_t>(i)};
   };
   /// Ops ordered by their key, each re-keyed in place when it changes.
   struct Queue {
-    std::map<Key, Operation *> byKey;
-    DenseMap<Operation *, Key> keys;
+    std::map<Key, uint32_t> byKey;
+    /// Per op, its key while queued here.
+    std::vector<std::optional<Key>> keys;
+    explicit Queue(size_t n) : keys(n) {}
     bool empty() const { return byKey.empty(); }
-    void insert(Operation *op, Key key) {
-      byKey.emplace(key, op);
-      keys[op] = key;
+    void insert(uint32_t i, Key key) {
+      byKey.emplace(key, i);
+      keys[i] = key;
     }
-    Operation *pop() {
-      Operation *op = byKey.begin()->second;
+    uint32_t pop() {
+      uint32_t i = byKey.begin()->second;
       byKey.erase(byKey.begin());
-      keys.erase(op);
-      return op;
+      keys[i].reset();
+      return i;
     }
-    void rekey(Operation *op, llvm::function_ref<Key(Operation *)> keyOf) {
-      auto it = keys.find(op);
-      if (it == keys.end())
+    void rekey(uint32_t i, llvm::function_ref<Key(uint32_t)> keyOf) {
+      if (!keys[i])
         return;
-      byKey.erase(it->second);
-      it->second = keyOf(op);
-      byKey.emplace(it->second, op);
+      byKey.erase(*keys[i]);
+      keys[i] = keyOf(i);
+      byKey.emplace(*keys[i], i);
     }
   };
-  Queue ready, lazyReady;
+  Queue ready(numOps), lazyReady(numOps);
 
   // Recomputation (ops marked `memopt.recompute`) is demand-driven: such an
   // op runs only when nothing else can, and then the earliest in the block,
   // since checkpointing emits recomputation in the order the backward pass
   // needs it. Running it any sooner would hold what it recomputes across
   // the very stretch checkpointing dropped it for.
-  std::map<int64_t, Operation *> deferred;
+  std::map<int64_t, uint32_t> deferred;
   // Under dynamic loss scaling every update waits for `memopt.found_inf`,
   // which reads every gradient. What only feeds ops waiting for it (the
   // unscale of an f16 parameter's gradient, or of a widened gradient in
@@ -265,40 +301,46 @@ FailureOr<SmallVector<Operation *>> Scheduler::order(bool programOrder) {
     }
   }
   SmallVector<Operation *> order;
-  auto makeReady = [&](Operation *op) {
-    if (op->hasAttr(kRecomputeAttrName) && !programOrder)
-      deferred.emplace(index[op], op);
+  auto makeReady = [&](uint32_t i) {
+    Operation *op = ops[i];
+    if (!programOrder && op->hasAttr(kRecomputeAttrName))
+      deferred.emplace(static_cast<int64_t>(i), i);
     else
-      (lazy.contains(op) ? lazyReady : ready).insert(op, keyOf(op));
+      (lazy.contains(op) ? lazyReady : ready).insert(i, keyOf(i));
   };
-  for (Operation *op : ops)
-    if (missing[op] == 0)
-      makeReady(op);
+  for (uint32_t i = 0; i < numOps; ++i)
+    if (missing[i] == 0)
+      makeReady(i);
+  // Per op, the last step that re-keyed it: each reader once per step.
+  std::vector<size_t> touchedAt(numOps, SIZE_MAX);
+  SmallVector<uint32_t> touched;
   while (!ready.empty() || !deferred.empty() || !lazyReady.empty()) {
     if (ready.empty() && !deferred.empty()) {
-      Operation *earliest = deferred.begin()->second;
+      uint32_t earliest = deferred.begin()->second;
       deferred.erase(deferred.begin());
       ready.insert(earliest, keyOf(earliest));
     } else if (ready.empty()) {
-      Operation *best = lazyReady.pop();
+      uint32_t best = lazyReady.pop();
       ready.insert(best, keyOf(best));
     }
-    Operation *op = ready.pop();
-    order.push_back(op);
-    llvm::SmallPtrSet<Operation *, 8> touched;
-    for (Value operand : op->getOperands()) {
-      Value root = rootOf(operand);
-      --pendingUses[root];
+    uint32_t i = ready.pop();
+    size_t step = order.size();
+    order.push_back(ops[i]);
+    touched.clear();
+    for (auto [id, n] : infos[i].reads) {
+      pendingUses[id] -= n;
       if (!programOrder)
-        if (auto it = readers.find(root); it != readers.end())
-          for (Operation *reader : it->second)
-            touched.insert(reader);
+        for (uint32_t reader : buffers[id].readers)
+          if (touchedAt[reader] != step) {
+            touchedAt[reader] = step;
+            touched.push_back(reader);
+          }
     }
-    for (Operation *reader : touched) {
+    for (uint32_t reader : touched) {
       ready.rekey(reader, keyOf);
       lazyReady.rekey(reader, keyOf);
     }
-    for (Operation *user : users[op])
+    for (uint32_t user : infos[i].users)
       if (--missing[user] == 0)
         makeReady(user);
   }
@@ -306,12 +348,12 @@ FailureOr<SmallVector<Operation *>> Scheduler::order(bool programOrder) {
   // Every op scheduled, or the dependences (anti-dependences of in-place
   // ops included) form a cycle: a pass marked something in place that
   // cannot be ordered.
-  if (order.size() != ops.size()) {
-    for (Operation *op : ops)
-      if (missing[op] > 0 && op->hasAttr(MemOptDialect::kInPlaceAttrName)) {
-        op->emitOpError("cannot be scheduled: its in-place write conflicts "
-                        "with a reader of the buffer it overwrites that "
-                        "depends on it");
+  if (order.size() != numOps) {
+    for (size_t i = 0; i < numOps; ++i)
+      if (missing[i] > 0 && ops[i]->hasAttr(MemOptDialect::kInPlaceAttrName)) {
+        ops[i]->emitOpError("cannot be scheduled: its in-place write "
+                            "conflicts with a reader of the buffer it "
+                            "overwrites that depends on it");
         return failure();
       }
     func.emitOpError("cannot be scheduled: its dependences form a cycle");
