@@ -236,6 +236,34 @@ int64_t StageChain::flops(const CheckpointSchedule &schedule) const {
   return total;
 }
 
+StageChain StageChain::remapped(const IRMapping &mapping) const {
+  StageChain chain = *this;
+  auto mapOps = [&](SmallVectorImpl<Operation *> &list) {
+    for (Operation *&op : list)
+      op = mapping.lookup(op);
+  };
+  auto mapValues = [&](SmallVectorImpl<Value> &list) {
+    for (Value &value : list)
+      value = mapping.lookup(value);
+  };
+  auto mapSet = [&](const DenseSet<Operation *> &from,
+                    DenseSet<Operation *> &to) {
+    to.clear();
+    for (Operation *op : from)
+      to.insert(mapping.lookup(op));
+  };
+  mapOps(chain.ops);
+  for (auto &stage : chain.stages)
+    mapOps(stage);
+  for (auto &cut : chain.cuts)
+    mapValues(cut);
+  for (auto &values : chain.saved)
+    mapValues(values);
+  mapSet(forward, chain.forward);
+  mapSet(fixed, chain.fixed);
+  return chain;
+}
+
 int64_t ScheduleFlops::of(const StageAction &action) {
   if (perAction.empty())
     perAction.assign(static_cast<size_t>(chain.size()), {-1, -1, -1, -1});

@@ -20,6 +20,7 @@
 #include "memopt/Analysis/MemoryAnalysis.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/raw_ostream.h"
@@ -63,6 +64,10 @@ struct StageChain {
   }
 
   static StageChain build(mlir::func::FuncOp func);
+  /// This chain in a clone of its function: every op and value through
+  /// `mapping`, which the clone filled. The same as building the clone's
+  /// chain, without the analysis.
+  StageChain remapped(const mlir::IRMapping &mapping) const;
   /// Whether `op` reads a forward value for the backward pass: any op that
   /// is not forward, not a recomputed clone and not the terminator.
   bool isBackwardUser(mlir::Operation *op) const;

@@ -48,8 +48,9 @@ namespace {
 /// rewritten step (and so its compile time) near the memory floor.
 constexpr int64_t kMaxStageRecomputes = 32768;
 
-/// Chains longer than this get a slot table of slotLimit() slots only: the
-/// table's dynamic programme is cubic in the stage count.
+/// Chains longer than this get a slot table of slotLimit() slots only: with
+/// a slot per stage the table's dynamic programme is O(n^2 log n), and the
+/// family (one binomial candidate per slot count) grows with it.
 constexpr int64_t kMaxFullTableStages = 1100;
 
 struct Candidate {
@@ -66,9 +67,9 @@ struct Candidate {
 /// the bound fits the budget (or when the refusal needs the least step).
 class Measurer {
 public:
-  Measurer(func::FuncOp func, const std::vector<Candidate> &family,
-           SearchOptions &options)
-      : func(func), family(family), options(options),
+  Measurer(func::FuncOp func, const StageChain &chain,
+           const std::vector<Candidate> &family, SearchOptions &options)
+      : func(func), chain(chain), family(family), options(options),
         budget(*options.budgetBytes) {}
 
   /// `family[indices]`'s steps, in the order given: exact where they fit
@@ -83,7 +84,7 @@ public:
       }
     if (!plans.empty()) {
       FailureOr<SmallVector<Measurement>> bounds =
-          measureRange(func, plans, 0, plans.size(), options,
+          measureRange(func, chain, plans, 0, plans.size(), options,
                        /*lowerBound=*/true);
       if (failed(bounds))
         return failure();
@@ -136,7 +137,7 @@ private:
     for (size_t i : indices)
       plans.push_back({family[i].schedule, std::nullopt});
     FailureOr<SmallVector<Measurement>> measured =
-        measureRange(func, plans, 0, plans.size(), options);
+        measureRange(func, chain, plans, 0, plans.size(), options);
     if (failed(measured))
       return failure();
     for (auto [i, m] : llvm::zip(indices, *measured))
@@ -150,6 +151,7 @@ private:
     bool exact = false;
   };
   func::FuncOp func;
+  const StageChain &chain;
   const std::vector<Candidate> &family;
   SearchOptions &options;
   int64_t budget;
@@ -214,7 +216,7 @@ FailureOr<CheckpointSchedule> checkpoint::chooseBudget(func::FuncOp func,
     add(sqrtSchedule(balancedBoundaries(ones, n, segments), n));
   }
 
-  Measurer measurer(func, family, options);
+  Measurer measurer(func, chain, family, options);
   // 1. Nothing recomputed.
   FailureOr<int64_t> noneBytes = measurer.bytes(0);
   if (failed(noneBytes))

@@ -109,16 +109,18 @@ constexpr int64_t kMaxIlpOps = 2000;
 /// With `lowerBound`, the arena is not planned: `totalBytes` counts the
 /// least arena any plan can have (getArenaLowerBound) instead, a lower
 /// bound of the planned step's, at a fraction of the cost.
+/// `chain` is `func`'s own (StageChain::build of it as it is).
 mlir::FailureOr<Measurement> measure(mlir::func::FuncOp func,
+                                     const StageChain &chain,
                                      const CheckpointPlan &plan,
                                      const SearchOptions &options,
                                      bool lowerBound = false);
 /// Measures `plans[begin, end)`, on the context's threads when it has them:
 /// each works on its own scratch copy of `func`, which only reads it.
 mlir::FailureOr<llvm::SmallVector<Measurement>>
-measureRange(mlir::func::FuncOp func, llvm::ArrayRef<CheckpointPlan> plans,
-             size_t begin, size_t end, const SearchOptions &options,
-             bool lowerBound = false);
+measureRange(mlir::func::FuncOp func, const StageChain &chain,
+             llvm::ArrayRef<CheckpointPlan> plans, size_t begin, size_t end,
+             const SearchOptions &options, bool lowerBound = false);
 
 //===----------------------------------------------------------------------===//
 // The strategies that search (Optimal.cpp, Budget.cpp)

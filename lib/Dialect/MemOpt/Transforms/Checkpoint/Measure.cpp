@@ -22,14 +22,15 @@ using namespace memopt;
 using namespace memopt::checkpoint;
 
 FailureOr<Measurement> checkpoint::measure(func::FuncOp func,
+                                           const StageChain &chain,
                                            const CheckpointPlan &plan,
                                            const SearchOptions &options,
                                            bool lowerBound) {
   int64_t alignment = options.alignment;
-  auto scratch = cast<func::FuncOp>(func->clone());
+  IRMapping mapping;
+  auto scratch = cast<func::FuncOp>(func->clone(mapping));
   llvm::scope_exit cleanup([&] { scratch->erase(); });
-  StageChain chain = StageChain::build(scratch);
-  applyPlan(scratch, chain, plan);
+  applyPlan(scratch, chain.remapped(mapping), plan);
   if (options.measurePartition)
     applyPartitionEstimate(scratch, options.budgetBytes.has_value(),
                            options.stepRecompute);
@@ -52,14 +53,14 @@ FailureOr<Measurement> checkpoint::measure(func::FuncOp func,
   return m;
 }
 
-FailureOr<SmallVector<Measurement>>
-checkpoint::measureRange(func::FuncOp func, ArrayRef<CheckpointPlan> plans,
-                         size_t begin, size_t end, const SearchOptions &options,
-                         bool lowerBound) {
+FailureOr<SmallVector<Measurement>> checkpoint::measureRange(
+    func::FuncOp func, const StageChain &chain, ArrayRef<CheckpointPlan> plans,
+    size_t begin, size_t end, const SearchOptions &options, bool lowerBound) {
   SmallVector<Measurement> results(end - begin);
   LogicalResult status = failableParallelForEachN(
       func.getContext(), begin, end, [&](size_t i) -> LogicalResult {
-        FailureOr<Measurement> m = measure(func, plans[i], options, lowerBound);
+        FailureOr<Measurement> m =
+            measure(func, chain, plans[i], options, lowerBound);
         if (failed(m))
           return failure();
         results[i - begin] = *m;

@@ -118,7 +118,7 @@ FailureOr<CheckpointPlan> checkpoint::chooseOptimal(func::FuncOp func,
   // step so far cannot win: the bounds first, on the context's threads, then
   // full measurements in increasing order of bound while one can still win.
   FailureOr<SmallVector<Measurement>> bounds =
-      measureRange(func, candidates, 0, candidates.size(), options,
+      measureRange(func, chain, candidates, 0, candidates.size(), options,
                    /*lowerBound=*/true);
   if (failed(bounds))
     return failure();
@@ -137,7 +137,7 @@ FailureOr<CheckpointPlan> checkpoint::chooseOptimal(func::FuncOp func,
   for (size_t i : order) {
     if (chosen && (*bounds)[i].totalBytes > chosen->first.totalBytes)
       break;
-    FailureOr<Measurement> m = measure(func, candidates[i], options);
+    FailureOr<Measurement> m = measure(func, chain, candidates[i], options);
     if (failed(m))
       return failure();
     ++options.candidatesMeasured;
