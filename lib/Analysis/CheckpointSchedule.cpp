@@ -164,49 +164,47 @@ void RevolveTable::addSlot() {
   inner.resize(size, kInfinite);
   topChoice.resize(size, 0);
   innerChoice.resize(size, 0);
-  {
-    innerAt(0, s) = 0;
-    topAt(0, s) = 0;
-    for (int64_t l = 1; l <= maxStages; ++l) {
-      size_t at = static_cast<size_t>(s * (maxStages + 1) + l);
-      // inner
-      if (l == 1) {
-        innerAt(l, s) = reverseCost;
-      } else if (s == 0) {
-        innerAt(l, s) = l * reverseCost + advanceCost * (l * (l - 1) / 2);
-      } else {
-        auto cost = [&](int64_t m) {
-          return m * advanceCost + innerAt(l - m, s - 1) + innerAt(m, s);
-        };
-        int64_t m = firstMinimum(l, cost);
-        int64_t best = innerAt(l, s - 1);
-        int32_t choice = 0;
-        if (cost(m) < best) {
-          best = cost(m);
-          choice = static_cast<int32_t>(m);
-        }
-        innerAt(l, s) = best;
-        innerChoice[at] = choice;
+  innerAt(0, s) = 0;
+  topAt(0, s) = 0;
+  for (int64_t l = 1; l <= maxStages; ++l) {
+    size_t at = static_cast<size_t>(s * (maxStages + 1) + l);
+    // inner
+    if (l == 1) {
+      innerAt(l, s) = reverseCost;
+    } else if (s == 0) {
+      innerAt(l, s) = l * reverseCost + advanceCost * (l * (l - 1) / 2);
+    } else {
+      auto cost = [&](int64_t m) {
+        return m * advanceCost + innerAt(l - m, s - 1) + innerAt(m, s);
+      };
+      int64_t m = firstMinimum(l, cost);
+      int64_t best = innerAt(l, s - 1);
+      int32_t choice = 0;
+      if (cost(m) < best) {
+        best = cost(m);
+        choice = static_cast<int32_t>(m);
       }
-      // top
-      if (l == 1) {
-        topAt(l, s) = 0;
-      } else if (s == 0) {
-        topAt(l, s) = innerAt(l - 1, 0);
-      } else {
-        auto cost = [&](int64_t m) {
-          return topAt(l - m, s - 1) + innerAt(m, s);
-        };
-        int64_t m = firstMinimum(l, cost);
-        int64_t best = topAt(l, s - 1);
-        int32_t choice = 0;
-        if (cost(m) < best) {
-          best = cost(m);
-          choice = static_cast<int32_t>(m);
-        }
-        topAt(l, s) = best;
-        topChoice[at] = choice;
+      innerAt(l, s) = best;
+      innerChoice[at] = choice;
+    }
+    // top
+    if (l == 1) {
+      topAt(l, s) = 0;
+    } else if (s == 0) {
+      topAt(l, s) = innerAt(l - 1, 0);
+    } else {
+      auto cost = [&](int64_t m) {
+        return topAt(l - m, s - 1) + innerAt(m, s);
+      };
+      int64_t m = firstMinimum(l, cost);
+      int64_t best = topAt(l, s - 1);
+      int32_t choice = 0;
+      if (cost(m) < best) {
+        best = cost(m);
+        choice = static_cast<int32_t>(m);
       }
+      topAt(l, s) = best;
+      topChoice[at] = choice;
     }
   }
 }
