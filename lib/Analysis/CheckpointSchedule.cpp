@@ -33,6 +33,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 
 using namespace memopt;
 
@@ -157,6 +158,17 @@ void RevolveTable::addSlot() {
     }
     return lo;
   };
+  // The least of `fewerSlots` (choice 0: use one slot fewer) and the best
+  // split's cost (choice: that split), the split winning only when strictly
+  // cheaper.
+  auto bestOf = [&](int64_t l, int64_t fewerSlots,
+                    auto cost) -> std::pair<int64_t, int32_t> {
+    int64_t m = firstMinimum(l, cost);
+    int64_t split = cost(m);
+    if (split < fewerSlots)
+      return {split, static_cast<int32_t>(m)};
+    return {fewerSlots, 0};
+  };
   // Row s reads rows s and s - 1 only.
   int64_t s = ++maxSlots;
   size_t size = static_cast<size_t>((maxSlots + 1) * (maxStages + 1));
@@ -174,18 +186,10 @@ void RevolveTable::addSlot() {
     } else if (s == 0) {
       innerAt(l, s) = l * reverseCost + advanceCost * (l * (l - 1) / 2);
     } else {
-      auto cost = [&](int64_t m) {
-        return m * advanceCost + innerAt(l - m, s - 1) + innerAt(m, s);
-      };
-      int64_t m = firstMinimum(l, cost);
-      int64_t best = innerAt(l, s - 1);
-      int32_t choice = 0;
-      if (cost(m) < best) {
-        best = cost(m);
-        choice = static_cast<int32_t>(m);
-      }
-      innerAt(l, s) = best;
-      innerChoice[at] = choice;
+      std::tie(innerAt(l, s), innerChoice[at]) =
+          bestOf(l, innerAt(l, s - 1), [&](int64_t m) {
+            return m * advanceCost + innerAt(l - m, s - 1) + innerAt(m, s);
+          });
     }
     // top
     if (l == 1) {
@@ -193,18 +197,10 @@ void RevolveTable::addSlot() {
     } else if (s == 0) {
       topAt(l, s) = innerAt(l - 1, 0);
     } else {
-      auto cost = [&](int64_t m) {
-        return topAt(l - m, s - 1) + innerAt(m, s);
-      };
-      int64_t m = firstMinimum(l, cost);
-      int64_t best = topAt(l, s - 1);
-      int32_t choice = 0;
-      if (cost(m) < best) {
-        best = cost(m);
-        choice = static_cast<int32_t>(m);
-      }
-      topAt(l, s) = best;
-      topChoice[at] = choice;
+      std::tie(topAt(l, s), topChoice[at]) =
+          bestOf(l, topAt(l, s - 1), [&](int64_t m) {
+            return topAt(l - m, s - 1) + innerAt(m, s);
+          });
     }
   }
 }

@@ -228,14 +228,6 @@ RevolveTable StageChain::revolveTable(int64_t maxSlots) const {
   return RevolveTable(n, maxSlots, a, r);
 }
 
-int64_t StageChain::flops(const CheckpointSchedule &schedule) const {
-  int64_t total = 0;
-  for (const StageAction &action : schedule.actions)
-    for (Operation *op : closure(action.stage, actionTargets(action)))
-      total += MemoryAnalysis::getFlops(op);
-  return total;
-}
-
 StageChain StageChain::remapped(const IRMapping &mapping) const {
   StageChain chain = *this;
   auto mapOps = [&](SmallVectorImpl<Operation *> &list) {

@@ -74,8 +74,6 @@ struct StageChain {
   /// The ops of stage `stage` that computing `values` needs, in order.
   llvm::SmallVector<mlir::Operation *>
   closure(int64_t stage, llvm::ArrayRef<mlir::Value> values) const;
-  /// The FLOPs of running `schedule`'s clones.
-  int64_t flops(const CheckpointSchedule &schedule) const;
   llvm::SmallVector<mlir::Value> actionTargets(const StageAction &action) const;
   /// FLOPs of the forward ops of stages [0, prefix).
   int64_t prefixFlops(int64_t prefix) const {
@@ -99,10 +97,10 @@ struct StageChain {
   void print(llvm::raw_ostream &os) const;
 };
 
-/// StageChain::flops for callers that price many schedules of one chain:
-/// an action's FLOPs depend only on its stage and on whether it reverses
-/// the stage and derives its output cut, so each of those closures is
-/// computed once. Not thread-safe; one per pricing loop.
+/// The FLOPs of running schedules' clones over one chain. An action's FLOPs
+/// depend only on its stage and on whether it reverses the stage and
+/// derives its output cut, so each of those closures is computed once
+/// however many schedules are priced. Not thread-safe; one per search.
 class ScheduleFlops {
 public:
   explicit ScheduleFlops(const StageChain &chain) : chain(chain) {}

@@ -127,8 +127,10 @@ measureRange(mlir::func::FuncOp func, const StageChain &chain,
 //===----------------------------------------------------------------------===//
 
 /// The binomial schedule with the fewest slots whose recomputation stays
-/// within one forward pass (every cut held when none does).
-CheckpointSchedule binomialSchedule(const StageChain &chain);
+/// within one forward pass (every cut held when none does), priced with
+/// `flops`, which the caller may go on using.
+CheckpointSchedule binomialSchedule(const StageChain &chain,
+                                    ScheduleFlops &flops);
 /// Checkpoint slots the dynamic programme considers: enough for the
 /// binomial optimum within one forward pass, with room to spare.
 int64_t slotLimit(int64_t stages);

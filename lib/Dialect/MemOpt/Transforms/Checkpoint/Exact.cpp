@@ -132,8 +132,9 @@ checkpoint::solveExact(func::FuncOp func, const StageChain &chain,
     func.emitRemark("memopt-checkpoint: the exact solver failed (")
         << llvm::toString(solution.takeError())
         << "); using the binomial schedule by dynamic programming instead";
+    ScheduleFlops flops(chain);
     return std::optional<CheckpointPlan>(
-        CheckpointPlan{binomialSchedule(chain), std::nullopt});
+        CheckpointPlan{binomialSchedule(chain, flops), std::nullopt});
   }
   if (solution->status != RematStatus::Optimal)
     func.emitRemark("memopt-checkpoint: the exact solver hit its time limit "

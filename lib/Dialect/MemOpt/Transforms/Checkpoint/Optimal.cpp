@@ -40,13 +40,13 @@ SmallVector<int64_t> checkpoint::sqrtSegmentCounts(int64_t stages) {
   return counts;
 }
 
-CheckpointSchedule checkpoint::binomialSchedule(const StageChain &chain) {
+CheckpointSchedule checkpoint::binomialSchedule(const StageChain &chain,
+                                                ScheduleFlops &flops) {
   int64_t n = chain.size();
   // The fewest checkpoint slots whose binomial schedule recomputes at most
-  // one forward pass of FLOPs; the table grows a slot at a time, since each
-  // row costs O(n^2) and the answer is usually far below the limit.
+  // one forward pass of FLOPs; the table grows a slot at a time, since the
+  // answer is usually far below the limit.
   RevolveTable table = chain.revolveTable(0);
-  ScheduleFlops flops(chain);
   for (int64_t slots = 0, limit = slotLimit(n); slots <= limit; ++slots) {
     if (slots > table.getMaxSlots())
       table.addSlot();
@@ -69,6 +69,7 @@ FailureOr<CheckpointPlan> checkpoint::chooseOptimal(func::FuncOp func,
                                                     SearchOptions &options) {
   int64_t n = chain.size();
   SmallVector<CheckpointPlan> candidates;
+  ScheduleFlops flops(chain);
   if (options.solver == CheckpointSolver::DP && options.slots >= 0) {
     RevolveTable table =
         chain.revolveTable(std::max<int64_t>(options.slots, 0));
@@ -77,7 +78,7 @@ FailureOr<CheckpointPlan> checkpoint::chooseOptimal(func::FuncOp func,
     return CheckpointPlan{std::move(schedule), std::nullopt};
   }
   if (options.solver == CheckpointSolver::DP)
-    return CheckpointPlan{binomialSchedule(chain), std::nullopt};
+    return CheckpointPlan{binomialSchedule(chain, flops), std::nullopt};
   if (options.solver == CheckpointSolver::ILP || !chain.isPlainChain()) {
     FailureOr<std::optional<CheckpointPlan>> exact =
         solveExact(func, chain, options);
@@ -94,12 +95,11 @@ FailureOr<CheckpointPlan> checkpoint::chooseOptimal(func::FuncOp func,
   // Heuristic schedules within one forward pass: none, the binomial
   // schedule, and Chen's segments at every count the family tries.
   candidates.push_back({CheckpointSchedule{"none", {}}, std::nullopt});
-  candidates.push_back({binomialSchedule(chain), std::nullopt});
+  candidates.push_back({binomialSchedule(chain, flops), std::nullopt});
   // Segment counts within a factor of three of sqrt(n), balanced by saved
   // bytes and by stage count.
   double root = std::sqrt(static_cast<double>(n));
   SmallVector<int64_t> ones(n, 1);
-  ScheduleFlops flops(chain);
   for (int64_t segments : sqrtSegmentCounts(n)) {
     if (segments < root / 3 || segments > root * 3)
       continue;
