@@ -1,14 +1,24 @@
 //===- ArenaPlanner.cpp - greedy arena placement and its checker ----------===//
 //
 // Every heuristic is the same loop with a different order: take the next
-// buffer, walk the already placed buffers in increasing offset order, keep
-// only those whose lifetime intersects it, and look at the gaps between them.
-// Placed buffers live in a blocked offset-ordered list (a B+-tree leaf chain
-// without the tree), so inserting stays cheap and the walk is a linear scan
-// over contiguous memory, which is what makes 20,000 buffers fast even when
-// most of them conflict with each other, as forward activations do. Per-block
-// summaries let a query skip a block none of whose slots conflicts, or one
-// that is a solid obstacle, without touching its slots.
+// buffer, find the gaps between the bytes of the already placed buffers whose
+// lifetime intersects it, and take the first or the smallest that fits. Two
+// structures answer that, and give the same offsets:
+//
+// - A time index: a segment tree over op ranks whose nodes keep the union of
+//   the bytes of the buffers stored there, merged into ranges as buffers are
+//   added. A query merges O(log T) of these unions by leapfrogging. Where
+//   placed buffers pack side by side (forward activations kept for the
+//   backward pass, the common case) a union is a handful of ranges however
+//   many buffers it covers, and a query costs microseconds.
+// - An offset scan: the placed buffers in offset order in a blocked list (a
+//   B+-tree leaf chain without the tree), scanned linearly over contiguous
+//   memory. Per-block summaries let a query skip a block none of whose slots
+//   conflicts, or one that is a solid obstacle, without touching its slots.
+//   It wins where the unions are fragmented into many small gaps (many small
+//   buffers whose lifetimes nest, as an unrolled LSTM's).
+//
+// Each query takes whichever the cost bounds say is cheaper.
 //
 // The heuristics race: each one stops as soon as its arena has grown past
 // what a finished one achieved, and none starts after one has reached the
@@ -293,6 +303,191 @@ uint64_t findOffset(const OffsetOrderedSlots &placed, uint64_t size,
   return found ? bestOffset : cursor;
 }
 
+/// Byte ranges [begin, end) in increasing order, disjoint and not touching
+/// (touching ranges are merged: a gap of zero bytes fits nothing).
+using RangeSet = llvm::SmallVector<std::pair<uint64_t, uint64_t>, 0>;
+
+/// Adds [begin, end) to `set`, merging it with every range it meets.
+void addRange(RangeSet &set, uint64_t begin, uint64_t end) {
+  // The first range that ends at or after `begin`: ranges are disjoint, so
+  // their ends are sorted too.
+  auto *lo =
+      std::lower_bound(set.begin(), set.end(), begin,
+                       [](const std::pair<uint64_t, uint64_t> &range,
+                          uint64_t bound) { return range.second < bound; });
+  auto *hi = lo;
+  while (hi != set.end() && hi->first <= end) {
+    begin = std::min(begin, hi->first);
+    end = std::max(end, hi->second);
+    ++hi;
+  }
+  if (lo == hi) {
+    set.insert(lo, {begin, end});
+    return;
+  }
+  *lo = {begin, end};
+  set.erase(lo + 1, hi);
+}
+
+/// The bytes the placed buffers occupy, indexed by time: a segment tree over
+/// op ranks whose node for ranks [lo, hi] keeps `own`, the union of the
+/// buffers whose lifetime covers [lo, hi] but not its parent's range (the
+/// canonical decomposition of the lifetime), and `sub`, the union of `own`
+/// over its subtree. The bytes a query lifetime conflicts with are then the
+/// union of `sub` of its own canonical nodes and `own` of their ancestors:
+/// O(log T) sets, each merged as buffers are added, so where placed buffers
+/// pack tightly a set holds a few ranges however many buffers it covers.
+class TimeOffsetIndex {
+public:
+  explicit TimeOffsetIndex(int32_t ranks) {
+    while (leaves < ranks)
+      leaves *= 2;
+    own.resize(2 * leaves);
+    sub.resize(2 * leaves);
+  }
+
+  /// Records bytes [begin, end) as taken during ranks [first, last].
+  void insert(int32_t first, int32_t last, uint64_t begin, uint64_t end) {
+    insertAt(1, 0, leaves - 1, first, last, begin, end);
+  }
+
+  /// Appends to `sets` non-empty sets whose union is the bytes of every
+  /// placed buffer whose lifetime meets [first, last].
+  void collect(int32_t first, int32_t last,
+               llvm::SmallVectorImpl<const RangeSet *> &sets) const {
+    collectAt(1, 0, leaves - 1, first, last, sets);
+  }
+
+private:
+  void insertAt(size_t node, int32_t lo, int32_t hi, int32_t first,
+                int32_t last, uint64_t begin, uint64_t end) {
+    addRange(sub[node], begin, end);
+    if (first <= lo && hi <= last) {
+      addRange(own[node], begin, end);
+      return;
+    }
+    int32_t mid = lo + (hi - lo) / 2;
+    if (first <= mid)
+      insertAt(2 * node, lo, mid, first, last, begin, end);
+    if (last > mid)
+      insertAt(2 * node + 1, mid + 1, hi, first, last, begin, end);
+  }
+
+  void collectAt(size_t node, int32_t lo, int32_t hi, int32_t first,
+                 int32_t last,
+                 llvm::SmallVectorImpl<const RangeSet *> &sets) const {
+    if (sub[node].empty())
+      return;
+    if (first <= lo && hi <= last) {
+      sets.push_back(&sub[node]);
+      return;
+    }
+    if (!own[node].empty())
+      sets.push_back(&own[node]);
+    int32_t mid = lo + (hi - lo) / 2;
+    if (first <= mid)
+      collectAt(2 * node, lo, mid, first, last, sets);
+    if (last > mid)
+      collectAt(2 * node + 1, mid + 1, hi, first, last, sets);
+  }
+
+  int32_t leaves = 1;
+  std::vector<RangeSet> own, sub;
+};
+
+/// The offset `findOffset` would return, computed from the union of `sets`
+/// (see `TimeOffsetIndex::collect`) instead of from the conflicting slots.
+/// The union's gaps are
+/// found by leapfrogging: raise a position x past every range that covers
+/// it, or that leaves too little room above x for the buffer, until no set
+/// does; [x, the lowest next range) is then a gap that fits. A set's ranges
+/// that end below x are skipped by galloping, so a set whose ranges lie
+/// under another set's wide range costs O(log) instead of one step each.
+/// Gaps too small are never gaps of the union that fit either, so the gaps
+/// visited, in increasing offset order, are exactly the fitting gaps
+/// between conflicting slots, and the answer is the same.
+template <bool BestFit>
+uint64_t leapForOffset(llvm::ArrayRef<const RangeSet *> sets, uint64_t size) {
+  unsigned k = sets.size();
+  // next[s]: the first range of set s that ends after x.
+  llvm::SmallVector<uint32_t, 32> next(k, 0);
+  uint64_t x = 0, bestOffset = 0;
+  bool found = false;
+  // As in findOffset: a gap [x, begin) is taken iff begin - (x + size) <
+  // slack.
+  uint64_t slack = kNoGap - size;
+  // Moves next[s] up to the first range ending after x; then raises x to
+  // that range's end if the range covers x or starts less than `size`
+  // bytes above it, and says whether it did.
+  auto raise = [&](unsigned s) {
+    const RangeSet &set = *sets[s];
+    uint32_t i = next[s], n = set.size();
+    if (i < n && set[i].second <= x) {
+      uint32_t step = 1, lo = i + 1;
+      while (lo + step < n && set[lo + step].second <= x) {
+        lo += step;
+        step *= 2;
+      }
+      uint32_t hi = std::min(n, lo + step);
+      while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (set[mid].second <= x)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      next[s] = i = lo;
+    }
+    if (i == n || (set[i].first > x && set[i].first - x >= size))
+      return false;
+    x = set[i].second;
+    return true;
+  };
+  while (true) {
+    // Until k sets in a row leave x where it is.
+    unsigned unmoved = 0;
+    for (unsigned s = 0; unmoved < k; s = s + 1 == k ? 0 : s + 1) {
+      if (raise(s))
+        unmoved = 0;
+      else
+        ++unmoved;
+    }
+    uint64_t gapEnd = kNoGap;
+    for (unsigned s = 0; s < k; ++s)
+      if (next[s] < sets[s]->size())
+        gapEnd = std::min(gapEnd, (*sets[s])[next[s]].first);
+    // Above every set: x is the top of the union.
+    if (gapEnd == kNoGap)
+      return found ? bestOffset : x;
+    if (gapEnd - (x + size) < slack) {
+      if (!BestFit || gapEnd - x == size)
+        return x;
+      slack = gapEnd - x - size;
+      bestOffset = x;
+      found = true;
+    }
+    x = gapEnd;
+  }
+}
+
+/// What `findOffset` would spend on [first, last]: the summary pass over
+/// the blocks plus every slot of each block it would scan.
+uint64_t scanCost(const OffsetOrderedSlots &placed, uint64_t size,
+                  int32_t first, int32_t last) {
+  const OffsetOrderedSlots::Summaries &summary = placed.summaries();
+  size_t blocks = placed.blocks().size();
+  uint64_t cost = blocks / 8;
+  for (size_t b = 0; b != blocks; ++b) {
+    if (summary.minFirst[b] > last || summary.maxLast[b] < first)
+      continue;
+    if (summary.maxFirst[b] <= last && summary.minLast[b] >= first &&
+        summary.largestGap[b] < size)
+      continue;
+    cost += placed.blocks()[b]->count;
+  }
+  return cost;
+}
+
 /// Places `items` one at a time in `order` into `offsets` (indexed like
 /// `items`), setting `arenaEnd` to max(offset + rounded size), and returns
 /// true. Returns false as soon as `hopeless(arenaEnd)` says the layout can no
@@ -301,30 +496,65 @@ uint64_t findOffset(const OffsetOrderedSlots &placed, uint64_t size,
 /// also make it true, every `kHopelessPeriod` buffers.
 template <bool BestFit, typename HopelessFn>
 bool placeInOrder(llvm::ArrayRef<Item> items, llvm::ArrayRef<uint32_t> order,
-                  HopelessFn hopeless, std::vector<uint64_t> &offsets,
-                  uint64_t &arenaEnd) {
+                  GapSearch search, HopelessFn hopeless,
+                  std::vector<uint64_t> &offsets, uint64_t &arenaEnd) {
   constexpr unsigned kHopelessPeriod = 64;
+  // Leapfrogging takes on the order of (ranges + 1) × sets steps (each
+  // range raises x at most once, and between raises each set is asked at
+  // most once), and where that is this small it beats even the scan's pass over
+  // its summaries.
+  constexpr uint64_t kSmallLeap = 512;
   offsets.assign(items.size(), 0);
+  int32_t ranks = 1;
+  for (const Item &item : items)
+    ranks = std::max(ranks, item.lastRank + 1);
+  bool useIndex = search != GapSearch::OffsetScan;
+  bool useSlots = search != GapSearch::TimeIndex;
+  std::optional<TimeOffsetIndex> index;
+  if (useIndex)
+    index.emplace(ranks);
   OffsetOrderedSlots placed;
+  llvm::SmallVector<const RangeSet *, 32> sets;
   arenaEnd = 0;
   unsigned sinceAsked = 0;
-  for (uint32_t index : order) {
-    const Item &item = items[index];
+  for (uint32_t position : order) {
+    const Item &item = items[position];
     // An empty buffer occupies nothing, so offset 0 is always valid and
     // recording it would only slow down later scans.
     if (item.size == 0)
       continue;
-    uint64_t offset =
-        findOffset<BestFit>(placed, item.size, item.firstRank, item.lastRank);
-    offsets[index] = offset;
-    uint64_t newEnd = offset + item.size;
+    std::optional<uint64_t> offset;
+    if (useIndex) {
+      sets.clear();
+      index->collect(item.firstRank, item.lastRank, sets);
+      uint64_t ranges = 0;
+      for (const RangeSet *set : sets)
+        ranges += set->size();
+      // Per step, leapfrogging costs about what the scan spends on two
+      // slots (measured on bench/compile_time.py's largest graphs), and the
+      // bound is loose, so it is taken where the bound is below the scan's
+      // cost: never much slower, and tens of times faster where the union
+      // is a few ranges (forward activations packed side by side).
+      uint64_t steps = (ranges + 1) * sets.size();
+      if (!useSlots || steps <= kSmallLeap ||
+          steps <= scanCost(placed, item.size, item.firstRank, item.lastRank))
+        offset = leapForOffset<BestFit>(sets, item.size);
+    }
+    if (!offset)
+      offset =
+          findOffset<BestFit>(placed, item.size, item.firstRank, item.lastRank);
+    offsets[position] = *offset;
+    uint64_t newEnd = *offset + item.size;
     if (newEnd > arenaEnd || ++sinceAsked == kHopelessPeriod) {
       arenaEnd = std::max(arenaEnd, newEnd);
       sinceAsked = 0;
       if (hopeless(arenaEnd))
         return false;
     }
-    placed.insert(offset, offset + item.size, item.firstRank, item.lastRank);
+    if (useIndex)
+      index->insert(item.firstRank, item.lastRank, *offset, newEnd);
+    if (useSlots)
+      placed.insert(*offset, newEnd, item.firstRank, item.lastRank);
   }
   return true;
 }
@@ -407,10 +637,10 @@ bool isBestFit(PlacementHeuristic heuristic) {
 class HeuristicRace {
 public:
   HeuristicRace(llvm::ArrayRef<PlacementHeuristic> heuristics, uint64_t bound,
-                bool exhaustive)
+                bool exhaustive, GapSearch search)
       : heuristics(heuristics), bound(bound), exhaustive(exhaustive),
-        finishedSizes(heuristics.size()), attempts(heuristics.size()),
-        offsets(heuristics.size()) {
+        search(search), finishedSizes(heuristics.size()),
+        attempts(heuristics.size()), offsets(heuristics.size()) {
     for (std::atomic<uint64_t> &size : finishedSizes)
       size.store(kUnfinished, std::memory_order_relaxed);
   }
@@ -424,14 +654,18 @@ public:
           return;
     PlacementHeuristic heuristic = heuristics[i];
     std::vector<uint32_t> order = placementOrder(items, heuristic);
+    // The final arena is at least the partial one and at least the lower
+    // bound, so an attempt that finished at the bound before this one
+    // already wins, however small this one's arena still is.
     auto hopeless = [&](uint64_t partial) {
-      return !exhaustive && cannotWin(i, partial);
+      return !exhaustive && cannotWin(i, std::max(partial, bound));
     };
     uint64_t arenaEnd = 0;
-    bool finished =
-        isBestFit(heuristic)
-            ? placeInOrder<true>(items, order, hopeless, offsets[i], arenaEnd)
-            : placeInOrder<false>(items, order, hopeless, offsets[i], arenaEnd);
+    bool finished = isBestFit(heuristic)
+                        ? placeInOrder<true>(items, order, search, hopeless,
+                                             offsets[i], arenaEnd)
+                        : placeInOrder<false>(items, order, search, hopeless,
+                                              offsets[i], arenaEnd);
     attempts[i] = PlacementAttempt{heuristic, arenaEnd, !finished};
     if (finished)
       finishedSizes[i].store(arenaEnd, std::memory_order_relaxed);
@@ -461,9 +695,9 @@ public:
 private:
   static constexpr uint64_t kUnfinished = std::numeric_limits<uint64_t>::max();
 
-  /// Attempt `i`'s arena already reached `partial` (it only grows), so it
-  /// loses to any earlier finished attempt no larger (ties go to the earlier
-  /// one) and any later one strictly smaller.
+  /// Attempt `i`'s final arena will be at least `partial`, so it loses to
+  /// any earlier finished attempt no larger (ties go to the earlier one) and
+  /// any later one strictly smaller.
   bool cannotWin(size_t i, uint64_t partial) const {
     for (size_t j = 0, e = finishedSizes.size(); j != e; ++j) {
       uint64_t size = finishedSizes[j].load(std::memory_order_relaxed);
@@ -477,6 +711,7 @@ private:
   /// `lowerBound` of the input: no attempt can end below it.
   uint64_t bound;
   bool exhaustive;
+  GapSearch search;
   /// The final arena of each finished attempt, else kUnfinished: the only
   /// state shared between concurrent attempts.
   std::vector<std::atomic<uint64_t>> finishedSizes;
@@ -548,7 +783,7 @@ ArenaPlan memopt::planArena(llvm::ArrayRef<BufferLifetime> buffers,
 
   // Once a layout reaches the max-live bound no other can be smaller.
   HeuristicRace race(heuristics, lowerBound(buffers, alignment),
-                     options.exhaustive);
+                     options.exhaustive, options.gapSearch);
   if (options.threadPool && heuristics.size() > 1) {
     llvm::ThreadPoolTaskGroup group(*options.threadPool);
     for (size_t i = 0, e = heuristics.size(); i != e; ++i)

@@ -736,10 +736,21 @@ TEST(ArenaPlannerProperties, MatchesTheGreedyWrittenOut) {
     for (auto [heuristic, bestFit] :
          {std::pair{PlacementHeuristic::SizeBestFit, true},
           std::pair{PlacementHeuristic::StartFirstFit, false}}) {
-      ArenaPlan plan = planWith(buffers, 64, heuristic);
-      ASSERT_EQ(checkPlan(buffers, plan), "");
-      EXPECT_EQ(plan.offsets, referencePlacement(buffers, 64, bestFit))
-          << stringifyPlacementHeuristic(heuristic).str();
+      std::vector<uint64_t> reference =
+          referencePlacement(buffers, 64, bestFit);
+      // Each gap search on its own, and the adaptive one that mixes them
+      // buffer by buffer, must find the same gaps as the written-out greedy.
+      for (GapSearch search :
+           {GapSearch::Adaptive, GapSearch::TimeIndex, GapSearch::OffsetScan}) {
+        PlannerOptions options;
+        options.heuristics = {heuristic};
+        options.gapSearch = search;
+        ArenaPlan plan = planArena(buffers, 64, options);
+        ASSERT_EQ(checkPlan(buffers, plan), "");
+        EXPECT_EQ(plan.offsets, reference)
+            << stringifyPlacementHeuristic(heuristic).str() << ", gap search "
+            << int(search);
+      }
     }
   }
 }
