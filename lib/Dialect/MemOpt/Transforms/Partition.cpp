@@ -604,6 +604,11 @@ LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
       if (!recheck || lossScaling)
         jobs.push_back({i, recheck});
   }
+  // One candidate (every cut keeps what the step keeps today) and nothing
+  // that reads its measurement (rechecks under loss scaling, the remark):
+  // the step stays as it is, and measuring it would only cost time.
+  if (jobs.size() == 1 && !lossScaling && !remarks)
+    return success();
   SmallVector<std::optional<Measurement>> measured(jobs.size());
   if (failed(failableParallelForEachN(
           func.getContext(), 0, jobs.size(), [&](size_t j) -> LogicalResult {
