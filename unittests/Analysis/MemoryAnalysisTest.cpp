@@ -10,6 +10,7 @@
 #include "memopt/Analysis/MemoryAnalysis.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 
+#include "mlir/Analysis/Liveness.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -210,6 +211,56 @@ func.func @f(%x: tensor<8xf32>) -> tensor<8xf32> {
   EXPECT_EQ(analysis.getLiveBytes(2), 32 + 64);
   EXPECT_EQ(analysis.getLiveBytes(3), 32 + 64);
   EXPECT_EQ(MemoryAnalysis::getFlops(op(func, 2)), 0);
+}
+
+// Lifetimes are computed from the uses directly; they must be what
+// mlir::Liveness says for the block: the latest op using the value (a use
+// inside an op's region counts at that op, a free and the terminator are
+// uses), else the definition.
+TEST_F(MemoryAnalysisTest, LifetimesAgreeWithMlirLiveness) {
+  context.allowUnregisteredDialects();
+  func::FuncOp func = parse(R"mlir(
+func.func @f(%w: tensor<4x8xf32> {memopt.param}, %x: tensor<2x8xf32>,
+             %y: tensor<2xi64>, %unused: tensor<3xf32>, %late: tensor<2x4xf32>)
+    -> (tensor<f32>, tensor<2x4xf32>) {
+  %0 = memopt.linear %x, %w : tensor<2x8xf32>, tensor<4x8xf32>
+  %1 = memopt.relu %0 : tensor<2x4xf32>
+  %dead = memopt.tanh %1 : tensor<2x4xf32>
+  "test.region"() ({
+    %in = memopt.sigmoid %0 : tensor<2x4xf32>
+    "test.use"(%in, %x) : (tensor<2x4xf32>, tensor<2x8xf32>) -> ()
+    "test.end"() : () -> ()
+  }) : () -> ()
+  %2 = memopt.cross_entropy %1, %y : tensor<2x4xf32>, tensor<2xi64>
+  memopt.free %1 : tensor<2x4xf32>
+  %3 = memopt.add %late, %0 : tensor<2x4xf32>, tensor<2x4xf32>
+  return %2, %3 : tensor<f32>, tensor<2x4xf32>
+}
+)mlir");
+  ASSERT_TRUE(func);
+  MemoryAnalysis analysis(func);
+  Block &block = func.getBody().front();
+  Liveness liveness(func);
+  const LivenessBlockInfo *blockInfo = liveness.getLiveness(&block);
+  ASSERT_TRUE(blockInfo);
+  int checked = 0;
+  for (const ValueInfo &info : analysis.getValues()) {
+    Value value = info.value;
+    if (value.use_empty()) {
+      EXPECT_EQ(info.lastUse, info.def);
+      continue;
+    }
+    Operation *start = info.def < 0 ? &block.front() : value.getDefiningOp();
+    EXPECT_EQ(info.lastUse,
+              analysis.getIndex(blockInfo->getEndOperation(value, start)))
+        << "value #" << checked;
+    ++checked;
+  }
+  // %w, %x, %y, %late, %0, %1, %2, %3 have uses.
+  EXPECT_EQ(checked, 8);
+  // %x is last read inside the region op (index 3), %0 by the add.
+  EXPECT_EQ(analysis.lookup(func.getArgument(1))->lastUse, 3);
+  EXPECT_EQ(analysis.lookup(op(func, 0)->getResult(0))->lastUse, 6);
 }
 
 // A training step as --memopt-autodiff=optimizer=none writes it: the
