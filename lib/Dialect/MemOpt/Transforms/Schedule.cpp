@@ -105,6 +105,22 @@ private:
     SmallVector<uint32_t> users;
   };
   std::vector<OpInfo> infos;
+
+  /// What `apply` needs to place frees, by dense ids of the buffers (root
+  /// values) the ops define or read: per op (by position), its results that
+  /// are buffers of their own (with whether a ranked tensor, the only ones
+  /// a definition alone keeps alive) and the buffer of each operand, in
+  /// operand order.
+  struct OpBuffers {
+    SmallVector<std::pair<uint32_t, bool>, 2> results;
+    SmallVector<uint32_t, 4> operands;
+  };
+  std::vector<OpBuffers> opBuffers;
+  /// Per buffer id: its root value and whether it is never freed.
+  std::vector<Value> bufferRoots;
+  std::vector<char> neverFreed;
+  /// The frees the last `apply` created, erased by the next one.
+  SmallVector<Operation *> frees;
 };
 
 Scheduler::Scheduler(func::FuncOp func)
@@ -153,6 +169,27 @@ Scheduler::Scheduler(func::FuncOp func)
       else
         ++read->second;
     }
+  }
+
+  DenseMap<Value, uint32_t> lifeIds;
+  auto lifeId = [&](Value root) {
+    auto [it, inserted] =
+        lifeIds.try_emplace(root, static_cast<uint32_t>(bufferRoots.size()));
+    if (inserted) {
+      bufferRoots.push_back(root);
+      neverFreed.push_back(persistent.contains(root));
+    }
+    return it->second;
+  };
+  opBuffers.resize(ops.size());
+  for (auto [position, op] : llvm::enumerate(ops)) {
+    OpBuffers &entry = opBuffers[position];
+    for (Value r : op->getResults())
+      if (rootOf(r) == r)
+        entry.results.push_back(
+            {lifeId(r), isa<RankedTensorType>(r.getType())});
+    for (Value operand : op->getOperands())
+      entry.operands.push_back(lifeId(rootOf(operand)));
   }
 
   // The values holding the contents an in-place op overwrites: its operand,
@@ -364,9 +401,11 @@ FailureOr<SmallVector<Operation *>> Scheduler::order(bool programOrder) {
 }
 
 std::pair<int64_t, int64_t> Scheduler::apply(ArrayRef<Operation *> order) {
-  for (Operation &op : llvm::make_early_inc_range(body.without_terminator()))
-    if (isa<FreeOp>(op))
-      op.erase();
+  // The constructor erased the frees the block came with; these are the
+  // previous apply's.
+  for (Operation *free : frees)
+    free->erase();
+  frees.clear();
   int64_t moved = 0;
   for (auto [i, op] : llvm::enumerate(order)) {
     moved += index[op] != static_cast<int64_t>(i);
@@ -374,35 +413,34 @@ std::pair<int64_t, int64_t> Scheduler::apply(ArrayRef<Operation *> order) {
   }
 
   // A free after the last use of every buffer (right after its definition
-  // when nothing uses it).
-  DenseMap<Value, Operation *> lastUse;
-  for (Operation *op : order) {
-    for (Value r : op->getResults())
-      if (rootOf(r) == r && isa<RankedTensorType>(r.getType()))
-        lastUse[r] = op;
-    for (Value operand : op->getOperands())
-      lastUse[rootOf(operand)] = op;
+  // when nothing uses it): lastUse[id] is the position in `order` of the
+  // last op defining (a ranked tensor) or reading buffer `id`.
+  std::vector<int64_t> lastUse(bufferRoots.size(), -1);
+  for (auto [i, op] : llvm::enumerate(order)) {
+    const OpBuffers &entry = opBuffers[index[op]];
+    for (auto [id, ranked] : entry.results)
+      if (ranked)
+        lastUse[id] = static_cast<int64_t>(i);
+    for (uint32_t id : entry.operands)
+      lastUse[id] = static_cast<int64_t>(i);
   }
-  int64_t frees = 0;
-  for (Operation *op : llvm::reverse(order)) {
-    SmallVector<Value> dying;
-    for (Value r : op->getResults())
-      if (lastUse.lookup(r) == op && !persistent.contains(r))
-        dying.push_back(r);
-    for (Value operand : op->getOperands()) {
-      Value root = rootOf(operand);
-      if (lastUse.lookup(root) == op && !persistent.contains(root) &&
-          !llvm::is_contained(dying, root))
-        dying.push_back(root);
-    }
-    OpBuilder b(op->getContext());
+  OpBuilder b(func.getContext());
+  SmallVector<uint32_t> dying;
+  for (int64_t i = static_cast<int64_t>(order.size()) - 1; i >= 0; --i) {
+    Operation *op = order[i];
+    const OpBuffers &entry = opBuffers[index[op]];
+    dying.clear();
+    for (auto [id, ranked] : entry.results)
+      if (lastUse[id] == i && !neverFreed[id])
+        dying.push_back(id);
+    for (uint32_t id : entry.operands)
+      if (lastUse[id] == i && !neverFreed[id] && !llvm::is_contained(dying, id))
+        dying.push_back(id);
     b.setInsertionPointAfter(op);
-    for (Value v : llvm::reverse(dying)) {
-      FreeOp::create(b, op->getLoc(), v);
-      ++frees;
-    }
+    for (uint32_t id : llvm::reverse(dying))
+      frees.push_back(FreeOp::create(b, op->getLoc(), bufferRoots[id]));
   }
-  return std::make_pair(moved, frees);
+  return std::make_pair(moved, static_cast<int64_t>(frees.size()));
 }
 
 } // namespace
