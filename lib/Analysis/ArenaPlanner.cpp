@@ -21,9 +21,9 @@
 // Each query takes whichever the cost bounds say is cheaper.
 //
 // The heuristics race: each one stops as soon as its arena has grown past
-// what a finished one achieved, and none starts after one has reached the
-// max-live lower bound, so on large inputs most losers cost a fraction of a
-// full run.
+// what a finished one achieved, and none starts or goes on after an earlier
+// one has reached the max-live lower bound, so on large inputs most losers
+// cost a fraction of a full run.
 //
 // The checker at the end is deliberately a different algorithm (a lifetime
 // sweep over an ordered map of live offsets) sharing no code with the
