@@ -16,11 +16,14 @@ void registerTestInPlaceABNPass();
 void registerTestPrintLivenessPass();
 /// `--test-memopt-print-stages` (TestPrintStages.cpp).
 void registerTestPrintStagesPass();
+/// `--test-memopt-schedule-peak` (TestSchedulePeak.cpp).
+void registerTestSchedulePeakPass();
 
 inline void registerAllTestPasses() {
   registerTestInPlaceABNPass();
   registerTestPrintLivenessPass();
   registerTestPrintStagesPass();
+  registerTestSchedulePeakPass();
 }
 
 } // namespace memopt::test
