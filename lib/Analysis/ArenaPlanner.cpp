@@ -340,7 +340,9 @@ void addRange(RangeSet &set, uint64_t begin, uint64_t end) {
 class TimeOffsetIndex {
 public:
   explicit TimeOffsetIndex(int32_t ranks) {
-    while (leaves < ranks)
+    // Ranks fit in int32 (planArena's precondition), so the last leaf does
+    // too; the count itself may reach 2^31.
+    while (leaves < static_cast<uint64_t>(ranks))
       leaves *= 2;
     own.resize(2 * leaves);
     sub.resize(2 * leaves);
@@ -348,14 +350,14 @@ public:
 
   /// Records bytes [begin, end) as taken during ranks [first, last].
   void insert(int32_t first, int32_t last, uint64_t begin, uint64_t end) {
-    insertAt(1, 0, leaves - 1, first, last, begin, end);
+    insertAt(1, 0, static_cast<int32_t>(leaves - 1), first, last, begin, end);
   }
 
   /// Appends to `sets` non-empty sets whose union is the bytes of every
   /// placed buffer whose lifetime meets [first, last].
   void collect(int32_t first, int32_t last,
                llvm::SmallVectorImpl<const RangeSet *> &sets) const {
-    collectAt(1, 0, leaves - 1, first, last, sets);
+    collectAt(1, 0, static_cast<int32_t>(leaves - 1), first, last, sets);
   }
 
 private:
@@ -391,7 +393,7 @@ private:
       collectAt(2 * node + 1, mid + 1, hi, first, last, sets);
   }
 
-  int32_t leaves = 1;
+  uint64_t leaves = 1;
   std::vector<RangeSet> own, sub;
 };
 
