@@ -92,9 +92,11 @@ private:
   DenseMap<Value, Value> roots;
   /// Arguments and returned buffers: never freed.
   DenseSet<Value> persistent;
-  /// Buffers (root values) by dense id, in order of first use.
+  /// Buffers (root values) by dense id: every root an op defines or reads.
   struct Buffer {
+    Value root;
     int64_t bytes = 0;
+    /// An argument or returned: never freed.
     bool persistent = false;
     /// Uses by any op (through any alias).
     int64_t uses = 0;
@@ -114,22 +116,23 @@ private:
   };
   std::vector<OpInfo> infos;
 
-  /// What `apply` needs to place frees, by dense ids of the buffers (root
-  /// values) the ops define or read: per op (by position), its results that
-  /// are buffers of their own (with whether a ranked tensor, the only ones
-  /// a definition alone keeps alive) and the buffer of each operand, in
-  /// operand order.
+  /// Per op (by position), for placing frees and measuring an order: the
+  /// buffers its results are the roots of, and the buffer of each operand,
+  /// in operand order.
   struct OpBuffers {
-    SmallVector<std::pair<uint32_t, bool>, 2> results;
+    SmallVector<uint32_t, 2> results;
     SmallVector<uint32_t, 4> operands;
   };
   std::vector<OpBuffers> opBuffers;
-  /// Per buffer id: its root value and whether it is never freed.
-  std::vector<Value> bufferRoots;
-  std::vector<char> neverFreed;
-  /// Per buffer id: its bytes if an op defines it (arguments are counted in
-  /// `argumentBytes`), else 0.
-  std::vector<int64_t> definedBytes;
+  /// Per buffer, in an order of ops: the position of the op defining it (-1
+  /// for an argument) and of the last op that reads it or defines it as a
+  /// ranked tensor (the only results a definition alone keeps alive; -1 if
+  /// none).
+  struct Span {
+    int64_t def = -1;
+    int64_t last = -1;
+  };
+  std::vector<Span> spans(ArrayRef<Operation *> order) const;
   /// Per op (by position): its workspace bytes.
   std::vector<int64_t> workspaces;
   /// Bytes of the tensor arguments, live for the whole step.
@@ -155,22 +158,35 @@ Scheduler::Scheduler(func::FuncOp func)
   for (Value v : terminator->getOperands())
     persistent.insert(rootOf(v));
   infos.resize(ops.size());
+  opBuffers.resize(ops.size());
+  workspaces.resize(ops.size());
   DenseMap<Value, uint32_t> bufferIds;
+  auto bufferId = [&](Value root) {
+    auto [it, inserted] =
+        bufferIds.try_emplace(root, static_cast<uint32_t>(buffers.size()));
+    if (inserted) {
+      buffers.emplace_back();
+      buffers.back().root = root;
+      buffers.back().bytes = bytesOf(root);
+      buffers.back().persistent = persistent.contains(root);
+    }
+    return it->second;
+  };
+  for (BlockArgument arg : body.getArguments())
+    argumentBytes += bytesOf(arg);
   for (auto [position, op] : llvm::enumerate(ops)) {
     OpInfo &info = infos[position];
+    OpBuffers &entry = opBuffers[position];
+    workspaces[position] = MemoryAnalysis::getWorkspaceBytes(op);
     for (Value r : op->getResults())
-      if (rootOf(r) == r)
-        info.allocated += bytesOf(r);
-    for (Value operand : op->getOperands()) {
-      Value root = rootOf(operand);
-      auto [it, inserted] =
-          bufferIds.try_emplace(root, static_cast<uint32_t>(buffers.size()));
-      if (inserted) {
-        buffers.emplace_back();
-        buffers.back().bytes = bytesOf(root);
-        buffers.back().persistent = persistent.contains(root);
+      if (rootOf(r) == r) {
+        uint32_t id = bufferId(r);
+        entry.results.push_back(id);
+        info.allocated += buffers[id].bytes;
       }
-      uint32_t id = it->second;
+    for (Value operand : op->getOperands()) {
+      uint32_t id = bufferId(rootOf(operand));
+      entry.operands.push_back(id);
       Buffer &buffer = buffers[id];
       ++buffer.uses;
       if (!buffer.persistent &&
@@ -184,36 +200,6 @@ Scheduler::Scheduler(func::FuncOp func)
       else
         ++read->second;
     }
-  }
-
-  DenseMap<Value, uint32_t> lifeIds;
-  auto lifeId = [&](Value root) {
-    auto [it, inserted] =
-        lifeIds.try_emplace(root, static_cast<uint32_t>(bufferRoots.size()));
-    if (inserted) {
-      bufferRoots.push_back(root);
-      neverFreed.push_back(persistent.contains(root));
-      definedBytes.push_back(isa<OpResult>(root) &&
-                                     isa<TensorType>(root.getType())
-                                 ? MemoryAnalysis::getValueBytes(root)
-                                 : 0);
-    }
-    return it->second;
-  };
-  for (BlockArgument arg : body.getArguments())
-    if (isa<TensorType>(arg.getType()))
-      argumentBytes += MemoryAnalysis::getValueBytes(arg);
-  opBuffers.resize(ops.size());
-  workspaces.resize(ops.size());
-  for (auto [position, op] : llvm::enumerate(ops)) {
-    workspaces[position] = MemoryAnalysis::getWorkspaceBytes(op);
-    OpBuffers &entry = opBuffers[position];
-    for (Value r : op->getResults())
-      if (rootOf(r) == r)
-        entry.results.push_back(
-            {lifeId(r), isa<RankedTensorType>(r.getType())});
-    for (Value operand : op->getOperands())
-      entry.operands.push_back(lifeId(rootOf(operand)));
   }
 
   // The values holding the contents an in-place op overwrites: its operand,
@@ -437,56 +423,59 @@ std::pair<int64_t, int64_t> Scheduler::apply(ArrayRef<Operation *> order) {
   }
 
   // A free after the last use of every buffer (right after its definition
-  // when nothing uses it): lastUse[id] is the position in `order` of the
-  // last op defining (a ranked tensor) or reading buffer `id`.
-  std::vector<int64_t> lastUse(bufferRoots.size(), -1);
-  for (auto [i, op] : llvm::enumerate(order)) {
-    const OpBuffers &entry = opBuffers[index[op]];
-    for (auto [id, ranked] : entry.results)
-      if (ranked)
-        lastUse[id] = static_cast<int64_t>(i);
-    for (uint32_t id : entry.operands)
-      lastUse[id] = static_cast<int64_t>(i);
-  }
+  // when nothing uses it).
+  std::vector<Span> span = spans(order);
   OpBuilder b(func.getContext());
   SmallVector<uint32_t> dying;
   for (int64_t i = static_cast<int64_t>(order.size()) - 1; i >= 0; --i) {
     Operation *op = order[i];
     const OpBuffers &entry = opBuffers[index[op]];
     dying.clear();
-    for (auto [id, ranked] : entry.results)
-      if (lastUse[id] == i && !neverFreed[id])
+    for (uint32_t id : entry.results)
+      if (span[id].last == i && !buffers[id].persistent)
         dying.push_back(id);
     for (uint32_t id : entry.operands)
-      if (lastUse[id] == i && !neverFreed[id] && !llvm::is_contained(dying, id))
+      if (span[id].last == i && !buffers[id].persistent &&
+          !llvm::is_contained(dying, id))
         dying.push_back(id);
     b.setInsertionPointAfter(op);
     for (uint32_t id : llvm::reverse(dying))
-      frees.push_back(FreeOp::create(b, op->getLoc(), bufferRoots[id]));
+      frees.push_back(FreeOp::create(b, op->getLoc(), buffers[id].root));
   }
   return std::make_pair(moved, static_cast<int64_t>(frees.size()));
 }
 
-int64_t Scheduler::peakOf(ArrayRef<Operation *> order) const {
-  int64_t n = static_cast<int64_t>(order.size());
-  // Each buffer's first and last position in `order`; -1 until defined.
-  std::vector<int64_t> first(bufferRoots.size(), -1), last(bufferRoots.size());
+std::vector<Scheduler::Span>
+Scheduler::spans(ArrayRef<Operation *> order) const {
+  std::vector<Span> span(buffers.size());
   for (auto [i, op] : llvm::enumerate(order)) {
     const OpBuffers &entry = opBuffers[index.lookup(op)];
     int64_t p = static_cast<int64_t>(i);
-    for (auto [id, ranked] : entry.results)
-      first[id] = last[id] = p;
+    for (uint32_t id : entry.results) {
+      span[id].def = p;
+      if (isa<RankedTensorType>(buffers[id].root.getType()))
+        span[id].last = p;
+    }
     for (uint32_t id : entry.operands)
-      last[id] = std::max(last[id], p);
+      span[id].last = p;
   }
+  return span;
+}
+
+int64_t Scheduler::peakOf(ArrayRef<Operation *> order) const {
+  int64_t n = static_cast<int64_t>(order.size());
+  std::vector<Span> span = spans(order);
   std::vector<int64_t> delta(n + 1, 0);
-  for (size_t id = 0; id < bufferRoots.size(); ++id) {
-    if (first[id] < 0 || definedBytes[id] == 0)
+  for (auto [id, buffer] : llvm::enumerate(buffers)) {
+    // Arguments count in `argumentBytes`; a buffer of no bytes (not a
+    // statically shaped ranked tensor) changes nothing, and every other one
+    // is live at its definition.
+    if (span[id].def < 0 || buffer.bytes == 0)
       continue;
     // A returned buffer lives to the terminator, past the last op.
-    int64_t end = neverFreed[id] ? n - 1 : last[id];
-    delta[first[id]] += definedBytes[id];
-    delta[end + 1] -= definedBytes[id];
+    int64_t end = buffer.persistent ? n - 1 : span[id].last;
+    delta[span[id].def] += buffer.bytes;
+    delta[end + 1] -= buffer.bytes;
   }
   int64_t running = argumentBytes, peak = argumentBytes;
   for (int64_t i = 0; i < n; ++i) {
