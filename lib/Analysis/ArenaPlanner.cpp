@@ -113,6 +113,20 @@ public:
   struct Summaries {
     std::vector<int32_t> minFirst, maxFirst, minLast, maxLast;
     std::vector<uint64_t> lowestBegin, highestEnd, largestGap;
+
+    /// What block b is to a query for `size` bytes live during ranks
+    /// [first, last]: no slot conflicts (Unrelated); every slot conflicts
+    /// and no gap between them fits (Solid: one obstacle from its lowest
+    /// begin to its highest end); else its slots must be scanned (Mixed).
+    enum class Relation { Unrelated, Solid, Mixed };
+    Relation relation(size_t b, uint64_t size, int32_t first,
+                      int32_t last) const {
+      if (minFirst[b] > last || maxLast[b] < first)
+        return Relation::Unrelated;
+      if (maxFirst[b] <= last && minLast[b] >= first && largestGap[b] < size)
+        return Relation::Solid;
+      return Relation::Mixed;
+    }
   };
 
   llvm::ArrayRef<std::unique_ptr<Block>> blocks() const { return blockList; }
@@ -255,16 +269,17 @@ uint64_t findOffset(const OffsetOrderedSlots &placed, uint64_t size,
   alignas(16) int32_t conflicts[OffsetOrderedSlots::kBlockCapacity + 8];
   const OffsetOrderedSlots::Summaries &summary = placed.summaries();
   llvm::ArrayRef<std::unique_ptr<Block>> blocks = placed.blocks();
+  using Relation = OffsetOrderedSlots::Summaries::Relation;
   for (size_t b = 0, e = blocks.size(); b != e; ++b) {
+    Relation relation = summary.relation(b, size, first, last);
     // No slot of the block conflicts: it neither raises the cursor nor
     // bounds a gap.
-    if (summary.minFirst[b] > last || summary.maxLast[b] < first)
+    if (relation == Relation::Unrelated)
       continue;
     // Every slot conflicts and none of the gaps between them fits (with the
     // cursor below, each is at most the block's own): only the gap below
     // its lowest slot is a candidate, and the cursor ends at its top.
-    if (summary.maxFirst[b] <= last && summary.minLast[b] >= first &&
-        summary.largestGap[b] < size) {
+    if (relation == Relation::Solid) {
       uint64_t begin = summary.lowestBegin[b];
       if (isAnswer(begin))
         return cursor;
@@ -425,20 +440,17 @@ uint64_t leapForOffset(llvm::ArrayRef<const RangeSet *> sets, uint64_t size) {
     const RangeSet &set = *sets[s];
     uint32_t i = next[s], n = set.size();
     if (i < n && set[i].second <= x) {
+      // Gallop to a bound, then bisect below it.
       uint32_t step = 1, lo = i + 1;
       while (lo + step < n && set[lo + step].second <= x) {
         lo += step;
         step *= 2;
       }
       uint32_t hi = std::min(n, lo + step);
-      while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (set[mid].second <= x)
-          lo = mid + 1;
-        else
-          hi = mid;
-      }
-      next[s] = i = lo;
+      next[s] = i = std::partition_point(
+                        set.begin() + lo, set.begin() + hi,
+                        [&](const auto &range) { return range.second <= x; }) -
+                    set.begin();
     }
     if (i == n || (set[i].first > x && set[i].first - x >= size))
       return false;
@@ -479,14 +491,10 @@ uint64_t scanCost(const OffsetOrderedSlots &placed, uint64_t size,
   const OffsetOrderedSlots::Summaries &summary = placed.summaries();
   size_t blocks = placed.blocks().size();
   uint64_t cost = blocks / 8;
-  for (size_t b = 0; b != blocks; ++b) {
-    if (summary.minFirst[b] > last || summary.maxLast[b] < first)
-      continue;
-    if (summary.maxFirst[b] <= last && summary.minLast[b] >= first &&
-        summary.largestGap[b] < size)
-      continue;
-    cost += placed.blocks()[b]->count;
-  }
+  for (size_t b = 0; b != blocks; ++b)
+    if (summary.relation(b, size, first, last) ==
+        OffsetOrderedSlots::Summaries::Relation::Mixed)
+      cost += placed.blocks()[b]->count;
   return cost;
 }
 
