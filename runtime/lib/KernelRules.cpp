@@ -128,6 +128,10 @@ KernelAttrs checkStep(KernelKind kind, const json &attrs,
     return batchNormAct(r);
   case KernelKind::BatchNormActBackward:
     return batchNormActBackward(r);
+  case KernelKind::Attention:
+    return attention(r);
+  case KernelKind::AttentionBackward:
+    return attentionBackward(r);
   case KernelKind::SgdUpdate:
     return sgdUpdate(r);
   case KernelKind::SgdMomentumUpdate:

@@ -297,6 +297,10 @@ KernelAttrs sumTo(Rules &r);
 KernelAttrs activationBackward(Rules &r, std::optional<double> alphaDefault);
 KernelAttrs softmaxBackward(Rules &r);
 
+// attention, attention_backward (KernelRulesAttention.cpp).
+KernelAttrs attention(Rules &r);
+KernelAttrs attentionBackward(Rules &r);
+
 // Normalisation (KernelRulesNorm.cpp).
 KernelAttrs batchNorm(Rules &r);
 KernelAttrs batchNormAct(Rules &r);

@@ -140,6 +140,12 @@ cl::opt<bool> partition(
              "recompute cheap values in it, when the step's peak does not "
              "rise (--memopt-partition; on by default)"),
     cl::init(true), cl::cat(category));
+cl::opt<bool> fuseAttention(
+    "fuse-attention",
+    cl::desc("Fuse matmul → softmax → dropout → matmul attention chains into "
+             "memory-efficient attention (--memopt-fuse-attention; on by "
+             "default, =false to keep them)"),
+    cl::init(true), cl::cat(category));
 cl::opt<bool> inplace(
     "inplace",
     cl::desc("Run element-wise ops in place over operands that are dead "
@@ -241,6 +247,7 @@ LogicalResult fillPipelineOptions(ModuleOp module, bool optimize,
   options.inplace = inplace;
   options.abn = abn;
   options.partition = partition;
+  options.fuseAttention = fuseAttention;
   if (!budget.empty())
     options.budget = budget;
   if (!workspaceLimit.empty())

@@ -106,6 +106,12 @@ const Case kCases[] = {
      "memopt-pipeline{optimizer=sgd lr=0.05 abn=true}", 1e-3, 3},
     {"Gpt2Adam", Case::Suite, "gpt2",
      "memopt-pipeline{optimizer=adam lr=0.001}", 1e-3, 3},
+    // Unfused attention: softmax, dropout and their backward kernels.
+    {"Gpt2AdamUnfused", Case::Suite, "gpt2",
+     "memopt-pipeline{optimizer=adam lr=0.001 fuse-attention=false}", 1e-3, 2},
+    // Fused attention over 67 tokens (tiles not dividing it), 3 heads of 8.
+    {"Gpt2OddAttention", Case::Suite, "gpt2-odd",
+     "memopt-pipeline{optimizer=adam lr=0.001}", 1e-3, 2},
     {"LstmSgd", Case::Suite, "lstm", "memopt-pipeline{optimizer=sgd lr=0.1}",
      1e-4, 3},
     {"UNet", Case::Suite, "unet", "memopt-pipeline{optimizer=sgd lr=0.01}",

@@ -172,6 +172,30 @@ std::vector<GradCase> &cases() {
                   "  %y = memopt.dropout %x {p = 0.3 : f64, seed = 5 : i64} : "
                   "tensor<4x6xf64>",
                   "tensor<4x6xf64>"));
+  add("attention_causal_dropout",
+      withMseLoss(
+          p("q", "tensor<2x2x5x3xf64>") + ", " + p("k", "tensor<2x2x5x3xf64>") +
+              ", " + p("v", "tensor<2x2x5x3xf64>"),
+          "  %y, %lse = memopt.attention %q, %k, %v {causal = true, scale = "
+          "0.57 : f64, p = 0.3 : f64, seed = 5 : i64} : tensor<2x2x5x3xf64>, "
+          "tensor<2x2x5x3xf64>, tensor<2x2x5x3xf64>",
+          "tensor<2x2x5x3xf64>"));
+  add("attention_rectangular",
+      withMseLoss(
+          p("q", "tensor<2x3x4xf64>") + ", " + p("k", "tensor<2x5x4xf64>") +
+              ", " + p("v", "tensor<2x5x2xf64>"),
+          "  %y, %lse = memopt.attention %q, %k, %v {scale = 0.5 : f64} : "
+          "tensor<2x3x4xf64>, tensor<2x5x4xf64>, tensor<2x5x2xf64>",
+          "tensor<2x3x2xf64>"));
+  // 70 queries: a full strip of 64 rows and a partial one.
+  add("attention_two_strips",
+      withMseLoss(
+          p("q", "tensor<1x70x2xf64>") + ", " + p("k", "tensor<1x70x2xf64>") +
+              ", " + p("v", "tensor<1x70x2xf64>"),
+          "  %y, %lse = memopt.attention %q, %k, %v {causal = true, scale = "
+          "1.3 : f64, p = 0.2 : f64, seed = 9 : i64} : tensor<1x70x2xf64>, "
+          "tensor<1x70x2xf64>, tensor<1x70x2xf64>",
+          "tensor<1x70x2xf64>"));
   add("reshape_transpose",
       withMseLoss(
           p("x", "tensor<2x3x4xf64>"),

@@ -112,6 +112,10 @@ KernelEntry lookup(KernelKind kind) {
     return {cpu::batchNormAct, true};
   case KernelKind::BatchNormActBackward:
     return {cpu::batchNormActBackward, true};
+  case KernelKind::Attention:
+    return {cpu::attention, true};
+  case KernelKind::AttentionBackward:
+    return {cpu::attentionBackward, true};
   case KernelKind::MaxPool2DBackward:
     return {cpu::maxPool2dBackward, true};
   case KernelKind::AvgPool2DBackward:

@@ -90,6 +90,10 @@ void maxPool2dBackward(const KernelCall &call);
 void avgPool2dBackward(const KernelCall &call);
 void globalAvgPool2dBackward(const KernelCall &call);
 
+// Attention.cpp
+void attention(const KernelCall &call);
+void attentionBackward(const KernelCall &call);
+
 // Softmax.cpp
 void softmax(const KernelCall &call);
 void softmaxBackward(const KernelCall &call);

@@ -190,6 +190,10 @@ KernelFn lookup(KernelKind kind) {
     return cuda::batchNormAct;
   case KernelKind::BatchNormActBackward:
     return cuda::batchNormActBackward;
+  case KernelKind::Attention:
+    return cuda::attention;
+  case KernelKind::AttentionBackward:
+    return cuda::attentionBackward;
   case KernelKind::SgdUpdate:
     return cuda::sgdUpdate;
   case KernelKind::SgdMomentumUpdate:

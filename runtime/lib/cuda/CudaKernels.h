@@ -137,6 +137,11 @@ void layerNormBackward(const KernelCall &call);
 void batchNormAct(const KernelCall &call);
 void batchNormActBackward(const KernelCall &call);
 
+// Attention.cu: memory-efficient attention (FlashAttention-2 style tiles,
+// memopt's dropout mask) and its backward pass; no workspace.
+void attention(const KernelCall &call);
+void attentionBackward(const KernelCall &call);
+
 // Pool.cu: max and average pooling and their backward ops (own kernels:
 // the backward ops do not get the forward output cuDNN's would need).
 void maxPool2D(const KernelCall &call);

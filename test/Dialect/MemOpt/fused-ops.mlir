@@ -72,3 +72,27 @@ func.func @batch_norm_act_inplace(%x: tensor<4x8x2x2xf32>, %g: tensor<8xf32>) ->
       : tensor<4x8x2x2xf32>, tensor<8xf32>
   return %y#0 : tensor<4x8x2x2xf32>
 }
+
+// Attention infers its result and log-sum-exp (f32 for f16 attention);
+// the backward op writes its types.
+// CHECK-LABEL: func.func @attention(
+// CHECK-NEXT: %result, %lse = memopt.attention %arg0, %arg1, %arg2 {causal = true, p = 1.000000e-01 : f64, scale = 1.250000e-01 : f64, seed = 3 : i64} : tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>{{$}}
+// CHECK-NEXT: %result_0, %lse_1 = memopt.attention %arg3, %arg4, %arg5 {scale = 5.000000e-01 : f64} : tensor<3x8xf16>, tensor<5x8xf16>, tensor<5x2xf16>{{$}}
+// CHECK-NEXT: %grad_q, %grad_k, %grad_v = memopt.attention_backward %result, %arg0, %arg1, %arg2, %result, %lse {causal = true, p = 1.000000e-01 : f64, scale = 1.250000e-01 : f64, seed = 3 : i64} : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16xf32>) -> (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
+// CHECK-NEXT: return %result, %lse_1 : tensor<2x4x16x8xf32>, tensor<3xf32>
+// GENERIC-LABEL: sym_name = "attention"
+// GENERIC: "memopt.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{causal = true, p = 1.000000e-01 : f64, scale = 1.250000e-01 : f64, seed = 3 : i64}> : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> (tensor<2x4x16x8xf32>, tensor<2x4x16xf32>)
+func.func @attention(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8xf32>, %v: tensor<2x4x16x8xf32>,
+                     %hq: tensor<3x8xf16>, %hk: tensor<5x8xf16>, %hv: tensor<5x2xf16>)
+    -> (tensor<2x4x16x8xf32>, tensor<3xf32>) {
+  %o, %lse = memopt.attention %q, %k, %v {causal = true, scale = 0.125 : f64, p = 0.1 : f64, seed = 3 : i64}
+      : tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>
+  %ho, %hlse = memopt.attention %hq, %hk, %hv {scale = 0.5 : f64}
+      : tensor<3x8xf16>, tensor<5x8xf16>, tensor<5x2xf16>
+  %g:3 = memopt.attention_backward %o, %q, %k, %v, %o, %lse
+      {causal = true, scale = 0.125 : f64, p = 0.1 : f64, seed = 3 : i64}
+      : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>,
+         tensor<2x4x16x8xf32>, tensor<2x4x16xf32>)
+      -> (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
+  return %o, %hlse : tensor<2x4x16x8xf32>, tensor<3xf32>
+}

@@ -112,3 +112,87 @@ func.func @batch_norm_act_backward_relu(%dy: tensor<8x64xf32>, %g: tensor<64xf32
       -> (tensor<8x64xf32>, tensor<64xf32>, tensor<64xf32>)
   return
 }
+
+// -----
+
+func.func @attention_batch_broadcast(%q: tensor<2x4x16x8xf32>, %k: tensor<1x4x16x8xf32>) {
+  // expected-error @+1 {{'memopt.attention' op expected q, k and v to share their leading (batch and head) dimensions, got 2x4x16x8, 1x4x16x8 and 1x4x16x8}}
+  %o, %l = memopt.attention %q, %k, %k {scale = 1.0 : f64} : tensor<2x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_depth(%q: tensor<16x8xf32>, %k: tensor<16x4xf32>) {
+  // expected-error @+1 {{'memopt.attention' op expected k's last dimension to be q's (8), got 16x4}}
+  %o, %l = memopt.attention %q, %k, %k {scale = 1.0 : f64} : tensor<16x8xf32>, tensor<16x4xf32>, tensor<16x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_value_length(%q: tensor<16x8xf32>, %v: tensor<12x8xf32>) {
+  // expected-error @+1 {{'memopt.attention' op expected v to have k's sequence length (16), got 12x8}}
+  %o, %l = memopt.attention %q, %q, %v {scale = 1.0 : f64} : tensor<16x8xf32>, tensor<16x8xf32>, tensor<12x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_causal_rectangular(%q: tensor<8x4xf32>, %k: tensor<16x4xf32>) {
+  // expected-error @+1 {{'memopt.attention' op 'causal' needs as many queries as keys, got 8 queries and 16 keys}}
+  %o, %l = memopt.attention %q, %k, %k {causal = true, scale = 1.0 : f64} : tensor<8x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_dropout_p(%q: tensor<8x4xf32>) {
+  // expected-error @+1 {{'memopt.attention' op expected 'p' in [0, 1), got 1}}
+  %o, %l = memopt.attention %q, %q, %q {p = 1.0 : f64, scale = 1.0 : f64} : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_element_types(%q: tensor<8x4xf32>, %k: tensor<8x4xf16>) {
+  // expected-error @+1 {{'memopt.attention' op expected k element type 'f32' (as q), got 'f16'}}
+  %o, %l = memopt.attention %q, %k, %k {scale = 1.0 : f64} : tensor<8x4xf32>, tensor<8x4xf16>, tensor<8x4xf16>
+  return
+}
+
+// -----
+
+func.func @attention_rank(%q: tensor<8xf32>) {
+  // expected-error @+1 {{'memopt.attention' op expected q of rank ≥ 2 (...xSqxD), got 'tensor<8xf32>'}}
+  %o, %l = memopt.attention %q, %q, %q {scale = 1.0 : f64} : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_scale_required(%q: tensor<8x4xf32>) {
+  // expected-error @+1 {{'memopt.attention' op requires attribute 'scale'}}
+  %o, %l = memopt.attention %q, %q, %q : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_backward_lse(%q: tensor<8x4xf32>, %l: tensor<4xf32>) {
+  // expected-error @+1 {{'memopt.attention_backward' op expected lse of type 'tensor<8xf32>', got 'tensor<4xf32>'}}
+  %g:3 = memopt.attention_backward %q, %q, %q, %q, %q, %l {scale = 1.0 : f64}
+      : (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<4xf32>)
+      -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_backward_grad(%q: tensor<8x4xf32>, %v: tensor<8x2xf32>, %l: tensor<8xf32>) {
+  // expected-error @+1 {{'memopt.attention_backward' op expected grad of type 'tensor<8x2xf32>' (the attention result's), got 'tensor<8x4xf32>'}}
+  %g:3 = memopt.attention_backward %q, %q, %q, %v, %q, %l {scale = 1.0 : f64}
+      : (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x2xf32>, tensor<8x4xf32>, tensor<8xf32>)
+      -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x2xf32>)
+  return
+}

@@ -47,6 +47,10 @@ int64_t convFlops(int64_t outputElements, Value weight) {
 /// and shift: about five operations per element, forward or backward.
 constexpr int64_t kNormFlopsPerElement = 5;
 
+/// Attention's work per score besides its products: the scale, the softmax
+/// and the dropout, one operation each as the unfused ops count them.
+constexpr int64_t kAttentionScoreFlops = 3;
+
 } // namespace
 
 /// 2·N·K·OH·OW·(C/groups)·R·S.
@@ -98,6 +102,36 @@ int64_t BatchNormBackwardOp::getFlops() {
 
 int64_t LayerNormBackwardOp::getFlops() {
   return product(kNormFlopsPerElement, numElements(getX()));
+}
+
+namespace {
+
+/// Attention's FLOPs over `lse` (one element per query row), `k` and `v`
+/// (…×Sk×Dv): per score, `qkProducts` products of depth D (q·kᵀ, and in the
+/// backward dq and dk) and `vProducts` of depth Dv (P·v, dv, dP) of two
+/// operations each, plus the scale, softmax and dropout, over every score
+/// as the unfused chain's ops count them (the kernels skip what a causal
+/// mask hides).
+int64_t attentionFlops(Value lse, Value k, Value v, int64_t qkProducts,
+                       int64_t vProducts) {
+  auto kt = cast<ShapedType>(k.getType()), vt = cast<ShapedType>(v.getType());
+  int64_t scores = product(numElements(lse), kt.getDimSize(kt.getRank() - 2));
+  int64_t depths = qkProducts * kt.getDimSize(kt.getRank() - 1) +
+                   vProducts * vt.getDimSize(vt.getRank() - 1);
+  return product(scores, 2 * depths + kAttentionScoreFlops);
+}
+
+} // namespace
+
+/// q·kᵀ and P·v: 2·Sq·Sk·(D + Dv) per head.
+int64_t AttentionOp::getFlops() {
+  return attentionFlops(getLse(), getK(), getV(), 1, 1);
+}
+
+/// The forward's q·kᵀ again, dq and dk; dv and dP: 2·Sq·Sk·(3·D + 2·Dv)
+/// per head, one q·kᵀ more than the unfused chain's backward ops.
+int64_t AttentionBackwardOp::getFlops() {
+  return attentionFlops(getLse(), getK(), getV(), 3, 2);
 }
 
 /// Batch norm and the activation on its output.

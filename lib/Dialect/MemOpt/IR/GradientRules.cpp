@@ -321,6 +321,29 @@ LogicalResult BatchNormActOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
   return success();
 }
 
+/// Memory-efficient attention: q, k, v, the result and the per-row
+/// log-sum-exp, linear in the sequence length; the backward recomputes the
+/// probabilities. The lse result has no gradient of its own.
+SmallVector<Value> AttentionOp::getSavedForBackward() {
+  return {getQ(), getK(), getV(), getResult(), getLse()};
+}
+
+LogicalResult AttentionOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                          ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(*this, grads);
+  if (!dys[0] || !(needed[0] || needed[1] || needed[2]))
+    return success();
+  auto bwd = AttentionBackwardOp::create(
+      b, getLoc(),
+      TypeRange{getQ().getType(), getK().getType(), getV().getType()}, dys[0],
+      getQ(), getK(), getV(), getResult(), getLse(), getCausalAttr(),
+      getScaleAttr(), getPAttr(), getSeedAttr());
+  for (int i = 0; i < 3; ++i)
+    if (needed[i])
+      grads[i] = bwd->getResult(i);
+  return success();
+}
+
 SmallVector<Value> LayerNormOp::getSavedForBackward() {
   return {getX(), getGamma()};
 }

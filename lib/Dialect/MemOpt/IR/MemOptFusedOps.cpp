@@ -1,19 +1,24 @@
 //===- MemOptFusedOps.cpp - verifiers of the fused ops --------------------===//
 //
-// InPlace-ABN's ops (MemOptFusedOps.td). Shapes of batch_norm_act are
-// inferred by batch norm's rules (MemOptNormOps.cpp); what is checked here is
-// what makes the fusion valid: an activation the backward can invert.
+// The fused ops (MemOptFusedOps.td). Shapes of batch_norm_act are inferred
+// by batch norm's rules (MemOptNormOps.cpp); what is checked here is what
+// makes InPlace-ABN valid: an activation the backward can invert. The
+// attention ops follow the shared rule of memopt/Contract/AttentionShapes.h.
 //
 //===----------------------------------------------------------------------===//
 
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 
+#include "memopt/Contract/AttentionShapes.h"
 #include "memopt/Contract/NormShapes.h"
+
+#include "ShapeChecker.h"
 
 #include <cmath>
 
 using namespace mlir;
 using namespace memopt;
+using memopt::detail::ShapeChecker;
 
 /// `activation` must be leaky_relu or elu and `alpha` finite and positive:
 /// the backward rebuilds the activation's input from its output.
@@ -63,4 +68,81 @@ LogicalResult BatchNormActBackwardOp::verify() {
     return emitOpError(problem);
   return verifyInvertibleActivation(*this, getActivation(),
                                     getAlpha().convertToDouble());
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The element type of attention's log-sum-exp: f64 for f64 attention,
+/// else f32 (the kernels' softmax runs in f32 for f16 and bf16).
+Type lseElementType(Type element) {
+  return element.isF64() ? element : Float32Type::get(element.getContext());
+}
+
+/// Checks q, k, v and the attributes shared by attention and its backward
+/// op; sets the result and log-sum-exp types.
+LogicalResult checkAttention(const ShapeChecker &check, Value qv, Value kv,
+                             Value vv, bool causal, double p,
+                             RankedTensorType &result, RankedTensorType &lse) {
+  auto q = check.tensor(qv, "q");
+  auto k = check.tensor(kv, "k");
+  auto v = check.tensor(vv, "v");
+  if (failed(q) || failed(k) || failed(v))
+    return failure();
+  if (q->getRank() < 2)
+    return check.error("expected q of rank ≥ 2 (...xSqxD), got ", *q);
+  if (failed(check.sameElementType(*q, "q", *k, "k")) ||
+      failed(check.sameElementType(*q, "q", *v, "v")))
+    return failure();
+  if (!(p >= 0 && p < 1))
+    return check.error("expected 'p' in [0, 1), got ", p);
+  shapes::Dims resultDims, lseDims;
+  if (shapes::ShapeProblem problem = shapes::attentionShape(
+          q->getShape().vec(), k->getShape().vec(), v->getShape().vec(), causal,
+          resultDims, lseDims);
+      !problem.empty())
+    return check.error(problem);
+  Type element = q->getElementType();
+  result = RankedTensorType::get(resultDims, element);
+  lse = RankedTensorType::get(lseDims, lseElementType(element));
+  return success();
+}
+
+} // namespace
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  ShapeChecker check(loc, getOperationName());
+  RankedTensorType result, lse;
+  if (failed(checkAttention(check, adaptor.getQ(), adaptor.getK(),
+                            adaptor.getV(), adaptor.getCausal(),
+                            adaptor.getP().convertToDouble(), result, lse)))
+    return failure();
+  results.push_back(result);
+  results.push_back(lse);
+  return success();
+}
+
+LogicalResult AttentionBackwardOp::verify() {
+  ShapeChecker check(getLoc(), getOperationName());
+  RankedTensorType result, lse;
+  if (failed(checkAttention(check, getQ(), getK(), getV(), getCausal(),
+                            getP().convertToDouble(), result, lse)))
+    return failure();
+  if (getGrad().getType() != result)
+    return emitOpError("expected grad of type ")
+           << result << " (the attention result's), got "
+           << getGrad().getType();
+  if (getOut().getType() != result)
+    return emitOpError("expected out of type ")
+           << result << " (the attention result's), got " << getOut().getType();
+  if (getLse().getType() != lse)
+    return emitOpError("expected lse of type ")
+           << lse << ", got " << getLse().getType();
+  return success();
 }

@@ -42,6 +42,9 @@ SmallVector<unsigned> memopt::floatOperandIndices(Operation *op) {
 MEMOPT_PRECISION(Conv2DOp, Allow)
 MEMOPT_PRECISION(LinearOp, Allow)
 MEMOPT_PRECISION(MatMulOp, Allow)
+// Its products on tensor cores; the softmax inside runs in f32 and the
+// log-sum-exp result stays f32 (AttentionOp::inferReturnTypes).
+MEMOPT_PRECISION(AttentionOp, Allow)
 // Autocast's "fp32" list: exponentials, normalisations over many elements,
 // losses, and reductions whose sums f16 would round away.
 MEMOPT_PRECISION(SoftmaxOp, Deny)

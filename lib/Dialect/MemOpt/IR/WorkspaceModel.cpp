@@ -15,6 +15,10 @@
 // * The losses: one double partial sum per block of a parallel reduction
 //   (cross_entropy: a warp per row, 8 rows a block; mse_loss: 256 elements
 //   a block), at most 1024 blocks; nothing when one block suffices.
+// * attention and attention_backward: the CPU kernels' strips of scores,
+//   min(64, Sq) query rows of Sk elements of the compute type, one strip
+//   forward and two backward (memopt/Contract/AttentionShapes.h); under a
+//   cap as many rows as fit, at least one.
 // * layer_norm_backward: each row's mean and inverse deviation, then the
 //   (sum dy·x̂, sum dy) partials of every column over at most 1024 chunks of
 //   rows, chunks chosen so that about 16384 threads sum columns; all
@@ -34,8 +38,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
+#include "memopt/Contract/AttentionShapes.h"
 #include "memopt/Contract/ReductionLayout.h"
+#include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -143,4 +148,23 @@ int64_t LayerNormBackwardOp::getWorkspaceBytes(int64_t limit) {
   return reduction::layerNormBackwardChunks(rows, width,
                                             (limit - statsBytes) / chunkBytes)
       .bytes(rows, width);
+}
+
+/// The score strips of an attention kernel over `q` and `k`.
+static int64_t attentionWorkspace(Operation *op, Value q, Value k,
+                                  int64_t strips, int64_t limit) {
+  ShapedType qt = shapedType(q), kt = shapedType(k);
+  return memopt::runtime::attention::workspaceBytes(
+      qt.getDimSize(qt.getRank() - 2), kt.getDimSize(kt.getRank() - 2), strips,
+      computeBytes(op), limit);
+}
+
+int64_t AttentionOp::getWorkspaceBytes(int64_t limit) {
+  return attentionWorkspace(*this, getQ(), getK(),
+                            memopt::runtime::attention::kForwardStrips, limit);
+}
+
+int64_t AttentionBackwardOp::getWorkspaceBytes(int64_t limit) {
+  return attentionWorkspace(*this, getQ(), getK(),
+                            memopt::runtime::attention::kBackwardStrips, limit);
 }

@@ -3,7 +3,8 @@
 // `--memopt-eval-mode`: what `model.eval()` and `torch.no_grad()` do, as a
 // rewrite. Batch norm switches to its running statistics and stops updating
 // them (a fused batch_norm_act becomes batch_norm_inference and its
-// activation); dropout becomes the identity.
+// activation); dropout becomes the identity, and so does attention's
+// (its `p` becomes 0).
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,6 +87,12 @@ struct MemOptEvalModePass
         ++numBatchNorms;
       } else if (auto dropout = dyn_cast<DropoutOp>(op)) {
         rewriter.replaceOp(dropout, dropout.getX());
+        ++numDropouts;
+      } else if (auto attention = dyn_cast<AttentionOp>(op);
+                 attention && attention.getP().convertToDouble() != 0) {
+        rewriter.modifyOpInPlace(attention, [&] {
+          attention.setPAttr(rewriter.getF64FloatAttr(0));
+        });
         ++numDropouts;
       }
       return WalkResult::advance();

@@ -41,6 +41,12 @@ void buildMemOptPipeline(OpPassManager &pm,
     microbatch.count = options.microbatches;
     forward.addPass(createMemOptMicrobatch(microbatch));
   }
+  // Before mixed precision, which then sees attention as one matmul-class
+  // op, and before autodiff, which gives it its own backward op. Like the
+  // precision, part of what the step computes, not of how it is stored: the
+  // unoptimised baseline (optimize=false) computes the same.
+  if (options.fuseAttention)
+    forward.addPass(createMemOptFuseAttention());
   if (options.precision != Precision::FP32) {
     // Evaluation and inference have no backward pass to scale.
     MemOptMixedPrecisionOptions mixed;

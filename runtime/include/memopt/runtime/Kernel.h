@@ -135,6 +135,17 @@ struct BatchNormActBackwardAttrs {
   double alpha = 0.01;
 };
 
+/// attention and attention_backward: softmax(scale · q·kᵀ), causally masked
+/// when `causal`, then dropout (`p`, `seed`: the mask of memopt.dropout on
+/// the ...xSqxSk probabilities), times v. `scale` is required and finite,
+/// p in [0, 1).
+struct AttentionAttrs {
+  bool causal = false;
+  double scale = 1;
+  double p = 0;
+  int64_t seed = 0;
+};
+
 /// sgd_update: p - lr * (g + weightDecay * p).
 struct SgdAttrs {
   double lr = 0;
@@ -173,8 +184,8 @@ using KernelAttrs =
                  BatchNormAttrs, LayerNormAttrs, Pool2DAttrs, SoftmaxAttrs,
                  DropoutAttrs, TransposeAttrs, SliceAttrs, ConcatAttrs,
                  UpsampleAttrs, ActivationBackwardAttrs, NormBackwardAttrs,
-                 BatchNormActAttrs, BatchNormActBackwardAttrs, SgdAttrs,
-                 SgdMomentumAttrs, AdamAttrs, LossScaleAttrs>;
+                 BatchNormActAttrs, BatchNormActBackwardAttrs, AttentionAttrs,
+                 SgdAttrs, SgdMomentumAttrs, AdamAttrs, LossScaleAttrs>;
 
 /// Whether output `outputIndex` of a kernel may occupy exactly the storage
 /// of input `inputIndex` (the output is then a view of that input's tensor,

@@ -1,11 +1,11 @@
 //===- MemOptFusedOps.td - ops fused to save memory --------*- tablegen -*-===//
 //
-// Ops that exist because fusing two ops saves memory, not arithmetic. The
-// fusions that create them run on training steps (after --memopt-autodiff);
-// a graph may also use them directly, since each has a gradient rule.
+// Ops that exist because fusing two ops saves memory, not arithmetic. A
+// graph may also use them directly, since each has a gradient rule.
 //
 // InPlace-ABN (Rota Bulò, Porzi and Kontschieder, "In-Place Activated
-// BatchNorm for Memory-Optimized Training of DNNs", CVPR 2018): batch norm
+// BatchNorm for Memory-Optimized Training of DNNs", CVPR 2018), fused on
+// training steps (after --memopt-autodiff): batch norm
 // followed by an invertible activation, whose backward rebuilds what it
 // needs from the activation's output instead of batch norm's input, so the
 // input is never stored and the output may overwrite it.
@@ -117,6 +117,100 @@ def MemOpt_BatchNormActBackwardOp
                    F64Attr:$alpha);
   let results = (outs MemOpt_FloatTensor:$grad_x,
                  MemOpt_FloatTensor:$grad_gamma, MemOpt_FloatTensor:$grad_beta);
+}
+
+//===----------------------------------------------------------------------===//
+// Memory-efficient attention
+//===----------------------------------------------------------------------===//
+
+// FlashAttention (Dao et al., NeurIPS 2022; FlashAttention-2, 2023): exact
+// attention computed a strip of query rows at a time, saving only the
+// per-row log-sum-exp and recomputing the probabilities in the backward
+// pass, so attention memory is O(sequence) instead of O(sequence²).
+// --memopt-fuse-attention builds it from the matmul → scale → softmax →
+// dropout → matmul chain.
+
+def MemOpt_AttentionOp : MemOpt_ForwardOp<"attention",
+    [MemOpt_FlopModel, MemOpt_PrecisionModel, MemOpt_WorkspaceModel]> {
+  let summary = "memory-efficient scaled dot-product attention";
+  let description = [{
+    Computes `dropout(softmax(scale · q·kᵀ)) · v` over the two trailing
+    dimensions of `q` (`…×Sq×D`), `k` (`…×Sk×D`) and `v` (`…×Sk×Dv`), whose
+    leading (batch, head) dimensions must be equal (no broadcasting).
+    With `causal = true` query `i` sees keys `j ≤ i` (which needs
+    `Sq = Sk`), as `memopt.softmax {causal = true}`. Dropout with `p` and
+    `seed` applies exactly the mask `memopt.dropout` would apply to the
+    `…×Sq×Sk` probabilities, so the fused op computes what the unfused
+    chain computes.
+
+    Besides the `…×Sq×Dv` result it returns `lse`, the `…×Sq` log-sum-exp
+    `max + log Σ exp(s − max)` of each row of scaled scores (f32, or f64
+    for f64 attention), which `memopt.attention_backward` recomputes the
+    probabilities from. The gradient rule saves `q`, `k`, `v`, the result
+    and `lse`: linear in the sequence length, never the `Sq×Sk`
+    probabilities. The kernels work a strip of query rows at a time; the
+    strip is the op's workspace.
+
+    Under mixed precision `q`, `k`, `v` and the result take the low
+    precision (matmul's class); the softmax runs in f32 inside the kernel
+    and `lse` stays f32.
+
+    ```mlir
+    %o, %lse = memopt.attention %q, %k, %v
+        {causal = true, scale = 1.250000e-01 : f64, p = 1.000000e-01 : f64, seed = 3 : i64}
+        : tensor<4x12x1024x64xf32>, tensor<4x12x1024x64xf32>, tensor<4x12x1024x64xf32>
+    // %o : tensor<4x12x1024x64xf32>, %lse : tensor<4x12x1024xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$q, MemOpt_FloatTensor:$k,
+                   MemOpt_FloatTensor:$v,
+                   DefaultValuedAttr<BoolAttr, "false">:$causal,
+                   F64Attr:$scale,
+                   DefaultValuedAttr<F64Attr, "0.0">:$p,
+                   DefaultValuedAttr<I64Attr, "0">:$seed);
+  let results = (outs MemOpt_FloatTensor:$result, MemOpt_FloatTensor:$lse);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v attr-dict `:` type($q) `,` type($k) `,` type($v)
+  }];
+}
+
+def MemOpt_AttentionBackwardOp
+    : MemOpt_GradOp<"attention_backward",
+        [MemOpt_FlopModel, MemOpt_WorkspaceModel,
+         AllTypesMatch<["q", "grad_q"]>, AllTypesMatch<["k", "grad_k"]>,
+         AllTypesMatch<["v", "grad_v"]>]> {
+  let summary = "gradients of memopt.attention, probabilities recomputed";
+  let description = [{
+    From the upstream gradient `grad` of a `memopt.attention` result, its
+    operands `q`, `k`, `v`, its result `out` and its `lse`, computes the
+    gradients of `q`, `k` and `v`. A strip of query rows at a time it
+    recomputes the probabilities `P = exp(scale · q·kᵀ − lse)` (0 where
+    masked) and the dropout mask, and then computes what the unfused
+    chain's backward ops compute: `dv += (P∘mask)ᵀ·grad`,
+    `dP = (grad·vᵀ)∘mask`, `dS = P∘(dP − Σⱼ P·dP)`, `dq = scale · dS·k`,
+    `dk += scale · dSᵀ·q`. That is one more `q·kᵀ` product than the
+    unfused backward pass. `causal`, `scale`, `p` and `seed` are the
+    forward op's.
+
+    ```mlir
+    %dq, %dk, %dv = memopt.attention_backward %do, %q, %k, %v, %o, %lse
+        {causal = true, scale = 1.250000e-01 : f64}
+        : (tensor<4x12x1024x64xf32>, tensor<4x12x1024x64xf32>,
+           tensor<4x12x1024x64xf32>, tensor<4x12x1024x64xf32>,
+           tensor<4x12x1024x64xf32>, tensor<4x12x1024xf32>)
+        -> (tensor<4x12x1024x64xf32>, tensor<4x12x1024x64xf32>,
+            tensor<4x12x1024x64xf32>)
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$grad, MemOpt_FloatTensor:$q,
+                   MemOpt_FloatTensor:$k, MemOpt_FloatTensor:$v,
+                   MemOpt_FloatTensor:$out, MemOpt_FloatTensor:$lse,
+                   DefaultValuedAttr<BoolAttr, "false">:$causal,
+                   F64Attr:$scale,
+                   DefaultValuedAttr<F64Attr, "0.0">:$p,
+                   DefaultValuedAttr<I64Attr, "0">:$seed);
+  let results = (outs MemOpt_FloatTensor:$grad_q, MemOpt_FloatTensor:$grad_k,
+                 MemOpt_FloatTensor:$grad_v);
 }
 
 #endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTFUSEDOPS_TD

@@ -464,7 +464,8 @@ def MemOptEvalMode : Pass<"memopt-eval-mode", "mlir::ModuleOp"> {
     that were the new running statistics become the unchanged state. A fused
     `memopt.batch_norm_act` becomes `memopt.batch_norm_inference` followed
     by its activation.
-    Dropout becomes the identity. Run it instead of `--memopt-autodiff` to
+    Dropout becomes the identity, and `memopt.attention` loses its
+    dropout (`p = 0`). Run it instead of `--memopt-autodiff` to
     evaluate a model: no backward pass, so the plan keeps no activations for
     one (the `no_grad` of this world).
   }];
@@ -504,6 +505,58 @@ def MemOptMicrobatch : Pass<"memopt-microbatch"> {
            "Number of micro-batches">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def MemOptFuseAttention : Pass<"memopt-fuse-attention"> {
+  let summary = "Fuse matmul → scale → softmax → dropout → matmul chains "
+                "into memory-efficient attention";
+  let description = [{
+    Runs on the forward graph, before `--memopt-autodiff` (and before
+    `--memopt-mixed-precision`, which it lets treat attention as one
+    matmul-class op). Every chain
+
+    ```mlir
+    %s = memopt.matmul %q, %k {transpose_b = true}   // or %q, transpose(%k)
+    %t = memopt.mul %s, %c                           // optional: or %c·%s, %s / %c
+    %p = memopt.softmax %t {axis = -1, causal = ...}
+    %d = memopt.dropout %p {p, seed}                 // optional
+    %o = memopt.matmul %d, %v
+    ```
+
+    with `%c` a constant splat (the 1/√d scale; it may instead multiply
+    `%q` or `%k` beforehand, as a `memopt.mul` by a constant read only
+    there) and every intermediate read only by the next op becomes
+
+    ```mlir
+    %o, %lse = memopt.attention %q, %k, %v {causal, scale, p, seed}
+    ```
+
+    whose backward pass recomputes the probabilities from the saved
+    per-row log-sum-exp instead of keeping the `…×Sq×Sk` probabilities and
+    their dropout (FlashAttention). Where q, k and v come from does not
+    matter: one fused projection sliced into heads or three separate ones.
+    The fused op computes what the chain computes: the same dropout mask,
+    the softmax in the same precision; products are rounded in another
+    order, so results agree to rounding (1e-5 relative in f32), not bit for
+    bit.
+
+    Left alone, with a reason under `remarks=true`: a softmax on a matmul
+    or feeding one whose chain differs — an intermediate read elsewhere
+    (after autodiff the backward pass reads them), a scale that is not a
+    constant splat, an additive mask or bias on the scores, a softmax not
+    over the last axis, a transposed first operand or `v`, or q, k and v
+    whose batch dimensions broadcast instead of matching.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark for every fused chain and for every attention-like "
+           "chain that is not fused, with the reason">
+  ];
+  let statistics = [
+    Statistic<"numFused", "fused", "Attention chains fused">,
+    Statistic<"numNearMisses", "near-misses",
+              "Attention-like chains left unfused">
+  ];
 }
 
 def MemOptMixedPrecision : Pass<"memopt-mixed-precision"> {

@@ -7,6 +7,7 @@
 // Bufferization/Pipelines/Passes.h does). The passes, in order:
 //
 //   memopt-eval-mode (mode=eval) or memopt-microbatch (microbatches > 1),
+//   memopt-fuse-attention (fuse-attention),
 //   memopt-mixed-precision (precision fp16 or bf16), memopt-autodiff
 //   (mode=train), memopt-workspace-limit (workspace-limit), and when
 //   optimize: memopt-checkpoint (checkpoint != none, or a budget) and
@@ -75,6 +76,11 @@ struct MemOptPipelineOptions
   Option<bool> abn{*this, "abn",
                    ::llvm::cl::desc("InPlace-ABN (--memopt-inplace=abn=true)"),
                    ::llvm::cl::init(false)};
+  Option<bool> fuseAttention{
+      *this, "fuse-attention",
+      ::llvm::cl::desc("Fuse attention chains into memory-efficient "
+                       "attention (--memopt-fuse-attention)"),
+      ::llvm::cl::init(true)};
   Option<Precision> precision{
       *this, "precision",
       ::llvm::cl::desc("Compute precision (--memopt-mixed-precision)"),

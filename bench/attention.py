@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""Memory-efficient attention (--memopt-fuse-attention) on GPT-2: what the
+training step keeps for the backward pass and its peak, with and without
+the fusion, over the sequence length; and the CPU step time.
+
+Usage: bench/attention.py [--quick] [--build build | --memopt-opt PATH]
+                          [--memopt-run PATH] [--no-time]
+                          [--output bench/results/attention.json]
+
+Memory: GPT-2 small (12 layers, width 768, 12 heads, vocabulary 50257,
+`generate_models.py gpt2`), batch 4, Adam, at sequence lengths 512, 1024
+and 2048, compiled by
+
+    memopt-opt --memopt-pipeline="optimizer=adam partition=P fuse-attention=F"
+               --memopt-report=file=R
+
+with F true (the default) and false, P true (the default) and false (the
+configuration issue 19 quoted: 8.1 GB saved, 10.4 GB peak at 1024). From
+the report: saved_for_backward_bytes, peak_bytes, arena_bytes and
+total_flops. The fused step's extra FLOPs are compared with one attention
+forward pass (q·kᵀ and P·v over every score, 4·B·H·S²·d, plus the softmax
+and dropout, 3·B·H·S², in all layers). The growth exponent of
+saved-for-backward over the sequence length is fitted (log-log least
+squares): the probabilities make the unfused step's grow faster than
+linearly; the fused step's grows linearly.
+
+Time (unless --no-time): `memopt-run --steps 2 --optimizer=adam` on the CPU
+for GPT-2 small at batch 1, sequence 512 and 1024, fused and unfused
+alternately in one sitting (two runs each; these machines are noisy), the
+ms per step memopt-run prints.
+
+Writes JSON and prints Markdown tables (docs/benchmarks.md quotes them).
+--quick runs a 2-layer GPT-2 of width 64 at short sequences in seconds, for
+smoke tests, and writes to a temporary file unless --output is given.
+"""
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # no bench/__pycache__
+import checkpoint  # noqa: E402  (machine, git and binary info, JSON writing)
+
+ROOT = os.path.dirname(HERE)
+GEN = os.path.join(ROOT, "examples", "generate_models.py")
+log = checkpoint.log
+GIB = 1e9
+
+FULL = {"model": {"layers": 12, "dim": 768, "heads": 12, "vocab": 50257},
+        "batch": 4, "seqs": [512, 1024, 2048],
+        "time": {"batch": 1, "seqs": [512, 1024], "steps": 2, "repeats": 2}}
+QUICK = {"model": {"layers": 2, "dim": 64, "heads": 4, "vocab": 100},
+         "batch": 2, "seqs": [32, 64, 128],
+         "time": {"batch": 1, "seqs": [64], "steps": 2, "repeats": 1}}
+
+
+def generate(model, batch, seq, tmp):
+    path = os.path.join(tmp, f"gpt2-b{batch}-s{seq}.mlir")
+    if not os.path.exists(path):
+        subprocess.run([sys.executable, GEN, "gpt2", "--batch", str(batch),
+                        "--seq", str(seq), "--layers", str(model["layers"]),
+                        "--dim", str(model["dim"]), "--heads", str(model["heads"]),
+                        "--vocab", str(model["vocab"]), "-o", path], check=True)
+    return path
+
+
+def report(opt, path, fuse, partition, tmp):
+    out = os.path.join(tmp, "report.json")
+    options = (f"optimizer=adam partition={str(partition).lower()} "
+               f"fuse-attention={str(fuse).lower()}")
+    started = time.perf_counter()
+    subprocess.run([opt, f"--memopt-pipeline={options}",
+                    f"--memopt-report=file={out}", path, "-o", os.devnull],
+                   check=True)
+    seconds = time.perf_counter() - started
+    with open(out) as f:
+        r = json.load(f)
+    r = r[0] if isinstance(r, list) else r
+    return {"saved_for_backward_bytes": r["saved_for_backward_bytes"],
+            "peak_bytes": r["peak_bytes"], "arena_bytes": r["arena_bytes"],
+            "total_flops": r["total_flops"], "compile_seconds": round(seconds, 2)}
+
+
+def attention_forward_flops(model, batch, seq):
+    """One attention forward pass in every layer: q·kᵀ and P·v (2·S²·d
+    each per head) and the scale, softmax and dropout (3 per score)."""
+    d = model["dim"] // model["heads"]
+    scores = model["layers"] * batch * model["heads"] * seq * seq
+    return scores * (4 * d + 3)
+
+
+def exponent(xs, ys):
+    lx, ly = [math.log(x) for x in xs], [math.log(y) for y in ys]
+    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+    return (sum((a - mx) * (b - my) for a, b in zip(lx, ly))
+            / sum((a - mx) ** 2 for a in lx))
+
+
+def memory(opt, cfg, tmp):
+    rows = []
+    for seq in cfg["seqs"]:
+        path = generate(cfg["model"], cfg["batch"], seq, tmp)
+        row = {"seq": seq, "attention_forward_flops":
+               attention_forward_flops(cfg["model"], cfg["batch"], seq)}
+        for partition in (True, False):
+            for fuse in (True, False):
+                key = f"{'fused' if fuse else 'unfused'}" + \
+                      ("" if partition else "_no_partition")
+                row[key] = report(opt, path, fuse, partition, tmp)
+                log(f"seq {seq} {key}: saved "
+                    f"{row[key]['saved_for_backward_bytes'] / GIB:.2f} GB, "
+                    f"peak {row[key]['peak_bytes'] / GIB:.2f} GB")
+        extra = row["fused"]["total_flops"] - row["unfused"]["total_flops"]
+        row["extra_flops_fraction_of_attention_forward"] = round(
+            extra / row["attention_forward_flops"], 3)
+        rows.append(row)
+    growth = {}
+    seqs = [r["seq"] for r in rows]
+    for key in ("fused", "unfused", "fused_no_partition", "unfused_no_partition"):
+        growth[key] = round(exponent(
+            seqs, [r[key]["saved_for_backward_bytes"] for r in rows]), 3)
+    return rows, growth
+
+
+def step_time(run, path, fuse, steps):
+    cmd = [run, path, "--device=cpu", f"--steps={steps}", "--optimizer=adam",
+           f"--fuse-attention={str(fuse).lower()}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    ms = re.search(r"([0-9.]+) ms per step", proc.stdout)
+    loss = re.search(r"loss ([0-9.]+) -> ([0-9.]+)", proc.stdout)
+    return float(ms.group(1)), [float(loss.group(1)), float(loss.group(2))]
+
+
+def timing(run, cfg, tmp):
+    t = cfg["time"]
+    rows = []
+    for seq in t["seqs"]:
+        path = generate(cfg["model"], t["batch"], seq, tmp)
+        runs = {"fused": [], "unfused": []}
+        losses = {}
+        for _ in range(t["repeats"]):
+            for fuse in (False, True):
+                key = "fused" if fuse else "unfused"
+                ms, loss = step_time(run, path, fuse, t["steps"])
+                runs[key].append(ms)
+                losses[key] = loss
+                log(f"seq {seq} {key}: {ms:.0f} ms per step")
+        rows.append({"seq": seq, "batch": t["batch"], "steps": t["steps"],
+                     "ms_per_step": runs, "losses": losses,
+                     "fused_over_unfused": round(
+                         min(runs["fused"]) / min(runs["unfused"]), 3)})
+    return rows
+
+
+def print_tables(data):
+    print("| seq | saved, unfused (GB) | saved, fused (GB) | peak, unfused (GB) "
+          "| peak, fused (GB) | extra FLOPs / attention forward |")
+    print("|---|---|---|---|---|---|")
+    for r in data["memory"]:
+        print(f"| {r['seq']} | {r['unfused']['saved_for_backward_bytes'] / GIB:.2f} "
+              f"| {r['fused']['saved_for_backward_bytes'] / GIB:.2f} "
+              f"| {r['unfused']['peak_bytes'] / GIB:.2f} "
+              f"| {r['fused']['peak_bytes'] / GIB:.2f} "
+              f"| {r['extra_flops_fraction_of_attention_forward']} |")
+    print()
+    print("Without the partition (partition=false):")
+    print()
+    print("| seq | saved, unfused (GB) | saved, fused (GB) | peak, unfused (GB) "
+          "| peak, fused (GB) |")
+    print("|---|---|---|---|---|")
+    for r in data["memory"]:
+        a, b = r["unfused_no_partition"], r["fused_no_partition"]
+        print(f"| {r['seq']} | {a['saved_for_backward_bytes'] / GIB:.2f} "
+              f"| {b['saved_for_backward_bytes'] / GIB:.2f} "
+              f"| {a['peak_bytes'] / GIB:.2f} | {b['peak_bytes'] / GIB:.2f} |")
+    print()
+    print("Growth exponent of saved-for-backward over the sequence length: "
+          + ", ".join(f"{k} {v}" for k, v in data["saved_growth_exponent"].items()))
+    if data.get("time"):
+        print()
+        print("| seq | batch | unfused (ms per step) | fused (ms per step) "
+              "| fused / unfused (best of each) |")
+        print("|---|---|---|---|---|")
+        for r in data["time"]:
+            u, f = r["ms_per_step"]["unfused"], r["ms_per_step"]["fused"]
+            print(f"| {r['seq']} | {r['batch']} | {', '.join(f'{x:.0f}' for x in u)} "
+                  f"| {', '.join(f'{x:.0f}' for x in f)} | {r['fused_over_unfused']} |")
+
+
+def main():
+    parser = checkpoint.bench_parser("attention", __doc__)
+    parser.add_argument("--memopt-run", help="memopt-run binary (default: "
+                        "next to memopt-opt)")
+    parser.add_argument("--no-time", action="store_true",
+                        help="skip the CPU step-time runs")
+    args = parser.parse_args()
+    opt, output = checkpoint.bench_setup("attention", args)
+    run = args.memopt_run or os.path.join(os.path.dirname(opt), "memopt-run")
+    cfg = QUICK if args.quick else FULL
+    data = {**checkpoint.bench_header("attention", args, opt),
+            "model": cfg["model"], "batch": cfg["batch"]}
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        data["memory"], data["saved_growth_exponent"] = memory(opt, cfg, tmp)
+        if not args.no_time:
+            data["time"] = timing(run, cfg, tmp)
+    data["elapsed_seconds"] = round(time.perf_counter() - started, 1)
+    checkpoint.write_json(output, data)
+    log(f"wrote {output} in {data['elapsed_seconds']} s")
+    print_tables(data)
+
+
+if __name__ == "__main__":
+    main()

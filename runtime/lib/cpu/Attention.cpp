@@ -1,0 +1,253 @@
+//===- Attention.cpp - memory-efficient attention on the CPU --------------===//
+//
+// attention(q, k, v): for each leading (batch, head) index, a strip of query
+// rows at a time, S = scale · q·kᵀ against every key the strip sees (with
+// `causal`, keys up to its last row), each row's softmax (the same
+// max-shifted exponentials and reciprocal sum as memopt.softmax, masked
+// entries exactly 0), dropout with memopt.dropout's mask at the element's
+// index in the ...xSqxSk probabilities, then the strip's rows of P·v. The
+// per-row log-sum-exp max + log(sum) is kept for the backward pass; the
+// strip is the only score-sized storage, so memory is linear in the
+// sequence length (memopt/Contract/AttentionShapes.h sets the strip).
+//
+// attention_backward recomputes each strip's probabilities from q, k and
+// the log-sum-exp, P = exp(S − lse), and then, as the unfused chain's
+// backward ops would: dv += (P∘mask)ᵀ·dO; dP = (dO·vᵀ)∘mask;
+// dS = P∘(dP − Σ_j P·dP) (the softmax gradient, the row sum in double);
+// dq = scale · dS·k and dk += scale · dSᵀ·q. It costs one more q·kᵀ than
+// the unfused backward and needs two strips.
+//
+// The matrix products are the BLAS GEMMs of Gemm.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuKernels.h"
+#include "Gemm.h"
+
+#include "memopt/Contract/AttentionShapes.h"
+#include "memopt/runtime/Dropout.h"
+#include "memopt/runtime/ElementwiseMath.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace memopt::runtime::cpu {
+
+namespace {
+
+/// The sizes of one attention call: `heads` independent (batch, head)
+/// problems of Sq queries, Sk keys, depth D and value depth Dv.
+struct AttentionSizes {
+  int64_t heads, sq, sk, d, dv;
+  /// d and dv as BLAS leading dimensions, which must be at least 1 even
+  /// when a depth is 0 (and nothing is read).
+  int64_t ldd, ldv;
+
+  AttentionSizes(const TensorRef &q, const TensorRef &k, const TensorRef &v)
+      : heads(1), sq(q.dim(q.rank() - 2)), sk(k.dim(k.rank() - 2)),
+        d(q.dim(q.rank() - 1)), dv(v.dim(v.rank() - 1)),
+        ldd(std::max<int64_t>(d, 1)), ldv(std::max<int64_t>(dv, 1)) {
+    for (size_t i = 0; i + 2 < q.rank(); ++i)
+      heads *= q.dim(i);
+  }
+};
+
+/// `strips` score strips of Sk elements per query row: in the planned
+/// workspace, as many rows as it holds (at most kTileRows and Sq), or, for
+/// a plan without room for one row, kTileRows rows of the call's own.
+template <typename T> class Strips {
+public:
+  Strips(const KernelCall &call, const AttentionSizes &z, int64_t strips)
+      : stride(0) {
+    int64_t maxRows = std::min(attention::kTileRows, z.sq);
+    size_t rowBytes = static_cast<size_t>(
+        attention::rowBytes(z.sk, strips, static_cast<int64_t>(sizeof(T))));
+    rows = std::max<int64_t>(maxRows, 1);
+    const Workspace &ws = call.context.workspace;
+    if (ws.data && rowBytes > 0 && ws.bytes >= rowBytes &&
+        reinterpret_cast<uintptr_t>(ws.data) % alignof(T) == 0) {
+      rows = std::clamp<int64_t>(ws.bytes / rowBytes, 1, rows);
+      base = static_cast<T *>(ws.data);
+    } else {
+      own.resize(static_cast<size_t>(rows * z.sk * strips));
+      base = own.data();
+    }
+    stride = rows * z.sk;
+  }
+  /// Strip `i` (rows × Sk elements).
+  T *strip(int64_t i) { return base + i * stride; }
+  /// Query rows per strip.
+  int64_t rows = 1;
+
+private:
+  std::vector<T> own;
+  T *base = nullptr;
+  int64_t stride;
+};
+
+/// Dropout of the probabilities of (head, row) into `p` (`width` columns):
+/// element j keeps p[j] · scale where memopt.dropout would keep index
+/// (head·Sq + row)·Sk + j of the ...xSqxSk probabilities, else 0.
+template <typename T> struct Mask {
+  bool active;
+  uint64_t key;
+  uint32_t threshold;
+  T scale;
+
+  Mask(const AttentionAttrs &a, uint64_t step)
+      : active(a.p > 0), key(dropout::streamKey(a.seed, step)),
+        threshold(dropout::threshold(a.p)), scale(dropout::scale<T>(a.p)) {}
+
+  uint64_t first(const AttentionSizes &z, int64_t head, int64_t row) const {
+    return (static_cast<uint64_t>(head) * z.sq + row) * z.sk;
+  }
+  void apply(T *p, int64_t width, uint64_t index) const {
+    if (!active)
+      return;
+    for (int64_t j = 0; j < width; ++j)
+      p[j] = dropout::keep(key, index + j, threshold) ? p[j] * scale : T(0);
+  }
+};
+
+/// The keys the rows [r0, r1) see: all of them, or with `causal` (Sq ==
+/// Sk) up to the last row's.
+int64_t keysSeen(const AttentionSizes &z, bool causal, int64_t r1) {
+  return causal ? std::min(z.sk, r1) : z.sk;
+}
+
+template <typename T> void attentionImpl(const KernelCall &call) {
+  const TensorRef &tq = call.in(0), &tk = call.in(1), &tv = call.in(2);
+  const AttentionAttrs &a = call.step.get<AttentionAttrs>();
+  const AttentionSizes z(tq, tk, tv);
+  const T scale = static_cast<T>(a.scale);
+  const Mask<T> mask(a, call.context.stepCounter);
+  Strips<T> strips(call, z, attention::kForwardStrips);
+  T *s = strips.strip(0);
+  const T *q = tq.as<const T>(), *k = tk.as<const T>(), *v = tv.as<const T>();
+  T *out = call.out(0).as<T>(), *lse = call.out(1).as<T>();
+
+  for (int64_t h = 0; h < z.heads; ++h) {
+    const T *qh = q + h * z.sq * z.d, *kh = k + h * z.sk * z.d,
+            *vh = v + h * z.sk * z.dv;
+    T *oh = out + h * z.sq * z.dv, *lh = lse + h * z.sq;
+    for (int64_t r0 = 0; r0 < z.sq; r0 += strips.rows) {
+      const int64_t r1 = std::min(z.sq, r0 + strips.rows), rows = r1 - r0;
+      const int64_t width = keysSeen(z, a.causal, r1);
+      if (width == 0) {
+        // No key: an empty softmax, as the unfused chain's 0-length axis.
+        std::fill(oh + r0 * z.dv, oh + r1 * z.dv, T(0));
+        std::fill(lh + r0, lh + r1, -std::numeric_limits<T>::infinity());
+        continue;
+      }
+      gemm<T>(false, true, rows, width, z.d, scale, qh + r0 * z.d, z.ldd, kh,
+              z.ldd, T(0), s, width);
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t row = r0 + i;
+        const int64_t valid = a.causal ? row + 1 : width;
+        T *p = s + i * width;
+        T max = p[0];
+        for (int64_t j = 1; j < valid; ++j)
+          max = p[j] > max ? p[j] : max;
+        T sum = T(0);
+        for (int64_t j = 0; j < valid; ++j) {
+          T e = math::exp(p[j] - max);
+          p[j] = e;
+          sum += e;
+        }
+        const T inv = T(1) / sum;
+        for (int64_t j = 0; j < valid; ++j)
+          p[j] *= inv;
+        std::fill(p + valid, p + width, T(0));
+        lh[row] = max + math::log(sum);
+        mask.apply(p, width, mask.first(z, h, row));
+      }
+      gemm<T>(false, false, rows, z.dv, width, T(1), s, width, vh, z.ldv, T(0),
+              oh + r0 * z.dv, z.ldv);
+    }
+  }
+}
+
+template <typename T> void attentionBackwardImpl(const KernelCall &call) {
+  const TensorRef &tg = call.in(0), &tq = call.in(1), &tk = call.in(2),
+                  &tv = call.in(3), &tl = call.in(5);
+  const AttentionAttrs &a = call.step.get<AttentionAttrs>();
+  const AttentionSizes z(tq, tk, tv);
+  const T scale = static_cast<T>(a.scale);
+  const Mask<T> mask(a, call.context.stepCounter);
+  Strips<T> strips(call, z, attention::kBackwardStrips);
+  // pStrip: the probabilities, then dS; dStrip: the kept probabilities,
+  // then dP.
+  T *pStrip = strips.strip(0), *dStrip = strips.strip(1);
+  const T *g = tg.as<const T>(), *q = tq.as<const T>(), *k = tk.as<const T>(),
+          *v = tv.as<const T>(), *lse = tl.as<const T>();
+  T *dq = call.out(0).as<T>(), *dk = call.out(1).as<T>(),
+    *dv = call.out(2).as<T>();
+  std::fill(dk, dk + call.out(1).numElements, T(0));
+  std::fill(dv, dv + call.out(2).numElements, T(0));
+
+  for (int64_t h = 0; h < z.heads; ++h) {
+    const T *qh = q + h * z.sq * z.d, *kh = k + h * z.sk * z.d,
+            *vh = v + h * z.sk * z.dv, *gh = g + h * z.sq * z.dv,
+            *lh = lse + h * z.sq;
+    T *dqh = dq + h * z.sq * z.d, *dkh = dk + h * z.sk * z.d,
+      *dvh = dv + h * z.sk * z.dv;
+    for (int64_t r0 = 0; r0 < z.sq; r0 += strips.rows) {
+      const int64_t r1 = std::min(z.sq, r0 + strips.rows), rows = r1 - r0;
+      const int64_t width = keysSeen(z, a.causal, r1);
+      if (width == 0) {
+        std::fill(dqh + r0 * z.d, dqh + r1 * z.d, T(0));
+        continue;
+      }
+      gemm<T>(false, true, rows, width, z.d, scale, qh + r0 * z.d, z.ldd, kh,
+              z.ldd, T(0), pStrip, width);
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t row = r0 + i;
+        const int64_t valid = a.causal ? row + 1 : width;
+        T *p = pStrip + i * width, *kept = dStrip + i * width;
+        for (int64_t j = 0; j < valid; ++j)
+          p[j] = math::exp(p[j] - lh[row]);
+        std::fill(p + valid, p + width, T(0));
+        std::copy(p, p + width, kept);
+        mask.apply(kept, width, mask.first(z, h, row));
+      }
+      // dv += keptᵀ · dO.
+      gemm<T>(true, false, width, z.dv, rows, T(1), dStrip, width,
+              gh + r0 * z.dv, z.ldv, T(1), dvh, z.ldv);
+      // d(kept) = dO · vᵀ, then back through the dropout mask.
+      gemm<T>(false, true, rows, width, z.dv, T(1), gh + r0 * z.dv, z.ldv, vh,
+              z.ldv, T(0), dStrip, width);
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t row = r0 + i;
+        T *p = pStrip + i * width, *dp = dStrip + i * width;
+        mask.apply(dp, width, mask.first(z, h, row));
+        double dot = 0;
+        for (int64_t j = 0; j < width; ++j)
+          dot += static_cast<double>(dp[j]) * static_cast<double>(p[j]);
+        const T t = static_cast<T>(dot);
+        for (int64_t j = 0; j < width; ++j)
+          p[j] = p[j] * (dp[j] - t);
+      }
+      // dq = scale · dS · k; dk += scale · dSᵀ · q.
+      gemm<T>(false, false, rows, z.d, width, scale, pStrip, width, kh, z.ldd,
+              T(0), dqh + r0 * z.d, z.ldd);
+      gemm<T>(true, false, width, z.d, rows, scale, pStrip, width,
+              qh + r0 * z.d, z.ldd, T(1), dkh, z.ldd);
+    }
+  }
+}
+
+} // namespace
+
+void attention(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype,
+                [&](auto tag) { attentionImpl<decltype(tag)>(call); });
+}
+
+void attentionBackward(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype,
+                [&](auto tag) { attentionBackwardImpl<decltype(tag)>(call); });
+}
+
+} // namespace memopt::runtime::cpu
