@@ -126,6 +126,19 @@ std::optional<Init> initFromUse(Operation *user, unsigned index) {
         init.classLabels = true;
         return init;
       })
+      .Case([&](LinearCrossEntropyOp op) -> std::optional<Init> {
+        // A linear layer's weight and cross_entropy's labels in one op.
+        int64_t classes = op.getWeight().getType().getDimSize(0);
+        if (index == 1)
+          return weightRule(op.getWeight(), "linear_cross_entropy");
+        if (index != 2)
+          return std::nullopt;
+        Init init = indices(classes, ("linear_cross_entropy labels, " +
+                                      Twine(classes) + " classes")
+                                         .str());
+        init.classLabels = true;
+        return init;
+      })
       .Default([](Operation *) { return std::nullopt; });
 }
 

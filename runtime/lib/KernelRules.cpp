@@ -132,6 +132,10 @@ KernelAttrs checkStep(KernelKind kind, const json &attrs,
     return attention(r);
   case KernelKind::AttentionBackward:
     return attentionBackward(r);
+  case KernelKind::LinearCrossEntropy:
+    return linearCrossEntropy(r);
+  case KernelKind::LinearCrossEntropyBackward:
+    return linearCrossEntropyBackward(r);
   case KernelKind::SgdUpdate:
     return sgdUpdate(r);
   case KernelKind::SgdMomentumUpdate:

@@ -324,6 +324,8 @@ KernelAttrs embeddingBackward(Rules &r);
 KernelAttrs crossEntropy(Rules &r);
 KernelAttrs mseLoss(Rules &r);
 KernelAttrs crossEntropyBackward(Rules &r);
+KernelAttrs linearCrossEntropy(Rules &r);
+KernelAttrs linearCrossEntropyBackward(Rules &r);
 KernelAttrs mseLossBackward(Rules &r);
 
 // Optimizers and mixed precision (KernelRulesOptimizer.cpp).

@@ -1,13 +1,14 @@
 //===- KernelRulesLoss.cpp - rules of loss ops ----------------------------===//
 //
 // The rules of the losses (cross-entropy over class indices, mean squared
-// error), each a 0-d result, and of their backward ops, which take the 0-d
-// gradient of the loss first.
+// error, and the chunked linear + cross-entropy), each a 0-d result, and of
+// their backward ops, which take the 0-d gradient of the loss first.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelRulesImpl.h"
 
+#include "memopt/Contract/LinearCrossEntropyShapes.h"
 #include "memopt/Contract/LossShapes.h"
 
 namespace memopt::runtime::detail {
@@ -87,6 +88,65 @@ KernelAttrs mseLossBackward(Rules &r) {
     r.error(problem);
   r.output(0, p.dtype, p.shape);
   return std::monostate{};
+}
+
+namespace {
+
+/// hidden, weight and labels (inputs `first`..`first + 2`) and `chunk`;
+/// returns the row log-sum-exps' shape and sets the loss dtype.
+Shape checkLinearCrossEntropy(Rules &r, size_t first,
+                              LinearCrossEntropyAttrs &a, DType &lossDType) {
+  a.chunk = r.i64("chunk", std::nullopt);
+  r.done();
+  if (a.chunk < 1)
+    r.error("expected 'chunk' >= 1, got ", a.chunk);
+  const TensorInfo &h = r.in(first), &w = r.in(first + 1),
+                   &labels = r.in(first + 2);
+  r.isFloat(h, "hidden");
+  r.rank(h, "hidden", 2, "NxH");
+  r.sameDType(h, "hidden", w, "weight");
+  r.rank(w, "weight", 2, "VxH");
+  r.isInteger(labels, "labels");
+  r.rank(labels, "labels", 1, "N");
+  Shape lse;
+  if (shapes::ShapeProblem problem =
+          shapes::linearCrossEntropyShape(h.shape, w.shape, labels.shape, lse);
+      !problem.empty())
+    r.error(problem);
+  lossDType = h.dtype == DType::F64 ? DType::F64 : DType::F32;
+  return lse;
+}
+
+} // namespace
+
+/// linear_cross_entropy(hidden, weight, labels) -> (loss, lse).
+KernelAttrs linearCrossEntropy(Rules &r) {
+  r.arity(3, 3, 2);
+  LinearCrossEntropyAttrs a;
+  DType dtype;
+  Shape lse = checkLinearCrossEntropy(r, 0, a, dtype);
+  r.output(0, dtype, {});
+  r.output(1, dtype, lse);
+  return a;
+}
+
+/// linear_cross_entropy_backward(grad_loss, hidden, weight, labels, lse) ->
+/// (grad_hidden, grad_weight).
+KernelAttrs linearCrossEntropyBackward(Rules &r) {
+  r.arity(5, 5, 2);
+  LinearCrossEntropyAttrs a;
+  DType dtype;
+  Shape lse = checkLinearCrossEntropy(r, 1, a, dtype);
+  const TensorInfo &g = r.in(0), &l = r.in(4);
+  if (g.dtype != dtype || !g.shape.empty())
+    r.error("expected grad_loss of dtype ", dtypeName(dtype),
+            " and shape scalar, got ", describe(g));
+  if (l.dtype != dtype || l.shape != lse)
+    r.error("expected lse of shape ", formatShape(lse), " and dtype ",
+            dtypeName(dtype), ", got ", describe(l));
+  r.output(0, r.in(1).dtype, r.in(1).shape);
+  r.output(1, r.in(2).dtype, r.in(2).shape);
+  return a;
 }
 
 } // namespace memopt::runtime::detail

@@ -146,6 +146,12 @@ cl::opt<bool> fuseAttention(
              "memory-efficient attention (--memopt-fuse-attention; on by "
              "default, =false to keep them)"),
     cl::init(true), cl::cat(category));
+cl::opt<bool> fuseLinearCrossEntropy(
+    "fuse-linear-cross-entropy",
+    cl::desc("Fuse a large-vocabulary linear → cross_entropy into the chunked "
+             "linear_cross_entropy, which never holds the logits "
+             "(--memopt-fuse-linear-cross-entropy; on by default)"),
+    cl::init(true), cl::cat(category));
 cl::opt<bool> inplace(
     "inplace",
     cl::desc("Run element-wise ops in place over operands that are dead "
@@ -248,6 +254,7 @@ LogicalResult fillPipelineOptions(ModuleOp module, bool optimize,
   options.abn = abn;
   options.partition = partition;
   options.fuseAttention = fuseAttention;
+  options.fuseLinearCrossEntropy = fuseLinearCrossEntropy;
   if (!budget.empty())
     options.budget = budget;
   if (!workspaceLimit.empty())

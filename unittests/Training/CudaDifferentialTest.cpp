@@ -112,6 +112,16 @@ const Case kCases[] = {
     // Fused attention over 67 tokens (tiles not dividing it), 3 heads of 8.
     {"Gpt2OddAttention", Case::Suite, "gpt2-odd",
      "memopt-pipeline{optimizer=adam lr=0.001}", 1e-3, 2},
+    // The LM head and its loss fused, in chunks of 9 of the 134 rows, in
+    // f32 and in fp16 (dlogits narrowed for the GEMMs, as PyTorch does).
+    {"Gpt2LinearCrossEntropy", Case::Suite, "gpt2-odd",
+     "memopt-fuse-linear-cross-entropy{min-classes=1 chunk=9},"
+     "memopt-pipeline{optimizer=adam lr=0.001}",
+     1e-3, 2},
+    {"Gpt2LinearCrossEntropyFp16", Case::Suite, "gpt2-odd",
+     "memopt-fuse-linear-cross-entropy{min-classes=1 chunk=9},"
+     "memopt-pipeline{optimizer=adam lr=0.001 precision=fp16}",
+     2e-2, 2},
     {"LstmSgd", Case::Suite, "lstm", "memopt-pipeline{optimizer=sgd lr=0.1}",
      1e-4, 3},
     {"UNet", Case::Suite, "unet", "memopt-pipeline{optimizer=sgd lr=0.01}",

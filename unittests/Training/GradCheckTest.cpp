@@ -231,6 +231,13 @@ std::vector<GradCase> &cases() {
       "tensor<4xi64>) -> tensor<f64> {\n"
       "  %loss = memopt.cross_entropy %logits, %labels : tensor<4x5xf64>, "
       "tensor<4xi64>\n  return %loss : tensor<f64>\n}\n");
+  // 7 rows in chunks of 3 (the last one partial).
+  add("linear_cross_entropy_chunked",
+      "func.func @f(%h: tensor<7x4xf64> {memopt.param}, %w: tensor<5x4xf64> "
+      "{memopt.param}, %labels: tensor<7xi64>) -> tensor<f64> {\n"
+      "  %loss, %lse = memopt.linear_cross_entropy %h, %w, %labels {chunk = "
+      "3 : i64} : tensor<7x4xf64>, tensor<5x4xf64>, tensor<7xi64>\n"
+      "  return %loss : tensor<f64>\n}\n");
   add("mse_loss_both_sides",
       "func.func @f(%a: tensor<3x4xf64> {memopt.param}, %b: tensor<3x4xf64> "
       "{memopt.param}) -> tensor<f64> {\n"

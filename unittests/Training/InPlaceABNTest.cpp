@@ -4,8 +4,8 @@
 // fused op written directly, and batch norm + activation fused after
 // autodiff), and a differential test of the fusion: a CNN with batch norms
 // followed by leaky_relu and elu, trained with and without
-// `test-memopt-inplace-abn`. The fused forward is batch norm's arithmetic followed
-// by the activation, so the loss and the running statistics are
+// `test-memopt-inplace-abn`. The fused forward is batch norm's arithmetic
+// followed by the activation, so the loss and the running statistics are
 // bit-identical; the backward rebuilds x̂ = (f⁻¹(y) − β)/γ from the f32
 // output instead of reading x, so gradients, and the parameters updated
 // from them, agree to float rounding amplified by 1/|γ| (bounds below).
@@ -45,13 +45,6 @@ std::string invertibleCnn() {
                  "%r2 = memopt.elu %n2 {alpha = 1.0 : f64}");
   cnn = replaced(cnn, "%r3 = memopt.relu %n3", "%r3 = memopt.leaky_relu %n3");
   return cnn;
-}
-
-size_t countKernels(const CompiledStep &step, runtime::KernelKind kind) {
-  size_t n = 0;
-  for (const runtime::Step &s : step.plan().steps)
-    n += s.kernel == kind;
-  return n;
 }
 
 /// Compares the gradient of every parameter, from `gradientPipeline`
@@ -114,7 +107,8 @@ TEST(InPlaceABN, FusedStepGradientMatchesFiniteDifferences) {
     ASSERT_TRUE(fused);
     EXPECT_EQ(countKernels(*fused, runtime::KernelKind::BatchNormAct), 1u);
     EXPECT_EQ(countKernels(*fused, runtime::KernelKind::BatchNormBackward), 0u);
-    checkGradients(source, "memopt-autodiff{optimizer=none},test-memopt-inplace-abn");
+    checkGradients(source,
+                   "memopt-autodiff{optimizer=none},test-memopt-inplace-abn");
   }
 }
 
@@ -128,8 +122,8 @@ void expectFusedStepMatches(const std::string &source,
                             double rtol) {
   bool plan = after.find("memopt-plan-memory") != std::string::npos;
   auto base = CompiledStep::compile(source, autodiff + after);
-  auto fused =
-      CompiledStep::compile(source, autodiff + ",test-memopt-inplace-abn" + after);
+  auto fused = CompiledStep::compile(
+      source, autodiff + ",test-memopt-inplace-abn" + after);
   ASSERT_TRUE(base && fused);
   EXPECT_GT(countKernels(*fused, runtime::KernelKind::BatchNormAct), 0u);
   EXPECT_EQ(countKernels(*fused, runtime::KernelKind::BatchNormBackward), 0u);
@@ -207,7 +201,8 @@ TEST(InPlaceABN, SeveralStepsStayClose) {
   std::string source = invertibleCnn();
   std::string autodiff = "memopt-autodiff{optimizer=momentum lr=0.05}";
   auto base = CompiledStep::compile(source, autodiff);
-  auto fused = CompiledStep::compile(source, autodiff + ",test-memopt-inplace-abn");
+  auto fused =
+      CompiledStep::compile(source, autodiff + ",test-memopt-inplace-abn");
   ASSERT_TRUE(base && fused);
   base->randomize(3);
   fused->randomize(3);

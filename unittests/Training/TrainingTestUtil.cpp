@@ -220,6 +220,37 @@ void memopt::testing::expectGradientsMatchFiniteDifferences(
   }
 }
 
+void memopt::testing::expectResultsCloseToRounding(CompiledStep &base,
+                                                   CompiledStep &other,
+                                                   uint64_t seed,
+                                                   double tolerance) {
+  ASSERT_EQ(base.plan().results.size(), other.plan().results.size());
+  base.randomize(seed);
+  other.randomize(seed);
+  base.run(3);
+  other.run(3);
+  for (size_t r = 0; r < base.plan().results.size(); ++r) {
+    std::vector<double> want = base.result(r), got = other.result(r);
+    ASSERT_EQ(want.size(), got.size()) << "result " << r;
+    double scale = 0;
+    for (double w : want)
+      scale = std::max(scale, std::fabs(w));
+    ASSERT_GT(scale, 0) << "result " << r << " is all zeros";
+    for (size_t e = 0; e < want.size(); ++e)
+      ASSERT_LE(std::fabs(got[e] - want[e]), tolerance * scale)
+          << "result " << r << "[" << e << "]: " << got[e] << ", expected "
+          << want[e] << " (largest magnitude " << scale << ")";
+  }
+}
+
+size_t memopt::testing::countKernels(const CompiledStep &step,
+                                     runtime::KernelKind kind) {
+  size_t n = 0;
+  for (const runtime::Step &s : step.plan().steps)
+    n += s.kernel == kind;
+  return n;
+}
+
 void memopt::testing::expectStepsBitIdentical(CompiledStep &base,
                                               CompiledStep &other, int steps,
                                               uint64_t seed) {

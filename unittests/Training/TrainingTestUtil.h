@@ -74,6 +74,17 @@ void expectGradientsMatchFiniteDifferences(const std::string &source,
 void expectStepsBitIdentical(CompiledStep &base, CompiledStep &other, int steps,
                              uint64_t seed);
 
+/// Runs `base` and `other` (two compilations of one graph whose results
+/// should agree to rounding, as a fused op's and the unfused ops') once on
+/// the same arguments, drawn from `seed`, and asserts that every element of
+/// every result is within `tolerance` times the largest magnitude of its
+/// result in `base` (which must not be all zeros).
+void expectResultsCloseToRounding(CompiledStep &base, CompiledStep &other,
+                                  uint64_t seed, double tolerance);
+
+/// The number of steps of `step`'s plan that call `kind`.
+size_t countKernels(const CompiledStep &step, runtime::KernelKind kind);
+
 /// The text of examples/<name> in the source tree.
 std::string exampleSource(const std::string &name);
 /// The text of a suite model generated for the tests at build time

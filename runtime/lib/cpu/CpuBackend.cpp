@@ -116,6 +116,10 @@ KernelEntry lookup(KernelKind kind) {
     return {cpu::attention, true};
   case KernelKind::AttentionBackward:
     return {cpu::attentionBackward, true};
+  case KernelKind::LinearCrossEntropy:
+    return {cpu::linearCrossEntropy, true};
+  case KernelKind::LinearCrossEntropyBackward:
+    return {cpu::linearCrossEntropyBackward, true};
   case KernelKind::MaxPool2DBackward:
     return {cpu::maxPool2dBackward, true};
   case KernelKind::AvgPool2DBackward:

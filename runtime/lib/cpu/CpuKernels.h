@@ -94,6 +94,10 @@ void globalAvgPool2dBackward(const KernelCall &call);
 void attention(const KernelCall &call);
 void attentionBackward(const KernelCall &call);
 
+// LinearCrossEntropy.cpp
+void linearCrossEntropy(const KernelCall &call);
+void linearCrossEntropyBackward(const KernelCall &call);
+
 // Softmax.cpp
 void softmax(const KernelCall &call);
 void softmaxBackward(const KernelCall &call);

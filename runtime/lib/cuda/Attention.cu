@@ -119,6 +119,51 @@ template <typename C> struct Problem {
   }
 };
 
+/// One work item: a head, a tile of B rows and a chunk of kColumns columns.
+struct Item {
+  int64_t h, tile, chunk;
+};
+
+/// The work items of a launch, one per block at a time: (head, tile, chunk),
+/// the chunk varying fastest, then the head; with `lastFirst` the tiles are
+/// taken from the last one.
+struct Items {
+  int64_t heads, tiles, chunks;
+  bool lastFirst;
+
+  __host__ __device__ int64_t count() const { return heads * tiles * chunks; }
+  __device__ Item at(int64_t w) const {
+    const int64_t rest = w / chunks, tile = rest / heads;
+    return {rest % heads, lastFirst ? tiles - 1 - tile : tile, w % chunks};
+  }
+};
+
+/// attention's items: (head, B query rows, 64 columns of out; at least one
+/// chunk, whose block also writes lse), the last query tiles first: with
+/// `causal` they see the most keys.
+template <typename C>
+__host__ __device__ Items forwardItems(const Problem<C> &pb) {
+  return {pb.heads, ceilDiv(pb.sq, TileSize<C>::value),
+          std::max<int64_t>(1, ceilDiv(pb.dv, kColumns)), true};
+}
+
+/// grad k and v's items: (head, B keys, 64 columns of dK or, after
+/// ceil(D / 64) of those, of dV), the first key tiles first: with `causal`
+/// the most queries see them.
+template <typename C>
+__host__ __device__ Items gradKVItems(const Problem<C> &pb) {
+  return {pb.heads, ceilDiv(pb.sk, TileSize<C>::value),
+          ceilDiv(pb.d, kColumns) + ceilDiv(pb.dv, kColumns), false};
+}
+
+/// grad q's items: (head, B query rows, 64 columns of dQ), the last query
+/// tiles first.
+template <typename C>
+__host__ __device__ Items gradQItems(const Problem<C> &pb) {
+  return {pb.heads, ceilDiv(pb.sq, TileSize<C>::value), ceilDiv(pb.d, kColumns),
+          true};
+}
+
 template <typename C>
 Problem<C> problemOf(const KernelCall &call, const TensorRef &q,
                      const TensorRef &k, const TensorRef &v) {
@@ -160,23 +205,30 @@ __device__ inline void loadTile(C *dst, const void *src, int64_t base,
   }
 }
 
-/// acc[a][b] = Σ_d A(aRow0 + ty + 16a, d) · B(bRow0 + tx + 16b, d): A is the
-/// aRows x depth matrix at element `aBase` of `a`, B the bRows x depth one
-/// at `bBase` of `b` (rows beyond them count as 0), staged kDepthChunk
-/// columns at a time in `as` and `bs`. Every thread must call it; it ends
-/// with a barrier, so the caller may then reuse the buffers.
-template <typename C, DType T, int RA, int RB>
-__device__ inline void scoreTile(C (&acc)[RA][RB], const void *a, int64_t aBase,
-                                 int64_t aRows, int64_t aRow0, const void *b,
-                                 int64_t bBase, int64_t bRows, int64_t bRow0,
-                                 int64_t depth, C *as, C *bs) {
-  constexpr int kLd = kDepthChunk + 1;
-  const int ty = threadIdx.x / kSide, tx = threadIdx.x % kSide;
+/// Sets every element of x to `value`.
+template <typename C, int RA, int RB>
+__device__ __forceinline__ void fill(C (&x)[RA][RB], C value) {
 #pragma unroll
   for (int i = 0; i < RA; ++i)
 #pragma unroll
     for (int j = 0; j < RB; ++j)
-      acc[i][j] = C(0);
+      x[i][j] = value;
+}
+
+/// acc[a][b] = Σ_d A(aRow0 + ty + 16a, d) · B(bRow0 + tx + 16b, d): A is the
+/// aRows x depth matrix at element `aBase` of `a`, B the bRows x depth one
+/// at `bBase` of `b` (rows beyond them count as 0), staged kDepthChunk
+/// columns at a time in the operand buffer `operands`. Every thread must
+/// call it; it ends with a barrier, so the caller may then reuse the buffer.
+template <typename C, DType T, int RA, int RB>
+__device__ inline void scoreTile(C (&acc)[RA][RB], const void *a, int64_t aBase,
+                                 int64_t aRows, int64_t aRow0, const void *b,
+                                 int64_t bBase, int64_t bRows, int64_t bRow0,
+                                 int64_t depth, C *operands) {
+  constexpr int kLd = kDepthChunk + 1;
+  C *as = operands, *bs = operands + RA * kSide * kLd;
+  const int ty = threadIdx.x / kSide, tx = threadIdx.x % kSide;
+  fill(acc, C(0));
   for (int64_t d0 = 0; d0 < depth; d0 += kDepthChunk) {
     loadTile<C, T, RA * kSide, kDepthChunk, kLd>(as, a, aBase, aRows, depth,
                                                  aRow0, d0);
@@ -199,6 +251,82 @@ __device__ inline void scoreTile(C (&acc)[RA][RB], const void *a, int64_t aBase,
           acc[i][j] += av[i] * bv[j];
     }
     __syncthreads();
+  }
+}
+
+/// acc[a][c] += Σ_n P(ty + 16a, n) · X(n, tx + 16c): X is the B x kColumns
+/// tile from (row0, col0) of the rows x cols matrix at element `base` of
+/// `src` (0 outside it), staged in `xs`; P the B x B tile in `p` (rows
+/// padded by one), read as its transpose when `Transposed`. Every thread
+/// must call it once the previous readers of `xs` have passed a barrier; its
+/// first barrier also publishes the caller's writes to `p`, and it ends with
+/// one, so the caller may then reuse both.
+template <bool Transposed, typename C, DType T, int R, int RV>
+__device__ __forceinline__ void
+accumulateTile(C (&acc)[R][RV], const C *p, const void *src, int64_t base,
+               int64_t rows, int64_t cols, int64_t row0, int64_t col0, C *xs) {
+  constexpr int B = R * kSide;
+  const int ty = threadIdx.x / kSide, tx = threadIdx.x % kSide;
+  loadTile<C, T, B, kColumns, kColumns>(xs, src, base, rows, cols, row0, col0);
+  __syncthreads();
+  for (int n = 0; n < B; ++n) {
+    C xv[RV];
+#pragma unroll
+    for (int c = 0; c < RV; ++c)
+      xv[c] = xs[n * kColumns + tx + kSide * c];
+#pragma unroll
+    for (int a = 0; a < R; ++a) {
+      const int r = ty + kSide * a;
+      const C pv = Transposed ? p[n * (B + 1) + r] : p[r * (B + 1) + n];
+#pragma unroll
+      for (int c = 0; c < RV; ++c)
+        acc[a][c] += pv * xv[c];
+    }
+  }
+  __syncthreads();
+}
+
+/// Stores acc[a][c] · scale(a) as element (row0 + ty + 16a, col0 + tx + 16c)
+/// of head h's rows x cols matrix in `dst`, for those inside it (scale is
+/// called only for rows inside it).
+template <typename C, DType T, int R, int RV, typename Scale>
+__device__ __forceinline__ void
+storeTile(void *dst, int64_t h, int64_t rows, int64_t cols, int64_t row0,
+          int64_t col0, const C (&acc)[R][RV], Scale scale) {
+  const int ty = threadIdx.x / kSide, tx = threadIdx.x % kSide;
+#pragma unroll
+  for (int a = 0; a < R; ++a) {
+    const int64_t row = row0 + ty + kSide * a;
+    if (row >= rows)
+      continue;
+    const C factor = scale(a);
+#pragma unroll
+    for (int c = 0; c < RV; ++c) {
+      const int64_t col = col0 + tx + kSide * c;
+      if (col < cols)
+        storeAs(dst, T, (h * rows + row) * cols + col, acc[a][c] * factor);
+    }
+  }
+}
+
+/// Writes the thread's entries (r = ty + 16a, tx + 16b) of the B x B tile of
+/// query rows from q0 and keys from k0 to `tile` (rows padded by one):
+/// value(a, b, r, i, j) where query i = q0 + r sees key j, else 0.
+template <typename C, int R, typename F>
+__device__ __forceinline__ void writeScores(const Problem<C> &pb, int64_t q0,
+                                            int64_t k0, C *tile, F value) {
+  constexpr int B = R * kSide;
+  const int ty = threadIdx.x / kSide, tx = threadIdx.x % kSide;
+#pragma unroll
+  for (int a = 0; a < R; ++a) {
+    const int r = ty + kSide * a;
+    const int64_t i = q0 + r;
+#pragma unroll
+    for (int b = 0; b < R; ++b) {
+      const int64_t j = k0 + tx + kSide * b;
+      tile[r * (B + 1) + tx + kSide * b] =
+          i < pb.sq && pb.visible(i, j) ? value(a, b, r, i, j) : C(0);
+    }
   }
 }
 
@@ -253,32 +381,40 @@ __device__ inline void stageRows(const Problem<C> &pb, int64_t h, int64_t row0,
   __syncthreads();
 }
 
+/// dS = P∘(dP − Dᵢ), dP = (dO·vᵀ)∘mask, of the tile of query rows from q0
+/// and keys from k0 of head h into `tile` (as writeScores), from its s =
+/// q·kᵀ, dp = dO·vᵀ and stageRows' rows, with P = exp(scale·s − lse).
+template <typename C, int R>
+__device__ __forceinline__ void
+writeGradScores(const Problem<C> &pb, int64_t h, int64_t q0, int64_t k0,
+                const C (&s)[R][R], const C (&dp)[R][R], const C *lseRows,
+                const C *dotRows, C *tile) {
+  writeScores<C, R>(pb, q0, k0, tile,
+                    [&](int a, int b, int r, int64_t i, int64_t j) {
+                      const C p = math::exp(s[a][b] * pb.scale - lseRows[r]);
+                      return p * (pb.drop(dp[a][b], h, i, j) - dotRows[r]);
+                    });
+}
+
 //===----------------------------------------------------------------------===//
 // Forward
 //===----------------------------------------------------------------------===//
 
-/// out and lse: each work item is (head, B query rows, 64 columns of out;
-/// at least one, whose block also writes lse).
+/// out and lse, over forwardItems.
 template <typename C, DType T>
 __global__ void __launch_bounds__(kAttnThreads, 2)
     attentionKernel(Problem<C> pb, const void *q, const void *k, const void *v,
                     void *out, void *lse, DType lt) {
   constexpr int B = TileSize<C>::value, R = B / kSide, RV = kColumns / kSide;
-  constexpr int kLd = kDepthChunk + 1;
   __shared__ C operands[operandElements(B)];
   __shared__ C probs[B * (B + 1)];
-  C *as = operands, *bs = operands + B * kLd, *vs = operands;
   const int ty = threadIdx.x / kSide, tx = threadIdx.x % kSide;
   const C minusInf = -C(INFINITY);
 
-  const int64_t tiles = ceilDiv(pb.sq, B);
-  const int64_t chunks = std::max<int64_t>(1, ceilDiv(pb.dv, kColumns));
-  const int64_t work = pb.heads * tiles * chunks;
-  for (int64_t w = blockIdx.x; w < work; w += gridDim.x) {
-    // The last query tiles first: with `causal` they see the most keys.
-    const int64_t chunk = w % chunks, rest = w / chunks;
-    const int64_t h = rest % pb.heads, q0 = (tiles - 1 - rest / pb.heads) * B;
-    const int64_t c0 = chunk * kColumns;
+  const Items items = forwardItems(pb);
+  for (int64_t w = blockIdx.x; w < items.count(); w += gridDim.x) {
+    const Item it = items.at(w);
+    const int64_t h = it.h, q0 = it.tile * B, c0 = it.chunk * kColumns;
     const int64_t qBase = h * pb.sq * pb.d, kBase = h * pb.sk * pb.d,
                   vBase = h * pb.sk * pb.dv;
 
@@ -287,16 +423,14 @@ __global__ void __launch_bounds__(kAttnThreads, 2)
     for (int a = 0; a < R; ++a) {
       m[a] = minusInf;
       l[a] = C(0);
-#pragma unroll
-      for (int c = 0; c < RV; ++c)
-        acc[a][c] = C(0);
     }
+    fill(acc, C(0));
 
     const int64_t kEnd = pb.causal ? std::min(pb.sk, q0 + B) : pb.sk;
     for (int64_t k0 = 0; k0 < kEnd; k0 += B) {
       C s[R][R];
       scoreTile<C, T, R, R>(s, q, qBase, pb.sq, q0, k, kBase, pb.sk, k0, pb.d,
-                            as, bs);
+                            operands);
       // The online softmax: rescale the row's sum and accumulator to the
       // new max, add the tile's exponentials.
 #pragma unroll
@@ -332,38 +466,19 @@ __global__ void __launch_bounds__(kAttnThreads, 2)
       }
       // The score operands are free (past scoreTile's barrier, or with D = 0
       // the last tile's): stage v.
-      loadTile<C, T, B, kColumns, kColumns>(vs, v, vBase, pb.sk, pb.dv, k0, c0);
-      __syncthreads();
-      for (int j = 0; j < B; ++j) {
-        C vv[RV];
-#pragma unroll
-        for (int c = 0; c < RV; ++c)
-          vv[c] = vs[j * kColumns + tx + kSide * c];
-#pragma unroll
-        for (int a = 0; a < R; ++a) {
-          const C p = probs[(ty + kSide * a) * (B + 1) + j];
-#pragma unroll
-          for (int c = 0; c < RV; ++c)
-            acc[a][c] += p * vv[c];
-        }
-      }
-      __syncthreads();
+      accumulateTile<false, C, T>(acc, probs, v, vBase, pb.sk, pb.dv, k0, c0,
+                                  operands);
     }
 
+    storeTile<C, T>(out, h, pb.sq, pb.dv, q0, c0, acc,
+                    [&](int a) { return l[a] == C(0) ? C(0) : C(1) / l[a]; });
+    if (it.chunk == 0 && tx == 0) {
 #pragma unroll
-    for (int a = 0; a < R; ++a) {
-      const int64_t i = q0 + ty + kSide * a;
-      if (i >= pb.sq)
-        continue;
-      const C inv = l[a] == C(0) ? C(0) : C(1) / l[a];
-#pragma unroll
-      for (int c = 0; c < RV; ++c) {
-        const int64_t col = c0 + tx + kSide * c;
-        if (col < pb.dv)
-          storeAs(out, T, (h * pb.sq + i) * pb.dv + col, acc[a][c] * inv);
+      for (int a = 0; a < R; ++a) {
+        const int64_t i = q0 + ty + kSide * a;
+        if (i < pb.sq)
+          storeAs(lse, lt, h * pb.sq + i, m[a] + math::log(l[a]));
       }
-      if (chunk == 0 && tx == 0)
-        storeAs(lse, lt, h * pb.sq + i, m[a] + math::log(l[a]));
     }
   }
 }
@@ -372,210 +487,102 @@ __global__ void __launch_bounds__(kAttnThreads, 2)
 // Backward
 //===----------------------------------------------------------------------===//
 
-/// grad_k and grad_v: each work item is (head, B keys, 64 columns of dK or,
-/// after ceil(D / 64) of those, of dV).
+/// grad_k and grad_v, over gradKVItems.
 template <typename C, DType T>
 __global__ void __launch_bounds__(kAttnThreads, 2)
     attentionGradKVKernel(Problem<C> pb, const void *grad, const void *q,
                           const void *k, const void *v, const void *out,
                           const void *lse, DType lt, void *dk, void *dv) {
   constexpr int B = TileSize<C>::value, R = B / kSide, RV = kColumns / kSide;
-  constexpr int kLd = kDepthChunk + 1;
   __shared__ C operands[operandElements(B)];
   __shared__ C scores[B * (B + 1)];
   __shared__ C lseRows[B], dotRows[B];
-  C *as = operands, *bs = operands + B * kLd, *xs = operands;
-  const int ty = threadIdx.x / kSide, tx = threadIdx.x % kSide;
 
-  const int64_t tiles = ceilDiv(pb.sk, B);
+  const Items items = gradKVItems(pb);
   const int64_t kChunks = ceilDiv(pb.d, kColumns);
-  const int64_t chunks = kChunks + ceilDiv(pb.dv, kColumns);
-  const int64_t work = pb.heads * tiles * chunks;
-  for (int64_t w = blockIdx.x; w < work; w += gridDim.x) {
-    // The first key tiles first: with `causal` the most queries see them.
-    const int64_t chunk = w % chunks, rest = w / chunks;
-    const int64_t h = rest % pb.heads, k0 = rest / pb.heads * B;
-    const bool forV = chunk >= kChunks;
-    const int64_t c0 = (forV ? chunk - kChunks : chunk) * kColumns;
+  for (int64_t w = blockIdx.x; w < items.count(); w += gridDim.x) {
+    const Item it = items.at(w);
+    const bool forV = it.chunk >= kChunks;
+    const int64_t h = it.h, k0 = it.tile * B;
+    const int64_t c0 = (forV ? it.chunk - kChunks : it.chunk) * kColumns;
     const int64_t width = forV ? pb.dv : pb.d;
     const int64_t qBase = h * pb.sq * pb.d, kBase = h * pb.sk * pb.d,
                   vBase = h * pb.sk * pb.dv, gBase = h * pb.sq * pb.dv;
 
     C acc[R][RV];
-#pragma unroll
-    for (int a = 0; a < R; ++a)
-#pragma unroll
-      for (int c = 0; c < RV; ++c)
-        acc[a][c] = C(0);
+    fill(acc, C(0));
 
     for (int64_t q0 = pb.causal ? k0 / B * B : 0; q0 < pb.sq; q0 += B) {
       stageRows<C, T, B>(pb, h, q0, grad, out, lse, lt, lseRows, dotRows,
                          !forV);
       C s[R][R], dp[R][R];
       scoreTile<C, T, R, R>(s, q, qBase, pb.sq, q0, k, kBase, pb.sk, k0, pb.d,
-                            as, bs);
+                            operands);
       if (forV) {
         // dV += (P∘mask)ᵀ·dO.
-#pragma unroll
-        for (int a = 0; a < R; ++a) {
-          const int r = ty + kSide * a;
-          const int64_t i = q0 + r;
-#pragma unroll
-          for (int b = 0; b < R; ++b) {
-            const int64_t j = k0 + tx + kSide * b;
-            C value = C(0);
-            if (i < pb.sq && pb.visible(i, j))
-              value =
-                  pb.drop(math::exp(s[a][b] * pb.scale - lseRows[r]), h, i, j);
-            scores[r * (B + 1) + tx + kSide * b] = value;
-          }
-        }
+        writeScores<C, R>(
+            pb, q0, k0, scores, [&](int a, int b, int r, int64_t i, int64_t j) {
+              return pb.drop(math::exp(s[a][b] * pb.scale - lseRows[r]), h, i,
+                             j);
+            });
       } else {
-        // dK += scale · dSᵀ·q, dS = P∘(dP − Dᵢ), dP = (dO·vᵀ)∘mask.
+        // dK += scale · dSᵀ·q.
         scoreTile<C, T, R, R>(dp, grad, gBase, pb.sq, q0, v, vBase, pb.sk, k0,
-                              pb.dv, as, bs);
-#pragma unroll
-        for (int a = 0; a < R; ++a) {
-          const int r = ty + kSide * a;
-          const int64_t i = q0 + r;
-#pragma unroll
-          for (int b = 0; b < R; ++b) {
-            const int64_t j = k0 + tx + kSide * b;
-            C value = C(0);
-            if (i < pb.sq && pb.visible(i, j)) {
-              const C p = math::exp(s[a][b] * pb.scale - lseRows[r]);
-              value = p * (pb.drop(dp[a][b], h, i, j) - dotRows[r]);
-            }
-            scores[r * (B + 1) + tx + kSide * b] = value;
-          }
-        }
+                              pb.dv, operands);
+        writeGradScores(pb, h, q0, k0, s, dp, lseRows, dotRows, scores);
       }
       // The score operands are free (past the last barrier): stage dO's or q's
       // columns.
-      loadTile<C, T, B, kColumns, kColumns>(
-          xs, forV ? grad : q, forV ? gBase : qBase, pb.sq, width, q0, c0);
-      __syncthreads();
-      for (int i = 0; i < B; ++i) {
-        C xv[RV];
-#pragma unroll
-        for (int c = 0; c < RV; ++c)
-          xv[c] = xs[i * kColumns + tx + kSide * c];
-#pragma unroll
-        for (int a = 0; a < R; ++a) {
-          const C p = scores[i * (B + 1) + ty + kSide * a];
-#pragma unroll
-          for (int c = 0; c < RV; ++c)
-            acc[a][c] += p * xv[c];
-        }
-      }
-      __syncthreads();
+      accumulateTile<true, C, T>(acc, scores, forV ? grad : q,
+                                 forV ? gBase : qBase, pb.sq, width, q0, c0,
+                                 operands);
     }
 
     const C factor = forV ? C(1) : pb.scale;
-    void *dst = forV ? dv : dk;
-#pragma unroll
-    for (int a = 0; a < R; ++a) {
-      const int64_t j = k0 + ty + kSide * a;
-      if (j >= pb.sk)
-        continue;
-#pragma unroll
-      for (int c = 0; c < RV; ++c) {
-        const int64_t col = c0 + tx + kSide * c;
-        if (col < width)
-          storeAs(dst, T, (h * pb.sk + j) * width + col, acc[a][c] * factor);
-      }
-    }
+    storeTile<C, T>(forV ? dv : dk, h, pb.sk, width, k0, c0, acc,
+                    [&](int) { return factor; });
   }
 }
 
-/// grad_q: each work item is (head, B query rows, 64 columns of dQ).
+/// grad_q, over gradQItems.
 template <typename C, DType T>
 __global__ void __launch_bounds__(kAttnThreads, 2)
     attentionGradQKernel(Problem<C> pb, const void *grad, const void *q,
                          const void *k, const void *v, const void *out,
                          const void *lse, DType lt, void *dq) {
   constexpr int B = TileSize<C>::value, R = B / kSide, RV = kColumns / kSide;
-  constexpr int kLd = kDepthChunk + 1;
   __shared__ C operands[operandElements(B)];
   __shared__ C scores[B * (B + 1)];
   __shared__ C lseRows[B], dotRows[B];
-  C *as = operands, *bs = operands + B * kLd, *ks = operands;
-  const int ty = threadIdx.x / kSide, tx = threadIdx.x % kSide;
 
-  const int64_t tiles = ceilDiv(pb.sq, B);
-  const int64_t chunks = ceilDiv(pb.d, kColumns);
-  const int64_t work = pb.heads * tiles * chunks;
-  for (int64_t w = blockIdx.x; w < work; w += gridDim.x) {
-    // The last query tiles first: with `causal` they see the most keys.
-    const int64_t chunk = w % chunks, rest = w / chunks;
-    const int64_t h = rest % pb.heads, q0 = (tiles - 1 - rest / pb.heads) * B;
-    const int64_t c0 = chunk * kColumns;
+  const Items items = gradQItems(pb);
+  for (int64_t w = blockIdx.x; w < items.count(); w += gridDim.x) {
+    const Item it = items.at(w);
+    const int64_t h = it.h, q0 = it.tile * B, c0 = it.chunk * kColumns;
     const int64_t qBase = h * pb.sq * pb.d, kBase = h * pb.sk * pb.d,
                   vBase = h * pb.sk * pb.dv, gBase = h * pb.sq * pb.dv;
     // The previous item's readers of the rows passed its last barrier.
     stageRows<C, T, B>(pb, h, q0, grad, out, lse, lt, lseRows, dotRows, true);
 
     C acc[R][RV];
-#pragma unroll
-    for (int a = 0; a < R; ++a)
-#pragma unroll
-      for (int c = 0; c < RV; ++c)
-        acc[a][c] = C(0);
+    fill(acc, C(0));
 
     const int64_t kEnd = pb.causal ? std::min(pb.sk, q0 + B) : pb.sk;
     for (int64_t k0 = 0; k0 < kEnd; k0 += B) {
-      // dQ += scale · dS·k, dS = P∘(dP − Dᵢ), dP = (dO·vᵀ)∘mask.
+      // dQ += scale · dS·k.
       C s[R][R], dp[R][R];
       scoreTile<C, T, R, R>(s, q, qBase, pb.sq, q0, k, kBase, pb.sk, k0, pb.d,
-                            as, bs);
+                            operands);
       scoreTile<C, T, R, R>(dp, grad, gBase, pb.sq, q0, v, vBase, pb.sk, k0,
-                            pb.dv, as, bs);
-#pragma unroll
-      for (int a = 0; a < R; ++a) {
-        const int r = ty + kSide * a;
-        const int64_t i = q0 + r;
-#pragma unroll
-        for (int b = 0; b < R; ++b) {
-          const int64_t j = k0 + tx + kSide * b;
-          C value = C(0);
-          if (i < pb.sq && pb.visible(i, j)) {
-            const C p = math::exp(s[a][b] * pb.scale - lseRows[r]);
-            value = p * (pb.drop(dp[a][b], h, i, j) - dotRows[r]);
-          }
-          scores[r * (B + 1) + tx + kSide * b] = value;
-        }
-      }
+                            pb.dv, operands);
+      writeGradScores(pb, h, q0, k0, s, dp, lseRows, dotRows, scores);
       // The score operands are free (past the last barrier): stage k's columns.
-      loadTile<C, T, B, kColumns, kColumns>(ks, k, kBase, pb.sk, pb.d, k0, c0);
-      __syncthreads();
-      for (int j = 0; j < B; ++j) {
-        C kv[RV];
-#pragma unroll
-        for (int c = 0; c < RV; ++c)
-          kv[c] = ks[j * kColumns + tx + kSide * c];
-#pragma unroll
-        for (int a = 0; a < R; ++a) {
-          const C ds = scores[(ty + kSide * a) * (B + 1) + j];
-#pragma unroll
-          for (int c = 0; c < RV; ++c)
-            acc[a][c] += ds * kv[c];
-        }
-      }
-      __syncthreads();
+      accumulateTile<false, C, T>(acc, scores, k, kBase, pb.sk, pb.d, k0, c0,
+                                  operands);
     }
 
-#pragma unroll
-    for (int a = 0; a < R; ++a) {
-      const int64_t i = q0 + ty + kSide * a;
-      if (i >= pb.sq)
-        continue;
-#pragma unroll
-      for (int c = 0; c < RV; ++c) {
-        const int64_t col = c0 + tx + kSide * c;
-        if (col < pb.d)
-          storeAs(dq, T, (h * pb.sq + i) * pb.d + col, acc[a][c] * pb.scale);
-      }
-    }
+    storeTile<C, T>(dq, h, pb.sq, pb.d, q0, c0, acc,
+                    [&](int) { return pb.scale; });
   }
 }
 
@@ -602,9 +609,7 @@ template <typename C, DType T> void attentionImpl(const KernelCall &call) {
   const TensorRef &q = call.in(0), &k = call.in(1), &v = call.in(2);
   const TensorRef &out = call.out(0), &lse = call.out(1);
   const Problem<C> pb = problemOf<C>(call, q, k, v);
-  constexpr int B = TileSize<C>::value;
-  const int64_t work = pb.heads * ceilDiv(pb.sq, B) *
-                       std::max<int64_t>(1, ceilDiv(pb.dv, kColumns));
+  const int64_t work = forwardItems(pb).count();
   if (work == 0)
     return;
   attentionKernel<C, T><<<gridFor(work), kAttnThreads, 0, call.cuda.stream>>>(
@@ -618,11 +623,9 @@ void attentionBackwardImpl(const KernelCall &call) {
                   &v = call.in(3), &out = call.in(4), &lse = call.in(5);
   const TensorRef &dq = call.out(0), &dk = call.out(1), &dv = call.out(2);
   const Problem<C> pb = problemOf<C>(call, q, k, v);
-  constexpr int B = TileSize<C>::value;
   // Two independent kernels (each writes only its own outputs), so their
   // order does not matter; neither reads what the other writes.
-  const int64_t kvWork = pb.heads * ceilDiv(pb.sk, B) *
-                         (ceilDiv(pb.d, kColumns) + ceilDiv(pb.dv, kColumns));
+  const int64_t kvWork = gradKVItems(pb).count();
   if (kvWork > 0) {
     attentionGradKVKernel<C, T>
         <<<gridFor(kvWork), kAttnThreads, 0, call.cuda.stream>>>(
@@ -630,7 +633,7 @@ void attentionBackwardImpl(const KernelCall &call) {
             lse.dtype, dk.data, dv.data);
     checkLaunch("attention_backward");
   }
-  const int64_t qWork = pb.heads * ceilDiv(pb.sq, B) * ceilDiv(pb.d, kColumns);
+  const int64_t qWork = gradQItems(pb).count();
   if (qWork > 0) {
     attentionGradQKernel<C, T>
         <<<gridFor(qWork), kAttnThreads, 0, call.cuda.stream>>>(

@@ -194,6 +194,10 @@ KernelFn lookup(KernelKind kind) {
     return cuda::attention;
   case KernelKind::AttentionBackward:
     return cuda::attentionBackward;
+  case KernelKind::LinearCrossEntropy:
+    return cuda::linearCrossEntropy;
+  case KernelKind::LinearCrossEntropyBackward:
+    return cuda::linearCrossEntropyBackward;
   case KernelKind::SgdUpdate:
     return cuda::sgdUpdate;
   case KernelKind::SgdMomentumUpdate:

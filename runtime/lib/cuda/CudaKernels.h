@@ -142,6 +142,11 @@ void batchNormActBackward(const KernelCall &call);
 void attention(const KernelCall &call);
 void attentionBackward(const KernelCall &call);
 
+// LinearCrossEntropy.cu: the chunked LM-head loss and its backward pass
+// (cuBLAS GEMMs on a chunk of logits in the workspace, own row kernels).
+void linearCrossEntropy(const KernelCall &call);
+void linearCrossEntropyBackward(const KernelCall &call);
+
 // Pool.cu: max and average pooling and their backward ops (own kernels:
 // the backward ops do not get the forward output cuDNN's would need).
 void maxPool2D(const KernelCall &call);

@@ -42,6 +42,23 @@ cudnnDataType_t cudnnType(DType t) {
               runtime::concat("cuDNN called with dtype ", dtypeName(t)));
 }
 
+cudaDataType_t cudaType(DType t) {
+  switch (t) {
+  case DType::F32:
+    return CUDA_R_32F;
+  case DType::F64:
+    return CUDA_R_64F;
+  case DType::F16:
+    return CUDA_R_16F;
+  case DType::BF16:
+    return CUDA_R_16BF;
+  default:
+    break;
+  }
+  throw Error(ErrorCode::Internal,
+              runtime::concat("cuBLAS called with dtype ", dtypeName(t)));
+}
+
 const Scale kOne(1.0), kZero(0.0);
 
 } // namespace memopt::runtime::cuda

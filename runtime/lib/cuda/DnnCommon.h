@@ -21,6 +21,10 @@ int toInt(int64_t v, const char *what);
 /// The cuDNN data type of a float dtype (an Internal error for others).
 cudnnDataType_t cudnnType(DType t);
 
+/// The cuBLAS (CUDA) data type of a float dtype (an Internal error for
+/// others).
+cudaDataType_t cudaType(DType t);
+
 /// cuDNN's scaling factors: double for f64 tensors, float otherwise.
 struct Scale {
   float f;

@@ -19,23 +19,6 @@ namespace memopt::runtime::cuda {
 
 namespace {
 
-cudaDataType_t cudaType(DType t) {
-  switch (t) {
-  case DType::F32:
-    return CUDA_R_32F;
-  case DType::F64:
-    return CUDA_R_64F;
-  case DType::F16:
-    return CUDA_R_16F;
-  case DType::BF16:
-    return CUDA_R_16BF;
-  default:
-    break;
-  }
-  throw Error(ErrorCode::Internal,
-              runtime::concat("cuBLAS called with dtype ", dtypeName(t)));
-}
-
 /// The operand layout of a row-major C (m x n) = op(A) (m x k) * op(B)
 /// (k x n), with leading dimensions (elements per stored row) lda, ldb and
 /// n for C.

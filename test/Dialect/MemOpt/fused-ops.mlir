@@ -96,3 +96,16 @@ func.func @attention(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8xf32>, %v: ten
       -> (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
   return %o, %hlse : tensor<2x4x16x8xf32>, tensor<3xf32>
 }
+
+// The chunked LM-head loss: an f32 loss and row log-sum-exps for f16
+// operands.
+// CHECK-LABEL: func.func @linear_cross_entropy(
+// CHECK-NEXT: %result, %lse = memopt.linear_cross_entropy %arg0, %arg1, %arg2 {chunk = 4 : i64} : tensor<16x8xf16>, tensor<100x8xf16>, tensor<16xi64>{{$}}
+// CHECK-NEXT: %grad_hidden, %grad_weight = memopt.linear_cross_entropy_backward %result, %arg0, %arg1, %arg2, %lse {chunk = 4 : i64} : (tensor<f32>, tensor<16x8xf16>, tensor<100x8xf16>, tensor<16xi64>, tensor<16xf32>) -> (tensor<16x8xf16>, tensor<100x8xf16>)
+// CHECK-NEXT: return %result : tensor<f32>
+func.func @linear_cross_entropy(%h: tensor<16x8xf16>, %w: tensor<100x8xf16>, %l: tensor<16xi64>) -> tensor<f32> {
+  %loss, %lse = memopt.linear_cross_entropy %h, %w, %l {chunk = 4 : i64} : tensor<16x8xf16>, tensor<100x8xf16>, tensor<16xi64>
+  %dh, %dw = memopt.linear_cross_entropy_backward %loss, %h, %w, %l, %lse {chunk = 4 : i64}
+      : (tensor<f32>, tensor<16x8xf16>, tensor<100x8xf16>, tensor<16xi64>, tensor<16xf32>) -> (tensor<16x8xf16>, tensor<100x8xf16>)
+  return %loss : tensor<f32>
+}

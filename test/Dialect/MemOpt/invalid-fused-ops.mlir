@@ -196,3 +196,44 @@ func.func @attention_backward_grad(%q: tensor<8x4xf32>, %v: tensor<8x2xf32>, %l:
       -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x2xf32>)
   return
 }
+
+// -----
+
+func.func @linear_cross_entropy_width(%h: tensor<8x4xf32>, %w: tensor<100x5xf32>, %l: tensor<8xi64>) {
+  // expected-error @+1 {{'memopt.linear_cross_entropy' op expected weight of shape Vx4 (hidden's width), got 100x5}}
+  %loss, %lse = memopt.linear_cross_entropy %h, %w, %l {chunk = 2 : i64} : tensor<8x4xf32>, tensor<100x5xf32>, tensor<8xi64>
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_labels(%h: tensor<8x4xf32>, %w: tensor<100x4xf32>, %l: tensor<6xi64>) {
+  // expected-error @+1 {{'memopt.linear_cross_entropy' op expected 8 labels (one per row of hidden), got 6}}
+  %loss, %lse = memopt.linear_cross_entropy %h, %w, %l {chunk = 2 : i64} : tensor<8x4xf32>, tensor<100x4xf32>, tensor<6xi64>
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_chunk(%h: tensor<8x4xf32>, %w: tensor<100x4xf32>, %l: tensor<8xi64>) {
+  // expected-error @+1 {{'memopt.linear_cross_entropy' op expected 'chunk' ≥ 1 (rows at a time), got 0}}
+  %loss, %lse = memopt.linear_cross_entropy %h, %w, %l {chunk = 0 : i64} : tensor<8x4xf32>, tensor<100x4xf32>, tensor<8xi64>
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_rank(%h: tensor<2x8x4xf32>, %w: tensor<100x4xf32>, %l: tensor<16xi64>) {
+  // expected-error @+1 {{'memopt.linear_cross_entropy' op expected 2-D hidden (NxH)}}
+  %loss, %lse = memopt.linear_cross_entropy %h, %w, %l {chunk = 2 : i64} : tensor<2x8x4xf32>, tensor<100x4xf32>, tensor<16xi64>
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_backward_lse(%g: tensor<f32>, %h: tensor<8x4xf32>, %w: tensor<100x4xf32>, %l: tensor<8xi64>, %lse: tensor<8xf16>) {
+  // expected-error @+1 {{'memopt.linear_cross_entropy_backward' op expected lse of type 'tensor<8xf32>', got 'tensor<8xf16>'}}
+  %dh, %dw = memopt.linear_cross_entropy_backward %g, %h, %w, %l, %lse {chunk = 2 : i64}
+      : (tensor<f32>, tensor<8x4xf32>, tensor<100x4xf32>, tensor<8xi64>, tensor<8xf16>) -> (tensor<8x4xf32>, tensor<100x4xf32>)
+  return
+}

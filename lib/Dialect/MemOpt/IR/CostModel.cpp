@@ -47,6 +47,10 @@ int64_t convFlops(int64_t outputElements, Value weight) {
 /// and shift: about five operations per element, forward or backward.
 constexpr int64_t kNormFlopsPerElement = 5;
 
+/// A softmax loss's work per logit besides the products (exponential,
+/// sum, difference).
+constexpr int64_t kLossFlopsPerLogit = 3;
+
 /// Attention's work per score besides its products: the scale, the softmax
 /// and the dropout, one operation each as the unfused ops count them.
 constexpr int64_t kAttentionScoreFlops = 3;
@@ -132,6 +136,21 @@ int64_t AttentionOp::getFlops() {
 /// per head, one q·kᵀ more than the unfused chain's backward ops.
 int64_t AttentionBackwardOp::getFlops() {
   return attentionFlops(getLse(), getK(), getV(), 3, 2);
+}
+
+/// hidden·weightᵀ (2·N·V·H) and the loss's softmax over the N×V logits.
+int64_t LinearCrossEntropyOp::getFlops() {
+  auto w = cast<ShapedType>(getWeight().getType());
+  int64_t logits = product(numElements(getLse()), w.getDimSize(0));
+  return product(logits, 2 * w.getDimSize(1) + kLossFlopsPerLogit);
+}
+
+/// The logits again, dlogits, grad_hidden and grad_weight: 6·N·V·H, one
+/// hidden·weightᵀ more than the unfused backward ops.
+int64_t LinearCrossEntropyBackwardOp::getFlops() {
+  auto w = cast<ShapedType>(getWeight().getType());
+  int64_t logits = product(numElements(getLse()), w.getDimSize(0));
+  return product(logits, 6 * w.getDimSize(1) + kLossFlopsPerLogit);
 }
 
 /// Batch norm and the activation on its output.

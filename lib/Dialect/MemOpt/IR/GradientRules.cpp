@@ -344,6 +344,28 @@ LogicalResult AttentionOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
   return success();
 }
 
+/// Chunked linear + cross-entropy: the operands and the row log-sum-exps;
+/// the backward recomputes each chunk's logits. Labels have no gradient.
+SmallVector<Value> LinearCrossEntropyOp::getSavedForBackward() {
+  return {getHidden(), getWeight(), getLabels(), getLse()};
+}
+
+LogicalResult LinearCrossEntropyOp::buildGradients(OpBuilder &b,
+                                                   ArrayRef<Value> dys,
+                                                   ArrayRef<bool> needed,
+                                                   Grads &grads) {
+  resizeGrads(*this, grads);
+  if (!dys[0] || !(needed[0] || needed[1]))
+    return success();
+  auto bwd = LinearCrossEntropyBackwardOp::create(
+      b, getLoc(), TypeRange{getHidden().getType(), getWeight().getType()},
+      dys[0], getHidden(), getWeight(), getLabels(), getLse(), getChunkAttr());
+  for (int i = 0; i < 2; ++i)
+    if (needed[i])
+      grads[i] = bwd->getResult(i);
+  return success();
+}
+
 SmallVector<Value> LayerNormOp::getSavedForBackward() {
   return {getX(), getGamma()};
 }

@@ -3,13 +3,15 @@
 // The fused ops (MemOptFusedOps.td). Shapes of batch_norm_act are inferred
 // by batch norm's rules (MemOptNormOps.cpp); what is checked here is what
 // makes InPlace-ABN valid: an activation the backward can invert. The
-// attention ops follow the shared rule of memopt/Contract/AttentionShapes.h.
+// attention and linear cross-entropy ops follow the shared rules of
+// memopt/Contract/AttentionShapes.h and LinearCrossEntropyShapes.h.
 //
 //===----------------------------------------------------------------------===//
 
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 
 #include "memopt/Contract/AttentionShapes.h"
+#include "memopt/Contract/LinearCrossEntropyShapes.h"
 #include "memopt/Contract/NormShapes.h"
 
 #include "ShapeChecker.h"
@@ -141,6 +143,69 @@ LogicalResult AttentionBackwardOp::verify() {
   if (getOut().getType() != result)
     return emitOpError("expected out of type ")
            << result << " (the attention result's), got " << getOut().getType();
+  if (getLse().getType() != lse)
+    return emitOpError("expected lse of type ")
+           << lse << ", got " << getLse().getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Linear cross-entropy
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Checks hidden, weight, labels and `chunk`, shared by the forward and
+/// backward ops; sets the loss and log-sum-exp types.
+LogicalResult checkLinearCrossEntropy(const ShapeChecker &check, Value hv,
+                                      Value wv, Value lv, int64_t chunk,
+                                      RankedTensorType &loss,
+                                      RankedTensorType &lse) {
+  auto hidden = check.tensorOfRank(hv, "hidden", 2, "NxH");
+  auto weight = check.tensorOfRank(wv, "weight", 2, "VxH");
+  auto labels = check.tensorOfRank(lv, "labels", 1, "N");
+  if (failed(hidden) || failed(weight) || failed(labels) ||
+      failed(check.sameElementType(*hidden, "hidden", *weight, "weight")))
+    return failure();
+  if (chunk < 1)
+    return check.error("expected 'chunk' ≥ 1 (rows at a time), got ", chunk);
+  shapes::Dims lseDims;
+  if (shapes::ShapeProblem problem = shapes::linearCrossEntropyShape(
+          hidden->getShape().vec(), weight->getShape().vec(),
+          labels->getShape().vec(), lseDims);
+      !problem.empty())
+    return check.error(problem);
+  Type element = lseElementType(hidden->getElementType());
+  loss = RankedTensorType::get({}, element);
+  lse = RankedTensorType::get(lseDims, element);
+  return success();
+}
+
+} // namespace
+
+LogicalResult LinearCrossEntropyOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  ShapeChecker check(loc, getOperationName());
+  RankedTensorType loss, lse;
+  if (failed(checkLinearCrossEntropy(check, adaptor.getHidden(),
+                                     adaptor.getWeight(), adaptor.getLabels(),
+                                     adaptor.getChunk(), loss, lse)))
+    return failure();
+  results.push_back(loss);
+  results.push_back(lse);
+  return success();
+}
+
+LogicalResult LinearCrossEntropyBackwardOp::verify() {
+  ShapeChecker check(getLoc(), getOperationName());
+  RankedTensorType loss, lse;
+  if (failed(checkLinearCrossEntropy(check, getHidden(), getWeight(),
+                                     getLabels(), getChunk(), loss, lse)))
+    return failure();
+  if (getGradLoss().getType() != loss)
+    return emitOpError("expected grad_loss of type ")
+           << loss << " (the loss's), got " << getGradLoss().getType();
   if (getLse().getType() != lse)
     return emitOpError("expected lse of type ")
            << lse << ", got " << getLse().getType();

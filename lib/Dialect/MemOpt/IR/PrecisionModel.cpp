@@ -45,6 +45,8 @@ MEMOPT_PRECISION(MatMulOp, Allow)
 // Its products on tensor cores; the softmax inside runs in f32 and the
 // log-sum-exp result stays f32 (AttentionOp::inferReturnTypes).
 MEMOPT_PRECISION(AttentionOp, Allow)
+// The same for the LM head fused with its loss: the loss stays f32.
+MEMOPT_PRECISION(LinearCrossEntropyOp, Allow)
 // Autocast's "fp32" list: exponentials, normalisations over many elements,
 // losses, and reductions whose sums f16 would round away.
 MEMOPT_PRECISION(SoftmaxOp, Deny)

@@ -19,6 +19,10 @@
 //   min(64, Sq) query rows of Sk elements of the compute type, one strip
 //   forward and two backward (memopt/Contract/AttentionShapes.h); under a
 //   cap as many rows as fit, at least one.
+// * linear_cross_entropy and its backward: one chunk of logits, `chunk`
+//   rows of V elements of the compute type
+//   (memopt/Contract/LinearCrossEntropyShapes.h); under a cap as many rows
+//   as fit, at least one.
 // * layer_norm_backward: each row's mean and inverse deviation, then the
 //   (sum dy·x̂, sum dy) partials of every column over at most 1024 chunks of
 //   rows, chunks chosen so that about 16384 threads sum columns; all
@@ -39,6 +43,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memopt/Contract/AttentionShapes.h"
+#include "memopt/Contract/LinearCrossEntropyShapes.h"
 #include "memopt/Contract/ReductionLayout.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 
@@ -167,4 +172,23 @@ int64_t AttentionOp::getWorkspaceBytes(int64_t limit) {
 int64_t AttentionBackwardOp::getWorkspaceBytes(int64_t limit) {
   return attentionWorkspace(*this, getQ(), getK(),
                             memopt::runtime::attention::kBackwardStrips, limit);
+}
+
+/// One chunk of logits of a linear cross-entropy kernel.
+static int64_t linearCrossEntropyWorkspace(Operation *op, Value hidden,
+                                           Value weight, int64_t chunk,
+                                           int64_t limit) {
+  return memopt::runtime::linear_cross_entropy::workspaceBytes(
+      shapedType(hidden).getDimSize(0), shapedType(weight).getDimSize(0), chunk,
+      computeBytes(op), limit);
+}
+
+int64_t LinearCrossEntropyOp::getWorkspaceBytes(int64_t limit) {
+  return linearCrossEntropyWorkspace(*this, getHidden(), getWeight(),
+                                     getChunk(), limit);
+}
+
+int64_t LinearCrossEntropyBackwardOp::getWorkspaceBytes(int64_t limit) {
+  return linearCrossEntropyWorkspace(*this, getHidden(), getWeight(),
+                                     getChunk(), limit);
 }

@@ -23,6 +23,7 @@
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 #include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
+#include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -83,20 +84,6 @@ bool swapsLastTwo(TransposeOp op) {
     if (perm[i] != i)
       return false;
   return perm[rank - 2] == rank - 1 && perm[rank - 1] == rank - 2;
-}
-
-/// "'memopt.add' at model.mlir:12:8" (or the location as MLIR prints it
-/// when it is not a file position).
-std::string describe(Operation *op) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "'" << op->getName() << "' at ";
-  if (auto file = dyn_cast<FileLineColLoc>(op->getLoc()))
-    os << file.getFilename().getValue() << ":" << file.getLine() << ":"
-       << file.getColumn();
-  else
-    os << op->getLoc();
-  return s;
 }
 
 /// The one op that reads `v`, or null.
@@ -169,12 +156,12 @@ std::optional<Chain> match(SoftmaxOp softmax, std::string &why) {
       return fail(llvm::formatv(
           "the scores are scaled by {0}, which does not multiply or divide "
           "them by a constant splat",
-          describe(producer)));
+          describeOp(producer)));
     if (producer)
       return fail(llvm::formatv(
           "the softmax reads {0}, not q·kᵀ (scaled by a constant); an "
           "additive mask or bias on the scores is not fused",
-          describe(producer)));
+          describeOp(producer)));
     return fail("the softmax reads a function argument, not q·kᵀ");
   }
   if (qk.getTransposeA())
@@ -194,13 +181,13 @@ std::optional<Chain> match(SoftmaxOp softmax, std::string &why) {
     if (user != scoreReader)
       return fail(llvm::formatv("the scores are also read by {0}, so they "
                                 "would be kept anyway",
-                                describe(user)));
+                                describeOp(user)));
   if (scaleOp && !soleUser(scaleOp->getResult(0)))
     for (Operation *user : scaleOp->getUsers())
       if (user != softmax)
         return fail(llvm::formatv("the scaled scores are also read by {0}, "
                                   "so they would be kept anyway",
-                                  describe(user)));
+                                  describeOp(user)));
 
   // The softmax.
   auto type = cast<RankedTensorType>(softmax.getX().getType());
@@ -218,18 +205,18 @@ std::optional<Chain> match(SoftmaxOp softmax, std::string &why) {
       if (!isa<DropoutOp>(user) || !dropout)
         return fail(llvm::formatv("the probabilities are also read by {0}, "
                                   "so they would be kept anyway",
-                                  describe(user)));
+                                  describeOp(user)));
   if (dropout && !soleUser(kept))
     return fail(llvm::formatv("the dropped-out probabilities are read by "
                               "{0} as well as by P·v",
-                              describe(*kept.getUsers().begin())));
+                              describeOp(*kept.getUsers().begin())));
   if (!pv) {
     Operation *reader = kept.use_empty() ? nullptr : *kept.getUsers().begin();
     if (!reader)
       return fail("nothing reads the probabilities");
     return fail(llvm::formatv("the probabilities are read by {0}, not by a "
                               "matmul with v",
-                              describe(reader)));
+                              describeOp(reader)));
   }
   if (pv.getA() != kept)
     return fail("the probabilities are the second operand of their matmul, "

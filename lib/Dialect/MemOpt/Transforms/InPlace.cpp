@@ -44,10 +44,7 @@ namespace memopt {
 using namespace mlir;
 using namespace memopt;
 
-namespace {
-
-/// How an op is named in a reason: `'memopt.relu_backward' at file:line:col`.
-std::string describe(Operation *op) {
+std::string memopt::describeOp(Operation *op) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "'" << op->getName() << "'";
@@ -56,8 +53,6 @@ std::string describe(Operation *op) {
        << ":" << file.getColumn();
   return text;
 }
-
-} // namespace
 
 std::string memopt::inPlaceRefusal(Operation *op, unsigned index) {
   Value operand = op->getOperand(index);
@@ -80,7 +75,7 @@ std::string memopt::inPlaceRefusal(Operation *op, unsigned index) {
       if (user->getBlock() != op->getBlock() || !user->isBeforeInBlock(op)) {
         if (user->hasTrait<mlir::OpTrait::IsTerminator>())
           return "its buffer is returned by the function";
-        return "its buffer is read later by " + describe(user);
+        return "its buffer is read later by " + describeOp(user);
       }
       for (Value result : user->getResults())
         if (MemoryAnalysis::aliasOf(result) == value)

@@ -47,6 +47,8 @@ void buildMemOptPipeline(OpPassManager &pm,
   // unoptimised baseline (optimize=false) computes the same.
   if (options.fuseAttention)
     forward.addPass(createMemOptFuseAttention());
+  if (options.fuseLinearCrossEntropy)
+    forward.addPass(createMemOptFuseLinearCrossEntropy());
   if (options.precision != Precision::FP32) {
     // Evaluation and inference have no backward pass to scale.
     MemOptMixedPrecisionOptions mixed;

@@ -146,6 +146,12 @@ struct AttentionAttrs {
   int64_t seed = 0;
 };
 
+/// linear_cross_entropy and its backward: the logits of `chunk` rows (>= 1)
+/// at a time.
+struct LinearCrossEntropyAttrs {
+  int64_t chunk = 1;
+};
+
 /// sgd_update: p - lr * (g + weightDecay * p).
 struct SgdAttrs {
   double lr = 0;
@@ -185,7 +191,8 @@ using KernelAttrs =
                  DropoutAttrs, TransposeAttrs, SliceAttrs, ConcatAttrs,
                  UpsampleAttrs, ActivationBackwardAttrs, NormBackwardAttrs,
                  BatchNormActAttrs, BatchNormActBackwardAttrs, AttentionAttrs,
-                 SgdAttrs, SgdMomentumAttrs, AdamAttrs, LossScaleAttrs>;
+                 LinearCrossEntropyAttrs, SgdAttrs, SgdMomentumAttrs, AdamAttrs,
+                 LossScaleAttrs>;
 
 /// Whether output `outputIndex` of a kernel may occupy exactly the storage
 /// of input `inputIndex` (the output is then a view of that input's tensor,

@@ -213,4 +213,80 @@ def MemOpt_AttentionBackwardOp
                  MemOpt_FloatTensor:$grad_v);
 }
 
+//===----------------------------------------------------------------------===//
+// Chunked linear + cross-entropy
+//===----------------------------------------------------------------------===//
+
+// A language model's last linear layer and its loss in one op (as
+// Liger-Kernel's fused linear cross-entropy): the N×V logits and their
+// gradient are never held, only a chunk of rows at a time.
+// --memopt-fuse-linear-cross-entropy builds it from linear → cross_entropy
+// when the vocabulary is large.
+
+def MemOpt_LinearCrossEntropyOp : MemOpt_ForwardOp<"linear_cross_entropy",
+    [MemOpt_FlopModel, MemOpt_PrecisionModel, MemOpt_WorkspaceModel]> {
+  let summary = "linear layer and mean softmax cross-entropy, chunked";
+  let description = [{
+    Computes `memopt.cross_entropy(memopt.linear(hidden, weight), labels)`:
+    the mean over the `N` rows of `lse_n − logits[n, labels[n]]` with
+    `logits = hidden·weightᵀ` (`hidden` `N×H`, `weight` `V×H`, PyTorch's
+    layout, so a tied embedding table serves as it is; no bias) and
+    `lse_n = log Σ_v exp(logits[n, v])`, without holding the `N×V` logits:
+    the kernel computes them `chunk` rows at a time. A label outside
+    `[0, V)` is a runtime error.
+
+    Besides the 0-d loss it returns `lse`, the `N` row log-sum-exps (f32,
+    or f64 for f64 operands; the loss has that type too), from which
+    `memopt.linear_cross_entropy_backward` recomputes each chunk's
+    probabilities. The gradient rule saves `hidden`, `weight`, `labels` and
+    `lse`. Under mixed precision `hidden` and `weight` take the low
+    precision (linear's class) and the softmax and the loss stay f32.
+
+    ```mlir
+    %loss, %lse = memopt.linear_cross_entropy %h, %wte, %labels {chunk = 64 : i64}
+        : tensor<4096x768xf32>, tensor<50257x768xf32>, tensor<4096xi64>
+    // %loss : tensor<f32>, %lse : tensor<4096xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$hidden, MemOpt_FloatTensor:$weight,
+                   MemOpt_IndexTensor:$labels, I64Attr:$chunk);
+  let results = (outs MemOpt_ScalarFloatTensor:$result,
+                 MemOpt_FloatTensor:$lse);
+  let assemblyFormat = [{
+    $hidden `,` $weight `,` $labels attr-dict `:` type($hidden) `,`
+    type($weight) `,` type($labels)
+  }];
+}
+
+def MemOpt_LinearCrossEntropyBackwardOp
+    : MemOpt_GradOp<"linear_cross_entropy_backward",
+        [MemOpt_FlopModel, MemOpt_WorkspaceModel,
+         AllTypesMatch<["hidden", "grad_hidden"]>,
+         AllTypesMatch<["weight", "grad_weight"]>]> {
+  let summary = "gradients of memopt.linear_cross_entropy, chunk by chunk";
+  let description = [{
+    From the loss's upstream gradient `grad_loss` (0-d), the forward op's
+    `hidden`, `weight`, `labels` and `lse`, computes the gradients of
+    `hidden` and `weight`. A chunk of rows at a time it recomputes the
+    logits and forms `dlogits = grad_loss · (exp(logits − lse) −
+    onehot(labels)) / N`, then `grad_hidden = dlogits·weight` and
+    `grad_weight += dlogitsᵀ·hidden`: what `cross_entropy_backward` and
+    the linear layer's gradients compute, with one more `hidden·weightᵀ`
+    product. `chunk` is the forward op's.
+
+    ```mlir
+    %dh, %dw = memopt.linear_cross_entropy_backward %one, %h, %wte, %labels, %lse {chunk = 64 : i64}
+        : (tensor<f32>, tensor<4096x768xf32>, tensor<50257x768xf32>,
+           tensor<4096xi64>, tensor<4096xf32>)
+        -> (tensor<4096x768xf32>, tensor<50257x768xf32>)
+    ```
+  }];
+  let arguments = (ins MemOpt_ScalarFloatTensor:$grad_loss,
+                   MemOpt_FloatTensor:$hidden, MemOpt_FloatTensor:$weight,
+                   MemOpt_IndexTensor:$labels, MemOpt_FloatTensor:$lse,
+                   I64Attr:$chunk);
+  let results = (outs MemOpt_FloatTensor:$grad_hidden,
+                 MemOpt_FloatTensor:$grad_weight);
+}
+
 #endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTFUSEDOPS_TD

@@ -559,6 +559,54 @@ def MemOptFuseAttention : Pass<"memopt-fuse-attention"> {
   ];
 }
 
+def MemOptFuseLinearCrossEntropy : Pass<"memopt-fuse-linear-cross-entropy"> {
+  let summary = "Fuse a large-vocabulary linear → cross_entropy into the "
+                "chunked memopt.linear_cross_entropy";
+  let description = [{
+    Runs on the forward graph, before `--memopt-autodiff` (and before
+    `--memopt-mixed-precision`). A language model's head and loss,
+
+    ```mlir
+    %l = memopt.linear %h, %w : tensor<4x1024x768xf32>, tensor<50257x768xf32>
+    %r = memopt.reshape %l : tensor<4x1024x50257xf32> -> tensor<4096x50257xf32>
+    %loss = memopt.cross_entropy %r, %labels : tensor<4096x50257xf32>, tensor<4096xi64>
+    ```
+
+    (the linear layer without bias, or `memopt.matmul %h, %w
+    {transpose_b = true}` with a 2-D weight; the reshape only when the
+    logits have leading dimensions to merge) becomes
+
+    ```mlir
+    %h2 = memopt.reshape %h : tensor<4x1024x768xf32> -> tensor<4096x768xf32>
+    %loss, %lse = memopt.linear_cross_entropy %h2, %w, %labels {chunk = 80 : i64}
+    ```
+
+    when the vocabulary has at least `min-classes` classes: the step then
+    never holds the `N×V` logits nor their gradient, only `chunk` rows at a
+    time (by default the rows whose f32 logits fill 16 MiB). The loss and
+    gradients agree with the unfused ops' to rounding.
+
+    Left alone, with a reason under `remarks=true`: logits read by anything
+    but the loss, a bias, a weight stored `H×V` (matmul without
+    `transpose_b`), a batched weight, a reshape that mixes the vocabulary
+    into the rows, and vocabularies below `min-classes`.
+  }];
+  let options = [
+    Option<"minClasses", "min-classes", "int64_t", /*default=*/"4096",
+           "Fuse only heads with at least this many classes">,
+    Option<"chunk", "chunk", "int64_t", /*default=*/"0",
+           "Rows per chunk (0: the rows whose f32 logits fill 16 MiB)">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark for every fused loss and for every linear → "
+           "cross_entropy left alone, with the reason">
+  ];
+  let statistics = [
+    Statistic<"numFused", "fused", "Linear + cross-entropy pairs fused">,
+    Statistic<"numNearMisses", "near-misses",
+              "Linear + cross-entropy pairs left unfused">
+  ];
+}
+
 def MemOptMixedPrecision : Pass<"memopt-mixed-precision"> {
   let summary = "FP16 (or BF16) compute with FP32 master weights and loss "
                 "scaling";

@@ -8,6 +8,7 @@
 //
 //   memopt-eval-mode (mode=eval) or memopt-microbatch (microbatches > 1),
 //   memopt-fuse-attention (fuse-attention),
+//   memopt-fuse-linear-cross-entropy (fuse-linear-cross-entropy),
 //   memopt-mixed-precision (precision fp16 or bf16), memopt-autodiff
 //   (mode=train), memopt-workspace-limit (workspace-limit), and when
 //   optimize: memopt-checkpoint (checkpoint != none, or a budget) and
@@ -80,6 +81,12 @@ struct MemOptPipelineOptions
       *this, "fuse-attention",
       ::llvm::cl::desc("Fuse attention chains into memory-efficient "
                        "attention (--memopt-fuse-attention)"),
+      ::llvm::cl::init(true)};
+  Option<bool> fuseLinearCrossEntropy{
+      *this, "fuse-linear-cross-entropy",
+      ::llvm::cl::desc("Fuse a large-vocabulary linear → cross_entropy into "
+                       "the chunked linear_cross_entropy "
+                       "(--memopt-fuse-linear-cross-entropy)"),
       ::llvm::cl::init(true)};
   Option<Precision> precision{
       *this, "precision",

@@ -67,6 +67,11 @@ mlir::FailureOr<int64_t> planFunctionMemory(mlir::func::FuncOp func,
 /// places), in O(n log n), without planning.
 int64_t getArenaLowerBound(mlir::func::FuncOp func, int64_t alignment);
 
+/// How a pass names an op in a reason or remark:
+/// `'memopt.relu_backward' at file:line:col` (the first file location inside
+/// the op's), or just the quoted name when it has none.
+std::string describeOp(mlir::Operation *op);
+
 /// InPlace-ABN on one training step (after `--memopt-autodiff`): every
 /// `batch_norm` whose result feeds only a `leaky_relu` (alpha > 0) or an
 /// `elu` (alpha > 0), together with the two backward ops the step built for

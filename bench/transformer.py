@@ -1,31 +1,36 @@
 #!/usr/bin/env python3
-"""Memory-efficient attention (--memopt-fuse-attention) on GPT-2: what the
-training step keeps for the backward pass and its peak, with and without
-the fusion, over the sequence length; and the CPU step time.
+"""The transformer fusions on GPT-2: memory-efficient attention
+(--memopt-fuse-attention) and the chunked LM-head loss
+(--memopt-fuse-linear-cross-entropy). What the training step keeps for the
+backward pass and its peak, with and without them, over the sequence
+length; and the CPU step time.
 
-Usage: bench/attention.py [--quick] [--build build | --memopt-opt PATH]
-                          [--memopt-run PATH] [--no-time]
-                          [--output bench/results/attention.json]
+Usage: bench/transformer.py [--quick] [--build build | --memopt-opt PATH]
+                            [--memopt-run PATH] [--no-time]
+                            [--output bench/results/transformer.json]
 
 Memory: GPT-2 small (12 layers, width 768, 12 heads, vocabulary 50257,
 `generate_models.py gpt2`), batch 4, Adam, at sequence lengths 512, 1024
 and 2048, compiled by
 
-    memopt-opt --memopt-pipeline="optimizer=adam partition=P fuse-attention=F"
-               --memopt-report=file=R
+    memopt-opt --memopt-pipeline="optimizer=adam partition=P
+               fuse-attention=A fuse-linear-cross-entropy=L" --memopt-report=file=R
 
-with F true (the default) and false, P true (the default) and false (the
-configuration issue 19 quoted: 8.1 GB saved, 10.4 GB peak at 1024). From
-the report: saved_for_backward_bytes, peak_bytes, arena_bytes and
-total_flops. The fused step's extra FLOPs are compared with one attention
-forward pass (q·kᵀ and P·v over every score, 4·B·H·S²·d, plus the softmax
-and dropout, 3·B·H·S², in all layers). The growth exponent of
-saved-for-backward over the sequence length is fitted (log-log least
-squares): the probabilities make the unfused step's grow faster than
-linearly; the fused step's grows linearly.
+in three variants: unfused (A and L false), attention (A true, L false)
+and fused (both true, the default), each with P true (the default) and
+false (the configuration issue 19 quoted: 8.1 GB saved, 10.4 GB peak at
+1024). From the report: saved_for_backward_bytes, peak_bytes, arena_bytes
+and total_flops. The attention variant's extra FLOPs (over unfused) are
+compared with one attention forward pass (q·kᵀ and P·v over every score,
+4·B·H·S²·d, plus the softmax and dropout, 3·B·H·S², in all layers); the
+fused variant's extra over attention is the LM head's logits computed
+again in the backward pass. The growth exponent of saved-for-backward over
+the sequence length is fitted (log-log least squares): the probabilities
+make the unfused step's grow faster than linearly; the fused steps' grow
+linearly.
 
 Time (unless --no-time): `memopt-run --steps 2 --optimizer=adam` on the CPU
-for GPT-2 small at batch 1, sequence 512 and 1024, fused and unfused
+for GPT-2 small at batch 1, sequence 512 and 1024, the three variants
 alternately in one sitting (two runs each; these machines are noisy), the
 ms per step memopt-run prints.
 
@@ -55,7 +60,7 @@ GIB = 1e9
 FULL = {"model": {"layers": 12, "dim": 768, "heads": 12, "vocab": 50257},
         "batch": 4, "seqs": [512, 1024, 2048],
         "time": {"batch": 1, "seqs": [512, 1024], "steps": 2, "repeats": 2}}
-QUICK = {"model": {"layers": 2, "dim": 64, "heads": 4, "vocab": 100},
+QUICK = {"model": {"layers": 2, "dim": 64, "heads": 4, "vocab": 4096},
          "batch": 2, "seqs": [32, 64, 128],
          "time": {"batch": 1, "seqs": [64], "steps": 2, "repeats": 1}}
 
@@ -70,10 +75,21 @@ def generate(model, batch, seq, tmp):
     return path
 
 
-def report(opt, path, fuse, partition, tmp):
+# name: (fuse-attention, fuse-linear-cross-entropy)
+VARIANTS = {"unfused": (False, False), "attention": (True, False),
+            "fused": (True, True)}
+
+
+def flags(variant):
+    attention, loss = VARIANTS[variant]
+    return (f"fuse-attention={str(attention).lower()} "
+            f"fuse-linear-cross-entropy={str(loss).lower()}")
+
+
+def report(opt, path, variant, partition, tmp):
     out = os.path.join(tmp, "report.json")
     options = (f"optimizer=adam partition={str(partition).lower()} "
-               f"fuse-attention={str(fuse).lower()}")
+               + flags(variant))
     started = time.perf_counter()
     subprocess.run([opt, f"--memopt-pipeline={options}",
                     f"--memopt-report=file={out}", path, "-o", os.devnull],
@@ -109,28 +125,32 @@ def memory(opt, cfg, tmp):
         row = {"seq": seq, "attention_forward_flops":
                attention_forward_flops(cfg["model"], cfg["batch"], seq)}
         for partition in (True, False):
-            for fuse in (True, False):
-                key = f"{'fused' if fuse else 'unfused'}" + \
-                      ("" if partition else "_no_partition")
-                row[key] = report(opt, path, fuse, partition, tmp)
+            for variant in VARIANTS:
+                key = variant + ("" if partition else "_no_partition")
+                row[key] = report(opt, path, variant, partition, tmp)
                 log(f"seq {seq} {key}: saved "
                     f"{row[key]['saved_for_backward_bytes'] / GIB:.2f} GB, "
                     f"peak {row[key]['peak_bytes'] / GIB:.2f} GB")
-        extra = row["fused"]["total_flops"] - row["unfused"]["total_flops"]
+        extra = row["attention"]["total_flops"] - row["unfused"]["total_flops"]
         row["extra_flops_fraction_of_attention_forward"] = round(
             extra / row["attention_forward_flops"], 3)
+        row["extra_flops_fraction_fused"] = round(
+            (row["fused"]["total_flops"] - row["unfused"]["total_flops"])
+            / row["unfused"]["total_flops"], 3)
         rows.append(row)
     growth = {}
     seqs = [r["seq"] for r in rows]
-    for key in ("fused", "unfused", "fused_no_partition", "unfused_no_partition"):
+    for key in [v + p for p in ("", "_no_partition") for v in VARIANTS]:
         growth[key] = round(exponent(
             seqs, [r[key]["saved_for_backward_bytes"] for r in rows]), 3)
     return rows, growth
 
 
-def step_time(run, path, fuse, steps):
+def step_time(run, path, variant, steps):
+    attention, loss = VARIANTS[variant]
     cmd = [run, path, "--device=cpu", f"--steps={steps}", "--optimizer=adam",
-           f"--fuse-attention={str(fuse).lower()}"]
+           f"--fuse-attention={str(attention).lower()}",
+           f"--fuse-linear-cross-entropy={str(loss).lower()}"]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
     ms = re.search(r"([0-9.]+) ms per step", proc.stdout)
     loss = re.search(r"loss ([0-9.]+) -> ([0-9.]+)", proc.stdout)
@@ -142,68 +162,69 @@ def timing(run, cfg, tmp):
     rows = []
     for seq in t["seqs"]:
         path = generate(cfg["model"], t["batch"], seq, tmp)
-        runs = {"fused": [], "unfused": []}
+        runs = {v: [] for v in VARIANTS}
         losses = {}
         for _ in range(t["repeats"]):
-            for fuse in (False, True):
-                key = "fused" if fuse else "unfused"
-                ms, loss = step_time(run, path, fuse, t["steps"])
-                runs[key].append(ms)
-                losses[key] = loss
-                log(f"seq {seq} {key}: {ms:.0f} ms per step")
+            for variant in VARIANTS:
+                ms, loss = step_time(run, path, variant, t["steps"])
+                runs[variant].append(ms)
+                losses[variant] = loss
+                log(f"seq {seq} {variant}: {ms:.0f} ms per step")
         rows.append({"seq": seq, "batch": t["batch"], "steps": t["steps"],
                      "ms_per_step": runs, "losses": losses,
-                     "fused_over_unfused": round(
-                         min(runs["fused"]) / min(runs["unfused"]), 3)})
+                     "over_unfused": {v: round(min(runs[v]) / min(runs["unfused"]), 3)
+                                      for v in VARIANTS}})
     return rows
 
 
 def print_tables(data):
-    print("| seq | saved, unfused (GB) | saved, fused (GB) | peak, unfused (GB) "
-          "| peak, fused (GB) | extra FLOPs / attention forward |")
-    print("|---|---|---|---|---|---|")
+    def gb(r, key, what):
+        return f"{r[key][what] / GIB:.2f}"
+    for suffix, title in (("", "The default pipeline (partition on):"),
+                          ("_no_partition", "Without the partition (partition=false):")):
+        print(title)
+        print()
+        print("| seq | saved: unfused / attention / fused (GB) "
+              "| peak: unfused / attention / fused (GB) |")
+        print("|---|---|---|")
+        for r in data["memory"]:
+            keys = [v + suffix for v in VARIANTS]
+            print(f"| {r['seq']} | "
+                  + " / ".join(gb(r, k, "saved_for_backward_bytes") for k in keys)
+                  + " | " + " / ".join(gb(r, k, "peak_bytes") for k in keys) + " |")
+        print()
+    print("| seq | attention's extra FLOPs / one attention forward "
+          "| fused step's extra FLOPs / unfused step's |")
+    print("|---|---|---|")
     for r in data["memory"]:
-        print(f"| {r['seq']} | {r['unfused']['saved_for_backward_bytes'] / GIB:.2f} "
-              f"| {r['fused']['saved_for_backward_bytes'] / GIB:.2f} "
-              f"| {r['unfused']['peak_bytes'] / GIB:.2f} "
-              f"| {r['fused']['peak_bytes'] / GIB:.2f} "
-              f"| {r['extra_flops_fraction_of_attention_forward']} |")
-    print()
-    print("Without the partition (partition=false):")
-    print()
-    print("| seq | saved, unfused (GB) | saved, fused (GB) | peak, unfused (GB) "
-          "| peak, fused (GB) |")
-    print("|---|---|---|---|---|")
-    for r in data["memory"]:
-        a, b = r["unfused_no_partition"], r["fused_no_partition"]
-        print(f"| {r['seq']} | {a['saved_for_backward_bytes'] / GIB:.2f} "
-              f"| {b['saved_for_backward_bytes'] / GIB:.2f} "
-              f"| {a['peak_bytes'] / GIB:.2f} | {b['peak_bytes'] / GIB:.2f} |")
+        print(f"| {r['seq']} | {r['extra_flops_fraction_of_attention_forward']} "
+              f"| {r['extra_flops_fraction_fused']} |")
     print()
     print("Growth exponent of saved-for-backward over the sequence length: "
           + ", ".join(f"{k} {v}" for k, v in data["saved_growth_exponent"].items()))
     if data.get("time"):
         print()
-        print("| seq | batch | unfused (ms per step) | fused (ms per step) "
-              "| fused / unfused (best of each) |")
-        print("|---|---|---|---|---|")
+        print("| seq | batch | unfused (ms per step) | attention | fused "
+              "| attention / unfused | fused / unfused |")
+        print("|---|---|---|---|---|---|---|")
         for r in data["time"]:
-            u, f = r["ms_per_step"]["unfused"], r["ms_per_step"]["fused"]
-            print(f"| {r['seq']} | {r['batch']} | {', '.join(f'{x:.0f}' for x in u)} "
-                  f"| {', '.join(f'{x:.0f}' for x in f)} | {r['fused_over_unfused']} |")
+            ms = r["ms_per_step"]
+            cells = [", ".join(f"{x:.0f}" for x in ms[v]) for v in VARIANTS]
+            print(f"| {r['seq']} | {r['batch']} | " + " | ".join(cells)
+                  + f" | {r['over_unfused']['attention']} | {r['over_unfused']['fused']} |")
 
 
 def main():
-    parser = checkpoint.bench_parser("attention", __doc__)
+    parser = checkpoint.bench_parser("transformer", __doc__)
     parser.add_argument("--memopt-run", help="memopt-run binary (default: "
                         "next to memopt-opt)")
     parser.add_argument("--no-time", action="store_true",
                         help="skip the CPU step-time runs")
     args = parser.parse_args()
-    opt, output = checkpoint.bench_setup("attention", args)
+    opt, output = checkpoint.bench_setup("transformer", args)
     run = args.memopt_run or os.path.join(os.path.dirname(opt), "memopt-run")
     cfg = QUICK if args.quick else FULL
-    data = {**checkpoint.bench_header("attention", args, opt),
+    data = {**checkpoint.bench_header("transformer", args, opt),
             "model": cfg["model"], "batch": cfg["batch"]}
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,0 +1,59 @@
+//===- LinearCrossEntropyShapes.h - the chunked LM-head loss ----*- C++ -*-===//
+//
+// Part of the compiler-runtime contract (ShapeRule.h), MLIR-free: the shape
+// rule of memopt.linear_cross_entropy and its backward op, and how their
+// kernels chunk the rows, which fixes the workspace the compiler reserves
+// for them (lib/Dialect/MemOpt/IR/WorkspaceModel.cpp).
+//
+// hidden is NxH, weight VxH (a linear layer's, PyTorch's layout; tied
+// embeddings as they are) and labels N integers; the loss is 0-d and the
+// per-row log-sum-exp of the logits N. The kernels compute the logits of
+// `chunk` rows at a time (chunk x V elements of the compute type, their
+// workspace), never NxV.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMOPT_CONTRACT_LINEARCROSSENTROPYSHAPES_H
+#define MEMOPT_CONTRACT_LINEARCROSSENTROPYSHAPES_H
+
+#include "memopt/Contract/ShapeRule.h"
+
+#include <algorithm>
+
+namespace memopt::shapes {
+
+/// linear_cross_entropy: NxH `hidden`, VxH `weight` and N `labels` (ranks
+/// 2, 2 and 1, as each side checks) give the N log-sum-exps in `lse` (the
+/// loss is 0-d).
+inline ShapeProblem linearCrossEntropyShape(const Dims &hidden,
+                                            const Dims &weight,
+                                            const Dims &labels, Dims &lse) {
+  if (weight[1] != hidden[1])
+    return problem("expected weight of shape Vx", hidden[1],
+                   " (hidden's width), got ", formatDims(weight));
+  if (labels[0] != hidden[0])
+    return problem("expected ", hidden[0],
+                   " labels (one per row of hidden), got ", labels[0]);
+  lse = {hidden[0]};
+  return {};
+}
+
+} // namespace memopt::shapes
+
+namespace memopt::runtime::linear_cross_entropy {
+
+/// The workspace of a kernel over `rows` rows, `classes` classes and
+/// `chunk` rows at a time: one chunk of logits in the compute type, fewer
+/// rows under `limit` but at least one (the kernel cannot do with less).
+inline int64_t workspaceBytes(int64_t rows, int64_t classes, int64_t chunk,
+                              int64_t computeBytes, int64_t limit) {
+  int64_t row = classes * computeBytes;
+  if (row == 0 || rows == 0)
+    return 0;
+  int64_t most = std::min(chunk, rows);
+  return row * std::clamp<int64_t>(limit / row, 1, most);
+}
+
+} // namespace memopt::runtime::linear_cross_entropy
+
+#endif // MEMOPT_CONTRACT_LINEARCROSSENTROPYSHAPES_H

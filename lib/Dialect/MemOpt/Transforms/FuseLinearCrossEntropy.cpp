@@ -1,0 +1,194 @@
+//===- FuseLinearCrossEntropy.cpp - LM head + loss into one chunked op ----===//
+//
+// `--memopt-fuse-linear-cross-entropy` (Passes.td): on the forward graph,
+// each cross_entropy whose logits are a bias-free linear layer's (or a
+// matmul with a transposed 2-D weight), reshaped or not, becomes
+// memopt.linear_cross_entropy when the vocabulary has at least
+// `min-classes` classes, so the step never holds the N×V logits or their
+// gradient. A cross_entropy on anything but a linear layer or matmul (a
+// convolution's output, say) is not a language-model head and is passed
+// over in silence; one on a linear layer that does not fuse is a near miss,
+// and `remarks=true` says why.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
+#include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
+#include "memopt/Dialect/MemOpt/Transforms/Passes.h"
+#include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <optional>
+
+#define DEBUG_TYPE "memopt-fuse-linear-cross-entropy"
+
+namespace memopt {
+#define GEN_PASS_DEF_MEMOPTFUSELINEARCROSSENTROPY
+#include "memopt/Dialect/MemOpt/Transforms/Passes.h.inc"
+} // namespace memopt
+
+using namespace mlir;
+using namespace memopt;
+
+namespace {
+
+/// The f32 bytes of logits a chunk holds by default.
+constexpr int64_t kDefaultChunkBytes = int64_t(16) << 20;
+
+/// A head the pass fuses: the ops it replaces and the fused op's operands.
+struct Head {
+  /// The linear layer or matmul, the reshape (or null) and the loss.
+  Operation *product = nullptr;
+  ReshapeOp reshape;
+  CrossEntropyOp loss;
+  Value hidden, weight;
+};
+
+/// Matches the head under `loss`. Returns std::nullopt with `why` empty
+/// when the logits do not come from a linear layer or matmul at all, and
+/// with `why` set when they do but the pair does not fuse.
+std::optional<Head> match(CrossEntropyOp loss, int64_t minClasses,
+                          std::string &why) {
+  Head head;
+  head.loss = loss;
+  Value logits = loss.getLogits();
+  head.reshape = logits.getDefiningOp<ReshapeOp>();
+  Value product = head.reshape ? head.reshape.getX() : logits;
+  head.product = product.getDefiningOp();
+  if (!head.product || !isa<LinearOp, MatMulOp>(head.product))
+    return std::nullopt;
+
+  auto fail = [&](const Twine &reason) -> std::optional<Head> {
+    why = reason.str();
+    return std::nullopt;
+  };
+  if (auto linear = dyn_cast<LinearOp>(head.product)) {
+    if (linear.getBias())
+      return fail("the linear layer has a bias");
+    head.hidden = linear.getInput();
+    head.weight = linear.getWeight();
+  } else {
+    auto matmul = cast<MatMulOp>(head.product);
+    if (matmul.getTransposeA())
+      return fail("the matmul transposes hidden (transpose_a)");
+    if (!matmul.getTransposeB())
+      return fail("the weight is stored HxV (a matmul without transpose_b); "
+                  "memopt.linear_cross_entropy takes VxH");
+    if (cast<RankedTensorType>(matmul.getB().getType()).getRank() != 2)
+      return fail("the weight is batched (rank above 2)");
+    head.hidden = matmul.getA();
+    head.weight = matmul.getB();
+  }
+  for (Operation *user : product.getUsers())
+    if (user !=
+        (head.reshape ? head.reshape.getOperation() : loss.getOperation()))
+      return fail(llvm::formatv("the logits are also read by {0}, so they "
+                                "would be held anyway",
+                                describeOp(user)));
+  if (head.reshape && !head.reshape.getResult().hasOneUse())
+    return fail("the reshaped logits are read by more than the loss");
+
+  auto weight = cast<RankedTensorType>(head.weight.getType());
+  auto hidden = cast<RankedTensorType>(head.hidden.getType());
+  auto rows = cast<RankedTensorType>(logits.getType());
+  int64_t classes = weight.getDimSize(0);
+  // The loss's rows must be hidden's rows: a reshape may only merge the
+  // leading dimensions, keeping the vocabulary last.
+  if (rows.getDimSize(1) != classes)
+    return fail("the reshape mixes the vocabulary into the rows");
+  if (classes < minClasses)
+    return fail(llvm::formatv("{0} classes, below min-classes={1} (the "
+                              "logits are small)",
+                              classes, minClasses));
+  (void)hidden;
+  return head;
+}
+
+/// The rows of a chunk: `chunk` when given, else the rows whose f32 logits
+/// fill kDefaultChunkBytes (a multiple of 8 from 8 up), within [1, rows].
+int64_t chunkRows(int64_t chunk, int64_t rows, int64_t classes) {
+  if (chunk > 0)
+    return std::min(chunk, std::max<int64_t>(rows, 1));
+  int64_t fit = kDefaultChunkBytes / (4 * std::max<int64_t>(classes, 1));
+  if (fit >= 8)
+    fit -= fit % 8;
+  return std::clamp<int64_t>(fit, 1, std::max<int64_t>(rows, 1));
+}
+
+struct MemOptFuseLinearCrossEntropyPass
+    : public memopt::impl::MemOptFuseLinearCrossEntropyBase<
+          MemOptFuseLinearCrossEntropyPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (chunk < 0 || minClasses < 0) {
+      getOperation()->emitError()
+          << "memopt-fuse-linear-cross-entropy: "
+          << (chunk < 0 ? "chunk" : "min-classes") << " must be >= 0, got "
+          << (chunk < 0 ? chunk : minClasses);
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> graphs;
+    if (failed(collectMemOptGraphs(getOperation(),
+                                   "memopt-fuse-linear-cross-entropy", graphs)))
+      return signalPassFailure();
+    for (func::FuncOp func : graphs) {
+      SmallVector<CrossEntropyOp> losses(func.front().getOps<CrossEntropyOp>());
+      for (CrossEntropyOp loss : losses)
+        fuseAt(loss);
+    }
+  }
+
+  void fuseAt(CrossEntropyOp loss) {
+    std::string why;
+    std::optional<Head> head = match(loss, minClasses, why);
+    if (!head) {
+      if (!why.empty()) {
+        ++numNearMisses;
+        if (remarks)
+          loss.emitRemark() << "linear + cross-entropy not fused: " << why;
+      }
+      return;
+    }
+    auto logits = cast<RankedTensorType>(loss.getLogits().getType());
+    int64_t rows = logits.getDimSize(0), classes = logits.getDimSize(1);
+    auto hidden = cast<RankedTensorType>(head->hidden.getType());
+    int64_t width = hidden.getDimSize(hidden.getRank() - 1);
+
+    OpBuilder b(loss);
+    SmallVector<Location> locs{head->product->getLoc()};
+    if (head->reshape)
+      locs.push_back(head->reshape.getLoc());
+    locs.push_back(loss.getLoc());
+    Location loc = FusedLoc::get(b.getContext(), locs);
+    Value hidden2d = head->hidden;
+    if (hidden.getRank() != 2)
+      hidden2d = ReshapeOp::create(
+          b, loc, RankedTensorType::get({rows, width}, hidden.getElementType()),
+          head->hidden);
+    int64_t rowsPerChunk = chunkRows(chunk, rows, classes);
+    auto fused = LinearCrossEntropyOp::create(
+        b, loc, hidden2d, head->weight, loss.getLabels(),
+        b.getI64IntegerAttr(rowsPerChunk));
+    loss.getResult().replaceAllUsesWith(fused.getResult());
+    loss->erase();
+    if (head->reshape)
+      head->reshape->erase();
+    head->product->erase();
+    ++numFused;
+    if (remarks)
+      fused.emitRemark() << "fused linear + cross-entropy: the " << logits
+                         << " logits ("
+                         << logits.getNumElements() *
+                                (logits.getElementTypeBitWidth() / 8)
+                         << " bytes) and their gradient are never held, "
+                         << rowsPerChunk << " rows at a time";
+  }
+};
+
+} // namespace
