@@ -99,6 +99,7 @@ KernelAttrs adamUpdate(Rules &r) {
   a.beta2 = r.f64("beta2", 0.999);
   a.eps = r.f64("eps", 1e-8);
   a.weightDecay = r.f64("weight_decay", 0.0);
+  a.decoupledWeightDecay = r.boolean("decoupled_weight_decay", false);
   r.done();
   if (!(a.beta1 >= 0 && a.beta1 < 1 && a.beta2 >= 0 && a.beta2 < 1))
     r.error("expected 'beta1' and 'beta2' in [0, 1), got ", a.beta1, " and ",

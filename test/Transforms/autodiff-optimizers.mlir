@@ -1,5 +1,16 @@
 // RUN: memopt-opt %s --memopt-autodiff='optimizer=momentum lr=0.1 momentum=0.8 weight-decay=0.01 nesterov=true' | FileCheck %s --check-prefix=MOMENTUM
 // RUN: memopt-opt %s --memopt-autodiff=optimizer=adam | FileCheck %s --check-prefix=ADAM
+// RUN: memopt-opt %s --memopt-autodiff=optimizer=adamw | FileCheck %s --check-prefix=ADAMW
+// RUN: memopt-opt %s "--memopt-autodiff=optimizer=adamw weight-decay=0" | FileCheck %s --check-prefix=ADAMW0
+// RUN: not memopt-opt %s "--memopt-autodiff=optimizer=adamw weight-decay=x" 2>&1 | FileCheck %s --check-prefix=BADWD
+
+// AdamW: Adam's state and step, the decay decoupled, torch.optim.AdamW's
+// defaults (lr 0.001, weight decay 0.01) unless given.
+// ADAMW-LABEL: func.func @f
+// ADAMW:         memopt.adam_update %{{.*}} {decoupled_weight_decay = true, lr = 1.000000e-03 : f64, memopt.inplace = 0 : i64, weight_decay = 1.000000e-02 : f64}
+// ADAMW0-LABEL: func.func @f
+// ADAMW0:        memopt.adam_update %{{.*}} {decoupled_weight_decay = true, lr = 1.000000e-03 : f64, memopt.inplace = 0 : i64}
+// BADWD: error: memopt-autodiff: weight-decay must be a finite number >= 0, got 'x'
 
 // MOMENTUM-LABEL: func.func @f
 // MOMENTUM-SAME:    (%[[W:.*]]: tensor<2x3xf32> {memopt.param}, %{{.*}}: tensor<4x3xf32>, %{{.*}}: tensor<4x2xf32>, %[[BUF:.*]]: tensor<2x3xf32> {memopt.optimizer_state})

@@ -43,6 +43,7 @@
 // HELP-NEXT: =sgd
 // HELP-NEXT: =momentum
 // HELP-NEXT: =adam
+// HELP-NEXT: =adamw
 // HELP-NEXT: =none
 // HELP: --memopt-checkpoint
 // HELP: --solver=<value>

@@ -88,20 +88,25 @@ cl::opt<bool> evalMode(
     cl::desc("Evaluate instead of training: forward graph only, batch norm "
              "with running statistics, dropout off"),
     cl::init(false), cl::cat(category));
-cl::opt<Optimizer>
-    optimizerName("optimizer", cl::desc("Optimizer"), cl::init(Optimizer::SGD),
-                  choices(Optimizer::SGD, Optimizer::Momentum, Optimizer::Adam),
-                  cl::cat(category));
+cl::opt<Optimizer> optimizerName("optimizer", cl::desc("Optimizer"),
+                                 cl::init(Optimizer::SGD),
+                                 choices(Optimizer::SGD, Optimizer::Momentum,
+                                         Optimizer::Adam, Optimizer::AdamW),
+                                 cl::cat(category));
 cl::opt<double> learningRate(
-    "lr", cl::desc("Learning rate (default: 0.01 for SGD, 0.001 for Adam)"),
+    "lr",
+    cl::desc("Learning rate (default: 0.01 for SGD, 0.001 for Adam "
+             "and AdamW)"),
     cl::init(-1.0), cl::cat(category));
 cl::opt<double>
     momentumFactor("momentum",
                    cl::desc("Momentum factor (--optimizer=momentum)"),
                    cl::init(0.9), cl::cat(category));
-cl::opt<double> weightDecay("weight-decay",
-                            cl::desc("L2 penalty (PyTorch's weight_decay)"),
-                            cl::init(0.0), cl::cat(category));
+cl::opt<double> weightDecay(
+    "weight-decay",
+    cl::desc("PyTorch's weight_decay: L2 penalty, or decoupled with "
+             "--optimizer=adamw (default 0; 0.01 for adamw)"),
+    cl::init(0.0), cl::cat(category));
 cl::opt<std::string> dataSpec(
     "data",
     cl::desc("Training data: synthetic (a learnable seeded task), "
@@ -282,7 +287,10 @@ LogicalResult fillPipelineOptions(ModuleOp module, bool optimize,
         llvm::formatv("{0}", llvm::format("%.17g", learningRate.getValue()))
             .str();
   options.momentum = momentumFactor;
-  options.weightDecay = weightDecay;
+  if (weightDecay.getNumOccurrences())
+    options.weightDecay =
+        llvm::formatv("{0}", llvm::format("%.17g", weightDecay.getValue()))
+            .str();
   options.microbatches = microbatches;
   if (!lossScale.empty())
     options.lossScale = lossScale;

@@ -87,6 +87,8 @@ struct Case {
 const Case kCases[] = {
     {"MlpSgd", Case::Example, "mlp.mlir",
      "memopt-pipeline{optimizer=sgd lr=0.05}", 1e-4, 3},
+    {"MlpAdamW", Case::Example, "mlp.mlir",
+     "memopt-pipeline{optimizer=adamw lr=0.01 weight-decay=0.1}", 1e-4, 3},
     {"CnnMomentum", Case::Example, "cnn.mlir",
      "memopt-pipeline{optimizer=momentum lr=0.05}", 1e-3, 3},
     // Workspaces capped to the minimum: one output row of im2col per

@@ -1,6 +1,6 @@
 //===- OptimizerStepTest.cpp - one training step against references -------===//
 //
-// Runs a compiled training step with SGD, momentum and Adam and checks the
+// Runs a compiled training step with SGD, momentum, Adam and AdamW and checks the
 // updated parameters against PyTorch's update rules evaluated here, in f64,
 // from the gradient the same graph computes with optimizer=none.
 //
@@ -69,9 +69,13 @@ TEST(OptimizerStep, MomentumOverTwoSteps) {
   }
 }
 
-TEST(OptimizerStep, AdamOverThreeSteps) {
-  auto step =
-      CompiledStep::compile(kGraph, "memopt-autodiff{optimizer=adam lr=0.01}");
+/// Three steps of `pipeline` (Adam or AdamW with lr 0.01) against
+/// torch.optim's rule for the weight: Adam adds `l2` · w to the gradient,
+/// AdamW first scales w by 1 − lr · `decoupled`.
+void expectAdamSteps(const std::string &pipeline, double l2,
+                     double decoupled) {
+  auto step = CompiledStep::compile(kGraph, pipeline);
+  ASSERT_TRUE(step);
   step->randomize(9);
   const double b1 = 0.9, b2 = 0.999, eps = 1e-8, lr = 0.01;
   std::vector<double> w = step->argument(0), m(12, 0.0), v(12, 0.0);
@@ -80,16 +84,34 @@ TEST(OptimizerStep, AdamOverThreeSteps) {
     step->run(t - 1);
     double bc1 = 1 - std::pow(b1, t), bc2 = 1 - std::pow(b2, t);
     for (size_t i = 0; i < w.size(); ++i) {
-      m[i] = b1 * m[i] + (1 - b1) * g[0][i];
-      v[i] = b2 * v[i] + (1 - b2) * g[0][i] * g[0][i];
+      double gi = g[0][i] + l2 * w[i];
+      w[i] *= 1 - lr * decoupled;
+      m[i] = b1 * m[i] + (1 - b1) * gi;
+      v[i] = b2 * v[i] + (1 - b2) * gi * gi;
       double denom = std::sqrt(v[i]) / std::sqrt(bc2) + eps;
       w[i] -= (lr / bc1) * m[i] / denom;
     }
     step->applyUpdates();
     auto actual = step->argument(0);
     for (size_t i = 0; i < w.size(); ++i)
-      EXPECT_NEAR(actual[i], w[i], 1e-12) << "step " << t << " element " << i;
+      EXPECT_NEAR(actual[i], w[i], 1e-12)
+          << pipeline << " step " << t << " element " << i;
   }
+}
+
+TEST(OptimizerStep, AdamOverThreeSteps) {
+  expectAdamSteps("memopt-autodiff{optimizer=adam lr=0.01}", 0, 0);
+  expectAdamSteps("memopt-autodiff{optimizer=adam lr=0.01 weight-decay=0.1}",
+                  0.1, 0);
+}
+
+// torch.optim.AdamW: decoupled decay, 0.01 unless given.
+TEST(OptimizerStep, AdamWOverThreeSteps) {
+  expectAdamSteps("memopt-autodiff{optimizer=adamw lr=0.01}", 0, 0.01);
+  expectAdamSteps("memopt-autodiff{optimizer=adamw lr=0.01 weight-decay=0.5}",
+                  0, 0.5);
+  expectAdamSteps("memopt-autodiff{optimizer=adamw lr=0.01 weight-decay=0}", 0,
+                  0);
 }
 
 } // namespace

@@ -1,4 +1,4 @@
-//===- Optimizer.cpp - SGD, SGD with momentum and Adam steps on the CPU ---===//
+//===- Optimizer.cpp - SGD, momentum, Adam and AdamW steps on the CPU ----===//
 //
 // torch.optim's update rules, element by element in the compute type with
 // the hyper-parameters rounded to it once (as PyTorch passes Python floats
@@ -130,14 +130,19 @@ void adamImpl(const KernelCall &call, const G &grad) {
   const T oneMinusBeta1 = static_cast<T>(1 - a.beta1);
   const T oneMinusBeta2 = static_cast<T>(1 - a.beta2);
   const T eps = static_cast<T>(a.eps), wd = static_cast<T>(a.weightDecay);
-  const bool decay = a.weightDecay != 0;
+  // Adam adds weight_decay · p to the gradient; AdamW scales p by
+  // 1 − lr · weight_decay (a double rounded once, as PyTorch's mul_).
+  const bool decay = a.weightDecay != 0 && !a.decoupledWeightDecay;
+  const bool decoupled = a.weightDecay != 0 && a.decoupledWeightDecay;
+  const T keep = static_cast<T>(1 - a.lr * a.weightDecay);
   const T *pp = call.in(0).as<const T>();
   const T *pm = call.in(2).as<const T>(), *pv = call.in(3).as<const T>();
   T *newP = call.out(0).as<T>(), *newM = call.out(1).as<T>();
   T *newV = call.out(2).as<T>();
   for (int64_t i = 0, n = call.out(0).numElements; i < n; ++i) {
-    const T p = pp[i], g0 = grad(i);
-    const T g = decay ? g0 + wd * p : g0;
+    const T p0 = pp[i], g0 = grad(i);
+    const T g = decay ? g0 + wd * p0 : g0;
+    const T p = decoupled ? p0 * keep : p0;
     const T m = beta1 * pm[i] + oneMinusBeta1 * g;
     const T v = beta2 * pv[i] + oneMinusBeta2 * g * g;
     const T denom = math::sqrt(v) / biasCorrection2Sqrt + eps;

@@ -231,7 +231,10 @@ template <typename T> void sgdMomentumImpl(const KernelCall &call) {
 template <typename T> struct AdamParams {
   double lr, beta1Double, beta2Double;
   T beta1, beta2, oneMinusBeta1, oneMinusBeta2, eps, wd;
-  bool decay;
+  /// Adam's L2 term in the gradient (decay), or AdamW's scaling of the
+  /// parameter by `keep` = 1 − lr · weight_decay (decoupled).
+  bool decay, decoupled;
+  T keep;
   /// The step tensor's own dtype (any float dtype).
   DType stepDType;
   int *errorFlag;
@@ -257,11 +260,12 @@ template <typename T> __global__ void adamKernel(Operands o, AdamParams<T> a) {
   }
   __syncthreads();
   MEMOPT_GRID_STRIDE(i, o.n) {
-    const T p = loadAs<T>(o.in[0], o.dtype, i);
+    const T p0 = loadAs<T>(o.in[0], o.dtype, i);
     const T g0 = loadGradient<T>(o, i);
     const T m0 = loadAs<T>(o.in[2], o.dtype, i);
     const T v0 = loadAs<T>(o.in[3], o.dtype, i);
-    const T g = a.decay ? addRn(g0, mulRn(a.wd, p)) : g0;
+    const T g = a.decay ? addRn(g0, mulRn(a.wd, p0)) : g0;
+    const T p = a.decoupled ? mulRn(p0, a.keep) : p0;
     const T m = addRn(mulRn(a.beta1, m0), mulRn(a.oneMinusBeta1, g));
     const T v = addRn(mulRn(a.beta2, v0), mulRn(mulRn(a.oneMinusBeta2, g), g));
     const T denom = addRn(divRn(sqrtRn(v), biasCorrection2Sqrt), a.eps);
@@ -283,7 +287,9 @@ template <typename T> void adamImpl(const KernelCall &call) {
   a.oneMinusBeta2 = static_cast<T>(1 - attrs.beta2);
   a.eps = static_cast<T>(attrs.eps);
   a.wd = static_cast<T>(attrs.weightDecay);
-  a.decay = attrs.weightDecay != 0;
+  a.decay = attrs.weightDecay != 0 && !attrs.decoupledWeightDecay;
+  a.decoupled = attrs.weightDecay != 0 && attrs.decoupledWeightDecay;
+  a.keep = static_cast<T>(1 - attrs.lr * attrs.weightDecay);
   a.stepDType = call.in(4).dtype;
   a.errorFlag = call.cuda.errorFlag;
   a.errorCode = static_cast<int>(call.context.stepIndex) + 1;

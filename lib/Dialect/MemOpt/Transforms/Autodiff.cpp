@@ -190,12 +190,23 @@ struct MemOptAutodiffPass
         return bad("lr", value, "a finite number > 0");
       rate = value;
     }
+    if (!weightDecay.empty()) {
+      double value = 0;
+      if (StringRef(weightDecay).trim().getAsDouble(value)) {
+        getOperation().emitError()
+            << "memopt-autodiff: weight-decay must be a finite number >= 0, "
+               "got '"
+            << weightDecay << "'";
+        return failure();
+      }
+      if (!(std::isfinite(value) && value >= 0))
+        return bad("weight-decay", value, "a finite number >= 0");
+      decay = value;
+    }
     if (!(momentum >= 0 && momentum < 1))
       return bad("momentum", momentum, "in [0, 1)");
     if (!(dampening >= 0 && dampening <= 1))
       return bad("dampening", dampening, "in [0, 1]");
-    if (!(std::isfinite(weightDecay) && weightDecay >= 0))
-      return bad("weight-decay", weightDecay, "a finite number >= 0");
     if (!(beta1 >= 0 && beta1 < 1))
       return bad("beta1", beta1, "in [0, 1)");
     if (!(beta2 >= 0 && beta2 < 1))
@@ -208,10 +219,20 @@ struct MemOptAutodiffPass
   double learningRate() const {
     if (rate)
       return *rate;
-    return optimizer == Optimizer::Adam ? 1e-3 : 1e-2;
+    return optimizer == Optimizer::Adam || optimizer == Optimizer::AdamW ? 1e-3
+                                                                         : 1e-2;
   }
   /// The lr option's value, once verifyOptions parsed it.
   std::optional<double> rate;
+
+  /// torch.optim's default weight decay: 0, and 0.01 for AdamW.
+  double weightDecayValue() const {
+    if (decay)
+      return *decay;
+    return optimizer == Optimizer::AdamW ? 1e-2 : 0.0;
+  }
+  /// The weight-decay option's value, once verifyOptions parsed it.
+  std::optional<double> decay;
 
   LogicalResult differentiate(func::FuncOp func);
   LogicalResult checkSavedValues(DifferentiableOpInterface op,
@@ -462,10 +483,12 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
   }
 
   double rate = learningRate();
+  double weightDecay = weightDecayValue();
+  bool adam = optimizer == Optimizer::Adam || optimizer == Optimizer::AdamW;
   SmallVector<Value> newParams, newState;
   SmallVector<int64_t> paramIndex, stateIndex;
   Value step, newStep;
-  if (optimizer == Optimizer::Adam) {
+  if (adam) {
     auto stepType = RankedTensorType::get({}, b.getF32Type());
     step = addStateArg(stepType);
     newStep = AddOp::create(b, loc, step,
@@ -531,7 +554,8 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
         b, loc, p, g, m, v, newStep, skip, lossScaleOf.lookup(p),
         b.getF64FloatAttr(rate), b.getF64FloatAttr(beta1),
         b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps),
-        b.getF64FloatAttr(weightDecay));
+        b.getF64FloatAttr(weightDecay),
+        b.getBoolAttr(optimizer == Optimizer::AdamW));
     newParams.push_back(update.getNewParam());
     newState.append({update.getNewExpAvg(), update.getNewExpAvgSq()});
   }

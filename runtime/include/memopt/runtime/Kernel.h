@@ -167,13 +167,15 @@ struct SgdMomentumAttrs {
   bool nesterov = false;
 };
 
-/// adam_update (torch.optim.Adam); beta1, beta2 in [0, 1), eps > 0.
+/// adam_update (torch.optim.Adam, or torch.optim.AdamW with
+/// `decoupledWeightDecay`); beta1, beta2 in [0, 1), eps > 0.
 struct AdamAttrs {
   double lr = 0;
   double beta1 = 0.9;
   double beta2 = 0.999;
   double eps = 1e-8;
   double weightDecay = 0;
+  bool decoupledWeightDecay = false;
 };
 
 /// update_loss_scale (torch.amp.GradScaler's update): every attribute is

@@ -397,12 +397,15 @@ def MemOpt_AdamUpdateOp : MemOpt_GradOp<"adam_update",
     [AttrSizedOperandSegments,
      AllTypesMatch<["param", "exp_avg", "exp_avg_sq", "new_param",
                     "new_exp_avg", "new_exp_avg_sq"]>]> {
-  let summary = "torch.optim.Adam step";
+  let summary = "torch.optim.Adam (or AdamW) step";
   let description = [{
     With `t` the new step count (1 on the first step):
     `g ← g + weight_decay · p`; `m ← β₁m + (1−β₁)g`; `v ← β₂v + (1−β₂)g²`;
     `p ← p − (lr / (1−β₁ᵗ)) · m / (√v / √(1−β₂ᵗ) + eps)` — PyTorch's
-    arithmetic, `eps` outside the square root. The gradient, `skip` and
+    arithmetic, `eps` outside the square root. With
+    `decoupled_weight_decay = true` it is `torch.optim.AdamW`'s step
+    instead: the gradient is not decayed, and the parameter is first
+    scaled, `p ← p · (1 − lr · weight_decay)`. The gradient, `skip` and
     `unscale(%s)` are as in `memopt.sgd_update`.
 
     ```mlir
@@ -419,7 +422,8 @@ def MemOpt_AdamUpdateOp : MemOpt_GradOp<"adam_update",
                    DefaultValuedAttr<F64Attr, "0.9">:$beta1,
                    DefaultValuedAttr<F64Attr, "0.999">:$beta2,
                    DefaultValuedAttr<F64Attr, "1e-08">:$eps,
-                   DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
+                   DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+                   DefaultValuedAttr<BoolAttr, "false">:$decoupled_weight_decay);
   let results = (outs MemOpt_FloatTensor:$new_param,
                  MemOpt_FloatTensor:$new_exp_avg,
                  MemOpt_FloatTensor:$new_exp_avg_sq);

@@ -15,13 +15,14 @@
 namespace memopt {
 
 /// What the step does with the gradients (`--memopt-autodiff=optimizer=`).
-enum class Optimizer { SGD, Momentum, Adam, None };
+enum class Optimizer { SGD, Momentum, Adam, AdamW, None };
 
 inline llvm::ArrayRef<Choice<Optimizer>> getChoices(Optimizer) {
   static constexpr Choice<Optimizer> table[] = {
       {Optimizer::SGD, "sgd", "Stochastic gradient descent"},
       {Optimizer::Momentum, "momentum", "SGD with momentum (PyTorch's)"},
       {Optimizer::Adam, "adam", "Adam (L2 weight decay, PyTorch's)"},
+      {Optimizer::AdamW, "adamw", "AdamW (decoupled weight decay, PyTorch's)"},
       {Optimizer::None, "none", "No update: return the gradients"}};
   return table;
 }

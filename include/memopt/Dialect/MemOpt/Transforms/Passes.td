@@ -74,8 +74,10 @@ def MemOptAutodiff : Pass<"memopt-autodiff", "mlir::ModuleOp"> {
            "Dampening for momentum (optimizer=momentum)">,
     Option<"nesterov", "nesterov", "bool", /*default=*/"false",
            "Nesterov momentum (optimizer=momentum)">,
-    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
-           "L2 penalty added to the gradient, as PyTorch's weight_decay">,
+    Option<"weightDecay", "weight-decay", "std::string", /*default=*/"\"\"",
+           "PyTorch's weight_decay, a finite number >= 0: the L2 penalty "
+           "added to the gradient, or with adamw the decoupled decay "
+           "(default 0; 0.01 for adamw, as torch.optim.AdamW)">,
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam's beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam's beta2">,
     Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam's epsilon">,

@@ -47,9 +47,12 @@ struct MemOptPipelineOptions
   Option<double> momentum{*this, "momentum",
                           ::llvm::cl::desc("Momentum factor"),
                           ::llvm::cl::init(0.9)};
-  Option<double> weightDecay{*this, "weight-decay",
-                             ::llvm::cl::desc("L2 penalty"),
-                             ::llvm::cl::init(0.0)};
+  Option<std::string> weightDecay{
+      *this, "weight-decay",
+      ::llvm::cl::desc("Weight decay, a finite number >= 0: L2 penalty, or "
+                       "decoupled with adamw (default: the optimizer's, 0 or "
+                       "0.01 for adamw)"),
+      ::llvm::cl::init("")};
   Option<int64_t> microbatches{
       *this, "microbatches",
       ::llvm::cl::desc("Micro-batches whose gradients accumulate "
