@@ -1,8 +1,9 @@
 //===- OptimizerStepTest.cpp - one training step against references -------===//
 //
-// Runs a compiled training step with SGD, momentum, Adam and AdamW and checks the
-// updated parameters against PyTorch's update rules evaluated here, in f64,
-// from the gradient the same graph computes with optimizer=none.
+// Runs a compiled training step with SGD, momentum, Adam and AdamW and
+// checks the updated parameters against PyTorch's update rules evaluated
+// here, in f64, from the gradient the same graph computes with
+// optimizer=none.
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,8 +73,7 @@ TEST(OptimizerStep, MomentumOverTwoSteps) {
 /// Three steps of `pipeline` (Adam or AdamW with lr 0.01) against
 /// torch.optim's rule for the weight: Adam adds `l2` · w to the gradient,
 /// AdamW first scales w by 1 − lr · `decoupled`.
-void expectAdamSteps(const std::string &pipeline, double l2,
-                     double decoupled) {
+void expectAdamSteps(const std::string &pipeline, double l2, double decoupled) {
   auto step = CompiledStep::compile(kGraph, pipeline);
   ASSERT_TRUE(step);
   step->randomize(9);
