@@ -26,6 +26,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Regex.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -157,6 +158,12 @@ cl::opt<bool> fuseLinearCrossEntropy(
              "linear_cross_entropy, which never holds the logits "
              "(--memopt-fuse-linear-cross-entropy; on by default)"),
     cl::init(true), cl::cat(category));
+cl::opt<std::string> freezePattern(
+    "freeze",
+    cl::desc("Freeze the parameters whose names match this regular "
+             "expression (the whole name): no gradient, no optimizer state, "
+             "no update (memopt.frozen)"),
+    cl::init(""), cl::cat(category));
 cl::opt<bool> inplace(
     "inplace",
     cl::desc("Run element-wise ops in place over operands that are dead "
@@ -492,6 +499,41 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
 }
 
 /// Parses and compiles the input; `optimize` adds the schedule and the plan,
+/// --freeze: marks the parameters of the function being run whose source
+/// names match the pattern `memopt.frozen`. An invalid pattern, or one that
+/// matches no parameter, is an error (a typo must not train everything).
+LogicalResult freezeParameters(ModuleOp module, llvm::SourceMgr &sources) {
+  if (freezePattern.empty())
+    return success();
+  llvm::Regex regex("^(" + freezePattern + ")$");
+  std::string why;
+  if (!regex.isValid(why)) {
+    llvm::errs() << "memopt-run: error: --freeze: invalid regular expression '"
+                 << freezePattern << "': " << why << "\n";
+    return failure();
+  }
+  size_t frozen = 0;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal() ||
+        (!functionName.empty() && func.getSymName() != functionName))
+      continue;
+    std::vector<std::string> names = sourceArgumentNames(func, sources);
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (func.getArgAttr(i, MemOptDialect::kParamAttrName) &&
+          regex.match(names[i])) {
+        func.setArgAttr(i, MemOptDialect::kFrozenAttrName,
+                        UnitAttr::get(module.getContext()));
+        ++frozen;
+      }
+  }
+  if (frozen == 0) {
+    llvm::errs() << "memopt-run: error: --freeze: '" << freezePattern
+                 << "' matches no parameter's name\n";
+    return failure();
+  }
+  return success();
+}
+
 /// `withReport` the --report pass.
 FailureOr<CompiledGraph> compileInput(MLIRContext &context,
                                       llvm::SourceMgr &sources, bool optimize,
@@ -500,6 +542,8 @@ FailureOr<CompiledGraph> compileInput(MLIRContext &context,
     return failure();
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sources, &context);
   if (!module)
+    return failure();
+  if (failed(freezeParameters(*module, sources)))
     return failure();
   CompileOptions options;
   options.function = functionName;

@@ -114,4 +114,36 @@ TEST(OptimizerStep, AdamWOverThreeSteps) {
                   0);
 }
 
+// A frozen bias: no update and no state for it, its value the same bit for
+// bit after three Adam steps; the weight's first update bit-identical to
+// the unfrozen step's (its gradient does not depend on the bias being
+// trained).
+TEST(OptimizerStep, FrozenParameterStaysAndOthersMatch) {
+  std::string frozenGraph = kGraph;
+  const std::string from = "%b: tensor<3xf64> {memopt.param}";
+  frozenGraph.replace(frozenGraph.find(from), from.size(),
+                      "%b: tensor<3xf64> {memopt.param, memopt.frozen}");
+  const char *pipeline = "memopt-autodiff{optimizer=adam lr=0.01}";
+  auto frozen = CompiledStep::compile(frozenGraph, pipeline);
+  auto trained = CompiledStep::compile(kGraph, pipeline);
+  ASSERT_TRUE(frozen && trained);
+  // Updates: w, its two moments and the step count; none for b.
+  EXPECT_EQ(frozen->plan().updates.size(), 4u);
+  EXPECT_EQ(trained->plan().updates.size(), 7u);
+  frozen->randomize(9);
+  trained->randomize(9);
+  const std::vector<double> bias = frozen->argument(1);
+  ASSERT_EQ(bias, trained->argument(1));
+  for (int step = 0; step < 3; ++step) {
+    frozen->run(step);
+    trained->run(step);
+    if (step == 0)
+      EXPECT_EQ(frozen->result(1), trained->result(1)) << "new w";
+    frozen->applyUpdates();
+    trained->applyUpdates();
+    EXPECT_EQ(frozen->argument(1), bias) << "b after step " << step;
+  }
+  EXPECT_NE(trained->argument(1), bias);
+}
+
 } // namespace

@@ -187,6 +187,8 @@ void convertFunctionAttributes(func::FuncOp func) {
   MLIRContext *ctx = func.getContext();
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
     StringRef role = "data";
+    // A frozen parameter is a parameter the plan never updates.
+    func.removeArgAttr(i, MemOptDialect::kFrozenAttrName);
     if (func.removeArgAttr(i, MemOptDialect::kParamAttrName))
       role = "param";
     else if (func.removeArgAttr(i, MemOptDialect::kStateAttrName))

@@ -57,7 +57,7 @@ func.func @param_and_state(%x: tensor<4xf32> {memopt.param, memopt.state}) {
 
 // -----
 
-// expected-error @+1 {{unknown memopt argument attribute 'memopt.foo' on argument #0 (expected 'memopt.param', 'memopt.state' or 'memopt.optimizer_state')}}
+// expected-error @+1 {{unknown memopt argument attribute 'memopt.foo' on argument #0 (expected 'memopt.param', 'memopt.frozen', 'memopt.state' or 'memopt.optimizer_state')}}
 func.func @unknown_argument_attribute(%x: tensor<4xf32> {memopt.foo}) {
   return
 }
@@ -140,4 +140,11 @@ func.func @workspace_offset_without_workspace(%x: tensor<4xf32>) -> tensor<4xf32
   // expected-error @+1 {{'memopt.workspace_offset' must be a non-negative integer on an op with a workspace, got 0 : i64}}
   %y = memopt.relu %x {memopt.workspace_offset = 0 : i64} : tensor<4xf32>
   return %y : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'memopt.frozen' on argument #0 must be a unit attribute on a function argument, got 1 : i64}}
+func.func @frozen_not_unit(%w: tensor<4xf32> {memopt.param, memopt.frozen = 1}) {
+  return
 }

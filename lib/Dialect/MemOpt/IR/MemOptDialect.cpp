@@ -61,12 +61,26 @@ LogicalResult MemOptDialect::verifyRegionArgAttribute(Operation *op,
                              << attr.getValue();
     return success();
   }
+  if (name == kFrozenAttrName) {
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    if (!isa<UnitAttr>(attr.getValue()) || !func || regionIndex != 0)
+      return op->emitError() << "'" << name << "' on argument #" << argIndex
+                             << " must be a unit attribute on a function "
+                                "argument, got "
+                             << attr.getValue();
+    if (!func.getArgAttr(argIndex, kParamAttrName))
+      return op->emitError()
+             << "'" << name << "' on argument #" << argIndex
+             << " needs 'memopt.param': a frozen argument is a parameter "
+                "the step does not train";
+    return success();
+  }
   if (name != kParamAttrName && name != kStateAttrName &&
       name != kOptimizerStateAttrName)
     return op->emitError() << "unknown memopt argument attribute '" << name
                            << "' on argument #" << argIndex
-                           << " (expected 'memopt.param', 'memopt.state' or "
-                              "'memopt.optimizer_state')";
+                           << " (expected 'memopt.param', 'memopt.frozen', "
+                              "'memopt.state' or 'memopt.optimizer_state')";
   if (!isa<UnitAttr>(attr.getValue()))
     return op->emitError() << "'" << name << "' on argument #" << argIndex
                            << " must be a unit attribute, got "

@@ -38,6 +38,12 @@ using namespace memopt;
 
 namespace {
 
+/// Whether parameter `arg` is frozen (`memopt.frozen`): not trained.
+bool isFrozen(func::FuncOp func, BlockArgument arg) {
+  return bool(
+      func.getArgAttr(arg.getArgNumber(), MemOptDialect::kFrozenAttrName));
+}
+
 bool isFloatTensor(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
   return t && isa<FloatType>(t.getElementType());
@@ -255,14 +261,23 @@ LogicalResult MemOptAutodiffPass::differentiate(func::FuncOp func) {
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   Value loss = ret.getOperand(0);
 
-  // Forward reachability from the parameters: which values need gradients.
+  // Forward reachability from the trained parameters: which values need
+  // gradients. Frozen parameters need none, and neither do the values only
+  // they reach, so nothing is kept for their weight gradients.
   llvm::DenseSet<Value> needsGrad;
+  bool anyParam = false;
   for (BlockArgument arg : func.getArguments())
-    if (func.getArgAttr(arg.getArgNumber(), MemOptDialect::kParamAttrName))
-      needsGrad.insert(arg);
+    if (func.getArgAttr(arg.getArgNumber(), MemOptDialect::kParamAttrName)) {
+      anyParam = true;
+      if (!isFrozen(func, arg))
+        needsGrad.insert(arg);
+    }
   if (needsGrad.empty())
-    return func.emitOpError("has a scalar loss but no 'memopt.param' "
-                            "arguments: nothing to train");
+    return func.emitOpError(anyParam
+                                ? "has every 'memopt.param' argument frozen "
+                                  "('memopt.frozen'): nothing to train"
+                                : "has a scalar loss but no 'memopt.param' "
+                                  "arguments: nothing to train");
   SmallVector<Operation *> forward;
   for (Operation &op : body.without_terminator()) {
     forward.push_back(&op);
@@ -405,7 +420,8 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
 
   SmallVector<BlockArgument> params;
   for (BlockArgument arg : func.getArguments())
-    if (func.getArgAttr(arg.getArgNumber(), MemOptDialect::kParamAttrName))
+    if (func.getArgAttr(arg.getArgNumber(), MemOptDialect::kParamAttrName) &&
+        !isFrozen(func, arg))
       params.push_back(arg);
 
   auto stateAttrs = DictionaryAttr::get(

@@ -60,6 +60,9 @@ def MemOpt_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kOptimizerStateAttrName =
         "memopt.optimizer_state";
     static constexpr ::llvm::StringLiteral kUpdatesAttrName = "memopt.updates";
+    /// Beside `memopt.param`: a parameter the step does not train (no
+    /// gradient, no optimizer state, no update).
+    static constexpr ::llvm::StringLiteral kFrozenAttrName = "memopt.frozen";
     /// The value a training run starts an argument the compiler added at
     /// (the loss scale); other added state starts at zero.
     static constexpr ::llvm::StringLiteral kInitialValueAttrName =
