@@ -42,6 +42,24 @@ func.func @prescaled_q_transposed_k(%q: tensor<4x8x16xf32>, %k: tensor<4x6x16xf3
 
 // -----
 
+// k scaled beforehand and then transposed: both fold away.
+// CHECK-LABEL: func.func @prescaled_k_transposed(
+// CHECK-NEXT: %[[O:.*]], %{{.*}} = memopt.attention %arg0, %arg1, %arg2 {scale = 1.250000e-01 : f64} : tensor<4x8x16xf32>, tensor<4x6x16xf32>, tensor<4x6x2xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @prescaled_k_transposed(%q: tensor<4x8x16xf32>, %k: tensor<4x6x16xf32>, %v: tensor<4x6x2xf32>)
+    -> tensor<4x8x2xf32> {
+  %c = arith.constant dense<1.250000e-01> : tensor<f32>
+  %ks = memopt.mul %k, %c : tensor<4x6x16xf32>, tensor<f32>
+  %kt = memopt.transpose %ks {permutation = array<i64: 0, 2, 1>} : tensor<4x6x16xf32>
+  // expected-remark @+1 {{fused attention}}
+  %s = memopt.matmul %q, %kt : tensor<4x8x16xf32>, tensor<4x16x6xf32>
+  %p = memopt.softmax %s : tensor<4x8x6xf32>
+  %o = memopt.matmul %p, %v : tensor<4x8x6xf32>, tensor<4x6x2xf32>
+  return %o : tensor<4x8x2xf32>
+}
+
+// -----
+
 // Scores divided by √d: the scale is its reciprocal. A scale constant
 // that something else reads stays.
 // CHECK-LABEL: func.func @divided(

@@ -290,25 +290,27 @@ AttentionOp fuse(const Chain &c) {
   MatMulOp output = c.output;
   output.getResult().replaceAllUsesWith(attention.getResult());
   // Last to first, so each op is unused when erased; then what fed only
-  // the chain.
-  // A set: one constant may feed several of these ops, and each is erased
-  // once.
+  // the chain (a scale constant, a transpose of k and the constant-scale
+  // mul before it), each once it has no other reader. A set: one constant
+  // may feed several of these ops, and each is erased once; a feeder seen
+  // while still read is seen again when its reader goes.
   llvm::SetVector<Operation *> worklist(c.feeders.begin(), c.feeders.end());
-  for (Operation *op : llvm::reverse(c.ops)) {
+  auto pushDefs = [&](Operation *op) {
     for (Value operand : op->getOperands())
       if (Operation *def = operand.getDefiningOp();
-          def && isa<arith::ConstantOp>(def))
+          def &&
+          (isa<arith::ConstantOp>(def) || llvm::is_contained(c.feeders, def)))
         worklist.insert(def);
+  };
+  for (Operation *op : llvm::reverse(c.ops)) {
+    pushDefs(op);
     op->erase();
   }
   while (!worklist.empty()) {
     Operation *op = worklist.pop_back_val();
     if (!op->use_empty())
       continue;
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp();
-          def && isa<arith::ConstantOp>(def))
-        worklist.insert(def);
+    pushDefs(op);
     op->erase();
   }
   return attention;

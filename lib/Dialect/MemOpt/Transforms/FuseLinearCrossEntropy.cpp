@@ -94,7 +94,6 @@ std::optional<Head> match(CrossEntropyOp loss, int64_t minClasses,
     return fail("the reshaped logits are read by more than the loss");
 
   auto weight = cast<RankedTensorType>(head.weight.getType());
-  auto hidden = cast<RankedTensorType>(head.hidden.getType());
   auto rows = cast<RankedTensorType>(logits.getType());
   int64_t classes = weight.getDimSize(0);
   // The loss's rows must be hidden's rows: a reshape may only merge the
@@ -105,7 +104,6 @@ std::optional<Head> match(CrossEntropyOp loss, int64_t minClasses,
     return fail(llvm::formatv("{0} classes, below min-classes={1} (the "
                               "logits are small)",
                               classes, minClasses));
-  (void)hidden;
   return head;
 }
 
