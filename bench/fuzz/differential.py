@@ -25,7 +25,10 @@ where the
 baseline ran is a finding too (a plan the runtime refuses, an internal
 error). With budget checks on, --budget=1 must be refused naming the
 smallest budget that fits, and that budget must run, match the baseline to
-the bit and measure a high-water of at most the budget.
+the bit and measure a high-water of at most the budget. A graph with a
+softmax (the attention kind fuses into memopt.attention, in the baseline
+too) also runs with --fuse-attention=false, which must agree with the
+baseline within ABN_TOLERANCE: the fused kernels round in another order.
 
 A finding is minimised (ops are removed, their uses rewired to an operand of
 the same type, while the finding stays) and written to DIR with the command
@@ -275,12 +278,12 @@ CONFIGS = [(c, i, p) for c in ("none", "sqrt", "optimal")
            for i in (False, True, "abn") for p in (True, False)]
 
 
-def run(tool, path, precision, config, tmp, tag, budget=None):
+def run(tool, path, precision, config, tmp, tag, budget=None, extra=()):
     weights = os.path.join(tmp, f"{tag}.safetensors")
     if os.path.exists(weights):
         os.unlink(weights)
     cmd = [tool, path, "--device=cpu", "--steps=2", f"--precision={precision}",
-           f"--save-weights={weights}"]
+           f"--save-weights={weights}", *extra]
     if budget is not None:
         cmd.append(f"--budget={budget}")
     elif config is None:
@@ -483,6 +486,7 @@ def main():
     rng = random.Random(args.seed)
     start = time.time()
     findings, graphs, runs, skipped, budget_checks = [], 0, 0, 0, 0
+    fusion_checks = 0
     with tempfile.TemporaryDirectory() as tmp:
         for index in range(args.graphs):
             if args.time_limit and time.time() - start > args.time_limit:
@@ -503,6 +507,22 @@ def main():
                                      + base["error"].strip()[-300:],
                                      "mlir": graph.text()})
                     continue
+                if "memopt.softmax" in graph.text():
+                    # The baseline fuses attention (as every run does); the
+                    # chain computed unfused must agree to rounding.
+                    unfused = run(tool, path, precision, None, tmp, "unfused",
+                                  extra=["--fuse-attention=false"])
+                    runs += 1
+                    fusion_checks += 1
+                    finding = (close_enough(base, unfused, precision)
+                               if unfused["ok"] else "unfused run failed: "
+                               + unfused["error"].strip()[-300:])
+                    if finding:
+                        findings.append({"graph": index, "precision": precision,
+                                         "config": "--fuse-attention=false",
+                                         "finding": finding, "mlir": graph.text()})
+                        print(f"graph {index} {precision} fused vs unfused "
+                              f"attention: {finding}", file=sys.stderr)
                 configs = (CONFIGS if args.configs >= len(CONFIGS)
                            else rng.sample(CONFIGS, args.configs))
                 for config in configs:
@@ -543,6 +563,7 @@ def main():
                "precisions": precisions,
                "configs_per_precision": min(args.configs, len(CONFIGS)),
                "baselines_refused": skipped, "budget_checks": budget_checks,
+               "attention_fusion_checks": fusion_checks,
                "findings": len(findings), "elapsed_seconds": round(time.time() - start, 1),
                "details": findings}
     if args.summary:
