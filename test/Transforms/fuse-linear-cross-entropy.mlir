@@ -1,4 +1,8 @@
 // RUN: memopt-opt %s --memopt-fuse-linear-cross-entropy="min-classes=100 remarks=true" -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: not memopt-opt %s --memopt-fuse-linear-cross-entropy=chunk=-3 -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHUNK
+// RUN: not memopt-opt %s --memopt-fuse-linear-cross-entropy=min-classes=-1 -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=CLASSES
+// CHUNK: error: memopt-fuse-linear-cross-entropy: chunk must be >= 0, got -3
+// CLASSES: error: memopt-fuse-linear-cross-entropy: min-classes must be >= 0, got -1
 
 // --memopt-fuse-linear-cross-entropy: a bias-free linear layer (or a
 // matmul with a transposed 2-D weight), reshaped or not, whose only reader

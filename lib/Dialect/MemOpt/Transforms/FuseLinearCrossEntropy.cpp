@@ -124,13 +124,15 @@ struct MemOptFuseLinearCrossEntropyPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (chunk < 0 || minClasses < 0) {
-      getOperation()->emitError()
-          << "memopt-fuse-linear-cross-entropy: "
-          << (chunk < 0 ? "chunk" : "min-classes") << " must be >= 0, got "
-          << (chunk < 0 ? chunk : minClasses);
-      return signalPassFailure();
-    }
+    for (auto [name, value] :
+         {std::pair<StringRef, int64_t>("chunk", chunk),
+          std::pair<StringRef, int64_t>("min-classes", minClasses)})
+      if (value < 0) {
+        getOperation()->emitError()
+            << "memopt-fuse-linear-cross-entropy: " << name
+            << " must be >= 0, got " << value;
+        return signalPassFailure();
+      }
     SmallVector<func::FuncOp> graphs;
     if (failed(collectMemOptGraphs(getOperation(),
                                    "memopt-fuse-linear-cross-entropy", graphs)))
