@@ -503,6 +503,39 @@ void expectStepRefused(const std::string &kernel, const json &attrs,
                     " at test.mlir:1:1): " + expected);
 }
 
+// The attention and LM-head kernels' attributes and shapes.
+TEST(PlanValidationTest, AttentionAndLinearCrossEntropy) {
+  HostTensor q{DType::F32, {2, 4, 8}, {}}, k{DType::F32, {2, 6, 8}, {}},
+      v{DType::F32, {2, 6, 3}, {}};
+  const std::vector<OutputSpec> out{{DType::F32, {2, 4, 3}},
+                                    {DType::F32, {2, 4}}};
+  expectStepRefused("attention", json::object(), {q, k, v}, out,
+                    "missing attribute 'scale'");
+  expectStepRefused("attention", {{"scale", 1.0}, {"p", 1.0}}, {q, k, v}, out,
+                    "expected 'p' in [0, 1), got 1");
+  expectStepRefused("attention", {{"scale", 1.0}, {"causal", true}}, {q, k, v},
+                    out,
+                    "'causal' needs as many queries as keys, got 4 queries "
+                    "and 6 keys");
+  expectStepRefused("attention", {{"scale", 1.0}}, {q, q, v}, out,
+                    "expected v to have k's sequence length (4), got 2x6x3");
+  expectStepRefused("attention", {{"scale", 1.0}, {"dropout", 0.1}}, {q, k, v},
+                    out, "unknown attribute 'dropout' for kernel 'attention'");
+  HostTensor h{DType::F32, {5, 8}, {}}, w{DType::F32, {10, 8}, {}},
+      labels{DType::I64, {5}, {}};
+  const std::vector<OutputSpec> loss{{DType::F32, {}}, {DType::F32, {5}}};
+  expectStepRefused("linear_cross_entropy", json::object(), {h, w, labels},
+                    loss, "missing attribute 'chunk'");
+  expectStepRefused("linear_cross_entropy", {{"chunk", 0}}, {h, w, labels},
+                    loss, "expected 'chunk' >= 1, got 0");
+  HostTensor narrow{DType::F32, {10, 7}, {}}, three{DType::I64, {3}, {}};
+  expectStepRefused("linear_cross_entropy", {{"chunk", 2}}, {h, narrow, labels},
+                    loss,
+                    "expected weight of shape Vx8 (hidden's width), got 10x7");
+  expectStepRefused("linear_cross_entropy", {{"chunk", 2}}, {h, w, three}, loss,
+                    "expected 5 labels (one per row of hidden), got 3");
+}
+
 TEST(PlanValidationTest, Attributes) {
   HostTensor x{DType::F32, {2, 3, 8, 8}, {}};
   expectStepRefused("softmax", {{"axis", "last"}}, {x}, {{DType::F32, x.shape}},
