@@ -92,6 +92,18 @@ func.func @probabilities_read_elsewhere(%x: tensor<16x8xf32>) -> (tensor<16x8xf3
 
 // -----
 
+// Probabilities nothing reads (a dead softmax on scores).
+// CHECK-LABEL: func.func @unread_probabilities(
+// CHECK: memopt.softmax
+func.func @unread_probabilities(%x: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  %s = memopt.matmul %x, %x {transpose_b = true} : tensor<16x8xf32>, tensor<16x8xf32>
+  // expected-remark @+1 {{attention not fused: nothing reads the probabilities}}
+  %p = memopt.softmax %s : tensor<16x16xf32>
+  return %x : tensor<16x8xf32>
+}
+
+// -----
+
 // An additive mask on the scores.
 // CHECK-LABEL: func.func @additive_mask(
 // CHECK: memopt.softmax

@@ -22,8 +22,6 @@
 
 #include "memopt/Contract/ShapeRule.h"
 
-#include <algorithm>
-
 namespace memopt::shapes {
 
 /// The result and log-sum-exp shapes of attention over `q`, `k`, `v` (each
@@ -64,27 +62,11 @@ namespace memopt::runtime::attention {
 constexpr int64_t kTileRows = 64;
 
 /// Score-sized strips each kernel keeps: the scores (forward); the
-/// probabilities and their gradient (backward).
+/// probabilities and their gradient (backward). The workspace is up to
+/// kTileRows query rows of these strips of Sk compute-type elements each,
+/// fewer under a cap but at least one row (WorkspaceModel.cpp).
 constexpr int64_t kForwardStrips = 1;
 constexpr int64_t kBackwardStrips = 2;
-
-/// Bytes of one query row's strips: `strips` rows of `keys` elements of
-/// `computeBytes` each.
-inline int64_t rowBytes(int64_t keys, int64_t strips, int64_t computeBytes) {
-  return keys * strips * computeBytes;
-}
-
-/// The workspace of an attention kernel with `queries` x `keys` scores:
-/// min(kTileRows, queries) rows of strips, fewer under `limit` but at
-/// least one row (the kernel cannot do with less).
-inline int64_t workspaceBytes(int64_t queries, int64_t keys, int64_t strips,
-                              int64_t computeBytes, int64_t limit) {
-  int64_t row = rowBytes(keys, strips, computeBytes);
-  if (row == 0 || queries == 0)
-    return 0;
-  int64_t rows = std::min(kTileRows, queries);
-  return row * std::clamp<int64_t>(limit / row, 1, rows);
-}
 
 } // namespace memopt::runtime::attention
 

@@ -1,9 +1,9 @@
 //===- LinearCrossEntropyShapes.h - the chunked LM-head loss ----*- C++ -*-===//
 //
 // Part of the compiler-runtime contract (ShapeRule.h), MLIR-free: the shape
-// rule of memopt.linear_cross_entropy and its backward op, and how their
-// kernels chunk the rows, which fixes the workspace the compiler reserves
-// for them (lib/Dialect/MemOpt/IR/WorkspaceModel.cpp).
+// rule of memopt.linear_cross_entropy and its backward op. Their kernels
+// compute the logits `chunk` rows at a time, at most N, in a workspace of
+// those rows (fewer under a cap, at least one; WorkspaceModel.cpp).
 //
 // hidden is NxH, weight VxH (a linear layer's, PyTorch's layout; tied
 // embeddings as they are) and labels N integers; the loss is 0-d and the
@@ -17,8 +17,6 @@
 #define MEMOPT_CONTRACT_LINEARCROSSENTROPYSHAPES_H
 
 #include "memopt/Contract/ShapeRule.h"
-
-#include <algorithm>
 
 namespace memopt::shapes {
 
@@ -39,21 +37,5 @@ inline ShapeProblem linearCrossEntropyShape(const Dims &hidden,
 }
 
 } // namespace memopt::shapes
-
-namespace memopt::runtime::linear_cross_entropy {
-
-/// The workspace of a kernel over `rows` rows, `classes` classes and
-/// `chunk` rows at a time: one chunk of logits in the compute type, fewer
-/// rows under `limit` but at least one (the kernel cannot do with less).
-inline int64_t workspaceBytes(int64_t rows, int64_t classes, int64_t chunk,
-                              int64_t computeBytes, int64_t limit) {
-  int64_t row = classes * computeBytes;
-  if (row == 0 || rows == 0)
-    return 0;
-  int64_t most = std::min(chunk, rows);
-  return row * std::clamp<int64_t>(limit / row, 1, most);
-}
-
-} // namespace memopt::runtime::linear_cross_entropy
 
 #endif // MEMOPT_CONTRACT_LINEARCROSSENTROPYSHAPES_H

@@ -23,6 +23,7 @@
 
 #include "CpuKernels.h"
 #include "Gemm.h"
+#include "WorkspaceRows.h"
 
 #include "memopt/Contract/AttentionShapes.h"
 #include "memopt/runtime/Dropout.h"
@@ -54,37 +55,20 @@ struct AttentionSizes {
   }
 };
 
-/// `strips` score strips of Sk elements per query row: in the planned
-/// workspace, as many rows as it holds (at most kTileRows and Sq), or, for
-/// a plan without room for one row, kTileRows rows of the call's own.
-template <typename T> class Strips {
-public:
+/// `strips` score strips of Sk elements per query row, for up to
+/// kTileRows query rows at a time (fewer in a smaller workspace): strip `i`
+/// is `rows` × Sk elements.
+template <typename T> struct Strips {
   Strips(const KernelCall &call, const AttentionSizes &z, int64_t strips)
-      : stride(0) {
-    int64_t maxRows = std::min(attention::kTileRows, z.sq);
-    size_t rowBytes = static_cast<size_t>(
-        attention::rowBytes(z.sk, strips, static_cast<int64_t>(sizeof(T))));
-    rows = std::max<int64_t>(maxRows, 1);
-    const Workspace &ws = call.context.workspace;
-    if (ws.data && rowBytes > 0 && ws.bytes >= rowBytes &&
-        reinterpret_cast<uintptr_t>(ws.data) % alignof(T) == 0) {
-      rows = std::clamp<int64_t>(ws.bytes / rowBytes, 1, rows);
-      base = static_cast<T *>(ws.data);
-    } else {
-      own.resize(static_cast<size_t>(rows * z.sk * strips));
-      base = own.data();
-    }
-    stride = rows * z.sk;
-  }
-  /// Strip `i` (rows × Sk elements).
-  T *strip(int64_t i) { return base + i * stride; }
-  /// Query rows per strip.
-  int64_t rows = 1;
+      : scratch(call, z.sk * strips,
+                std::max<int64_t>(1, std::min(attention::kTileRows, z.sq))),
+        rows(scratch.rows), sk(z.sk) {}
+  T *strip(int64_t i) { return scratch.data() + i * rows * sk; }
 
-private:
-  std::vector<T> own;
-  T *base = nullptr;
-  int64_t stride;
+  WorkspaceRows<T> scratch;
+  /// Query rows per strip.
+  const int64_t rows;
+  const int64_t sk;
 };
 
 /// Dropout of the probabilities of (head, row) into `p` (`width` columns):

@@ -19,9 +19,11 @@
 
 #include "CpuKernels.h"
 #include "Gemm.h"
+#include "WorkspaceRows.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace memopt::runtime::cpu {
@@ -124,34 +126,25 @@ struct ConvSizes {
                a.padding[0] == 0 && a.padding[1] == 0) {}
 };
 
-/// Storage for im2col matrices: the step's planned workspace, which holds
-/// the matrix of `rowsPerChunk` output rows at a time (all of them unless
-/// the plan capped the workspace), or, for a plan without a workspace big
-/// enough for one output row, a whole matrix of the call's own.
+/// Storage for im2col matrices: the matrix of `rowsPerChunk` output rows
+/// at a time (WorkspaceRows: all of them unless the plan capped the
+/// workspace, and a whole matrix of the call's own without one), none for
+/// a direct (1x1) convolution.
 template <typename T> class ColumnBuffer {
 public:
   ColumnBuffer(const KernelCall &call, const ConvSizes &z) {
     rowsPerChunk = z.oh;
     if (z.direct || z.colCols == 0)
       return;
-    const Workspace &ws = call.context.workspace;
-    size_t rowBytes = static_cast<size_t>(z.colRows * z.ow) * sizeof(T);
-    if (ws.data && rowBytes > 0 && ws.bytes >= rowBytes &&
-        reinterpret_cast<uintptr_t>(ws.data) % alignof(T) == 0) {
-      ptr = static_cast<T *>(ws.data);
-      rowsPerChunk = std::min<int64_t>(z.oh, ws.bytes / rowBytes);
-      return;
-    }
-    own.resize(static_cast<size_t>(z.colRows * z.colCols));
-    ptr = own.data();
+    rows.emplace(call, z.colRows * z.ow, z.oh);
+    rowsPerChunk = rows->rows;
   }
-  T *data() { return ptr; }
+  T *data() { return rows ? rows->data() : nullptr; }
   /// Output rows whose columns fit at once.
   int64_t rowsPerChunk = 0;
 
 private:
-  std::vector<T> own;
-  T *ptr = nullptr;
+  std::optional<WorkspaceRows<T>> rows;
 };
 
 /// Calls `f(y0, y1)` for consecutive chunks of output rows covering

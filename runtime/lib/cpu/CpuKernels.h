@@ -60,6 +60,20 @@ inline int64_t loadIndex(const TensorRef &t, int64_t i) {
   return t.as<const int64_t>()[i];
 }
 
+/// The class labels of rows [0, n), each checked to lie in [0, classes) (a
+/// data-dependent kernel failure naming the first row outside).
+inline std::vector<int64_t> checkedLabels(const TensorRef &labels, int64_t n,
+                                          int64_t classes) {
+  std::vector<int64_t> out(static_cast<size_t>(n));
+  for (int64_t r = 0; r < n; ++r) {
+    out[r] = loadIndex(labels, r);
+    if (out[r] < 0 || out[r] >= classes)
+      kernelError("label ", out[r], " of row ", r, " is outside [0, ", classes,
+                  ")");
+  }
+  return out;
+}
+
 // Gemm.cpp / Linear.cpp / Conv.cpp
 void conv2d(const KernelCall &call);
 void conv2dBackwardInput(const KernelCall &call);

@@ -15,8 +15,8 @@
 
 #include "CpuKernels.h"
 #include "Gemm.h"
+#include "WorkspaceRows.h"
 
-#include "memopt/Contract/LinearCrossEntropyShapes.h"
 #include "memopt/runtime/ElementwiseMath.h"
 
 #include <algorithm>
@@ -26,53 +26,18 @@ namespace memopt::runtime::cpu {
 
 namespace {
 
-/// Rows of `classes` logits: in the planned workspace, as many rows as it
-/// holds (at most `chunk` and `rows`), or, for a plan without room for one
-/// row, `chunk` rows of the call's own.
-template <typename T> class LogitChunk {
-public:
-  LogitChunk(const KernelCall &call, int64_t rows, int64_t classes,
-             int64_t chunk) {
-    int64_t most = std::max<int64_t>(1, std::min(chunk, rows));
-    size_t rowBytes = static_cast<size_t>(classes) * sizeof(T);
-    const Workspace &ws = call.context.workspace;
-    if (ws.data && rowBytes > 0 && ws.bytes >= rowBytes &&
-        reinterpret_cast<uintptr_t>(ws.data) % alignof(T) == 0) {
-      this->rows = std::clamp<int64_t>(ws.bytes / rowBytes, 1, most);
-      ptr = static_cast<T *>(ws.data);
-      return;
-    }
-    this->rows = most;
-    own.resize(static_cast<size_t>(most * classes));
-    ptr = own.data();
-  }
-  T *data() { return ptr; }
-  int64_t rows = 1;
-
-private:
-  std::vector<T> own;
-  T *ptr = nullptr;
-};
-
-/// The labels of rows [0, n), each checked to lie in [0, classes).
-std::vector<int64_t> checkedLabels(const TensorRef &labels, int64_t n,
-                                   int64_t classes) {
-  std::vector<int64_t> out(static_cast<size_t>(n));
-  for (int64_t r = 0; r < n; ++r) {
-    out[r] = loadIndex(labels, r);
-    if (out[r] < 0 || out[r] >= classes)
-      kernelError("label ", out[r], " of row ", r, " is outside [0, ", classes,
-                  ")");
-  }
-  return out;
+/// The rows a chunk of logits holds at most: the op's `chunk`, at most all
+/// `n` rows and at least one.
+int64_t chunkRows(const KernelCall &call, int64_t n) {
+  return std::max<int64_t>(
+      1, std::min(call.step.get<LinearCrossEntropyAttrs>().chunk, n));
 }
 
 template <typename T> void linearCrossEntropyImpl(const KernelCall &call) {
   const TensorRef &th = call.in(0), &tw = call.in(1);
   const int64_t n = th.dim(0), width = th.dim(1), classes = tw.dim(0);
   const std::vector<int64_t> labels = checkedLabels(call.in(2), n, classes);
-  LogitChunk<T> chunk(call, n, classes,
-                      call.step.get<LinearCrossEntropyAttrs>().chunk);
+  WorkspaceRows<T> chunk(call, classes, chunkRows(call, n));
   const T *h = th.as<const T>(), *w = tw.as<const T>();
   T *lse = call.out(1).as<T>();
   double total = 0;
@@ -100,8 +65,7 @@ void linearCrossEntropyBackwardImpl(const KernelCall &call) {
   const TensorRef &th = call.in(1), &tw = call.in(2);
   const int64_t n = th.dim(0), width = th.dim(1), classes = tw.dim(0);
   const std::vector<int64_t> labels = checkedLabels(call.in(3), n, classes);
-  LogitChunk<T> chunk(call, n, classes,
-                      call.step.get<LinearCrossEntropyAttrs>().chunk);
+  WorkspaceRows<T> chunk(call, classes, chunkRows(call, n));
   const double scale =
       static_cast<double>(*call.in(0).as<const T>()) / static_cast<double>(n);
   const T *h = th.as<const T>(), *w = tw.as<const T>(),

@@ -26,17 +26,15 @@ namespace {
 template <typename T> void crossEntropyImpl(const KernelCall &call) {
   const TensorRef &logits = call.in(0), &labels = call.in(1);
   const int64_t n = logits.dim(0), c = logits.dim(1);
+  const std::vector<int64_t> label = checkedLabels(labels, n, c);
   const T *px = logits.as<const T>();
   double total = 0;
   for (int64_t r = 0; r < n; ++r) {
-    const int64_t label = loadIndex(labels, r);
-    if (label < 0 || label >= c)
-      kernelError("label ", label, " of row ", r, " is outside [0, ", c, ")");
     const T *row = px + r * c;
     math::LogSumExp<double> lse;
     for (int64_t j = 0; j < c; ++j)
       lse.add(static_cast<double>(row[j]));
-    total += lse.value() - static_cast<double>(row[label]);
+    total += lse.value() - static_cast<double>(row[label[r]]);
   }
   *call.out(0).as<T>() = static_cast<T>(total / static_cast<double>(n));
 }
@@ -56,11 +54,7 @@ template <typename T> void mseLossImpl(const KernelCall &call) {
 template <typename T> void crossEntropyBackwardImpl(const KernelCall &call) {
   const TensorRef &logits = call.in(1), &labels = call.in(2);
   const int64_t n = logits.dim(0), c = logits.dim(1);
-  for (int64_t r = 0; r < n; ++r) {
-    const int64_t label = loadIndex(labels, r);
-    if (label < 0 || label >= c)
-      kernelError("label ", label, " of row ", r, " is outside [0, ", c, ")");
-  }
+  const std::vector<int64_t> label = checkedLabels(labels, n, c);
   const double scale =
       static_cast<double>(*call.in(0).as<const T>()) / static_cast<double>(n);
   const T *px = logits.as<const T>();
@@ -68,7 +62,6 @@ template <typename T> void crossEntropyBackwardImpl(const KernelCall &call) {
   for (int64_t r = 0; r < n; ++r) {
     const T *row = px + r * c;
     T *dst = out + r * c;
-    const int64_t label = loadIndex(labels, r);
     double max = static_cast<double>(row[0]);
     for (int64_t j = 1; j < c; ++j)
       max = std::max(max, static_cast<double>(row[j]));
@@ -78,7 +71,7 @@ template <typename T> void crossEntropyBackwardImpl(const KernelCall &call) {
     const double inv = 1 / sum;
     for (int64_t j = 0; j < c; ++j) {
       double p = math::exp(static_cast<double>(row[j]) - max) * inv;
-      dst[j] = static_cast<T>((p - (j == label ? 1.0 : 0.0)) * scale);
+      dst[j] = static_cast<T>((p - (j == label[r] ? 1.0 : 0.0)) * scale);
     }
   }
 }

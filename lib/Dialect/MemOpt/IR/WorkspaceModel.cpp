@@ -43,7 +43,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "memopt/Contract/AttentionShapes.h"
-#include "memopt/Contract/LinearCrossEntropyShapes.h"
 #include "memopt/Contract/ReductionLayout.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 
@@ -68,6 +67,16 @@ int64_t computeBytes(Operation *op) {
   return 4;
 }
 
+/// Scratch for a kernel that works a chunk of rows at a time (the CPU
+/// kernels' WorkspaceRows): `maxRows` rows of `rowBytes`, fewer when
+/// `limit` cannot hold them but at least one (the kernels cannot do with
+/// less), nothing when there are no rows.
+int64_t rowsOfScratch(int64_t rowBytes, int64_t maxRows, int64_t limit) {
+  if (rowBytes == 0 || maxRows == 0)
+    return 0;
+  return rowBytes * std::clamp<int64_t>(limit / rowBytes, 1, maxRows);
+}
+
 /// The im2col matrix of one image-group of a convolution with weight
 /// `weight` (K×C/g×R×S) and output `output` (N×K×OH×OW), in chunks of whole
 /// output rows when `limit` cannot hold it all, or 0 when the input already
@@ -81,12 +90,9 @@ int64_t convWorkspace(Operation *op, Value weight, Value output,
                 padding[0] == 0 && padding[1] == 0;
   if (direct)
     return 0;
-  int64_t rowBytes =
-      w.getDimSize(1) * r * s * y.getDimSize(3) * computeBytes(op);
-  int64_t outputRows = y.getDimSize(2);
-  if (rowBytes == 0 || outputRows == 0)
-    return 0;
-  return rowBytes * std::clamp<int64_t>(limit / rowBytes, 1, outputRows);
+  return rowsOfScratch(w.getDimSize(1) * r * s * y.getDimSize(3) *
+                           computeBytes(op),
+                       y.getDimSize(2), limit);
 }
 
 /// Partial sums of a loss reduction that wants `blocks` blocks: none for
@@ -155,13 +161,15 @@ int64_t LayerNormBackwardOp::getWorkspaceBytes(int64_t limit) {
       .bytes(rows, width);
 }
 
-/// The score strips of an attention kernel over `q` and `k`.
+/// The score strips of an attention kernel over `q` and `k`: up to
+/// kTileRows query rows of `strips` strips of Sk elements.
 static int64_t attentionWorkspace(Operation *op, Value q, Value k,
                                   int64_t strips, int64_t limit) {
   ShapedType qt = shapedType(q), kt = shapedType(k);
-  return memopt::runtime::attention::workspaceBytes(
-      qt.getDimSize(qt.getRank() - 2), kt.getDimSize(kt.getRank() - 2), strips,
-      computeBytes(op), limit);
+  int64_t queries = qt.getDimSize(qt.getRank() - 2);
+  return rowsOfScratch(
+      kt.getDimSize(kt.getRank() - 2) * strips * computeBytes(op),
+      std::min(memopt::runtime::attention::kTileRows, queries), limit);
 }
 
 int64_t AttentionOp::getWorkspaceBytes(int64_t limit) {
@@ -174,13 +182,14 @@ int64_t AttentionBackwardOp::getWorkspaceBytes(int64_t limit) {
                             memopt::runtime::attention::kBackwardStrips, limit);
 }
 
-/// One chunk of logits of a linear cross-entropy kernel.
+/// One chunk of logits of a linear cross-entropy kernel: up to `chunk` rows
+/// of V elements.
 static int64_t linearCrossEntropyWorkspace(Operation *op, Value hidden,
                                            Value weight, int64_t chunk,
                                            int64_t limit) {
-  return memopt::runtime::linear_cross_entropy::workspaceBytes(
-      shapedType(hidden).getDimSize(0), shapedType(weight).getDimSize(0), chunk,
-      computeBytes(op), limit);
+  return rowsOfScratch(shapedType(weight).getDimSize(0) * computeBytes(op),
+                       std::min(chunk, shapedType(hidden).getDimSize(0)),
+                       limit);
 }
 
 int64_t LinearCrossEntropyOp::getWorkspaceBytes(int64_t limit) {

@@ -175,8 +175,8 @@ struct MemOptAutodiffPass
   }
 
   /// Every hyperparameter in its range; a value outside it is an error,
-  /// never a default in its place (an lr not given, and only that, means
-  /// "the optimizer's usual rate").
+  /// never a default in its place (an lr or weight decay not given, and only
+  /// that, means the optimizer's usual value).
   LogicalResult verifyOptions() {
     auto bad = [&](StringRef name, double value, StringRef range) {
       getOperation().emitError()
@@ -184,31 +184,31 @@ struct MemOptAutodiffPass
           << llvm::formatv("{0}", llvm::format("%g", value)).str();
       return failure();
     };
-    if (!lr.empty()) {
+    // The options given as text (empty: the optimizer's default): a number,
+    // then in range.
+    auto parse = [&](StringRef name, StringRef text, StringRef range,
+                     bool (*inRange)(double),
+                     std::optional<double> &out) -> LogicalResult {
+      if (text.empty())
+        return success();
       double value = 0;
-      if (StringRef(lr).trim().getAsDouble(value)) {
-        getOperation().emitError()
-            << "memopt-autodiff: lr must be a finite number > 0, got '" << lr
-            << "'";
+      if (text.trim().getAsDouble(value)) {
+        getOperation().emitError() << "memopt-autodiff: " << name << " must be "
+                                   << range << ", got '" << text << "'";
         return failure();
       }
-      if (!(std::isfinite(value) && value > 0))
-        return bad("lr", value, "a finite number > 0");
-      rate = value;
-    }
-    if (!weightDecay.empty()) {
-      double value = 0;
-      if (StringRef(weightDecay).trim().getAsDouble(value)) {
-        getOperation().emitError()
-            << "memopt-autodiff: weight-decay must be a finite number >= 0, "
-               "got '"
-            << weightDecay << "'";
-        return failure();
-      }
-      if (!(std::isfinite(value) && value >= 0))
-        return bad("weight-decay", value, "a finite number >= 0");
-      decay = value;
-    }
+      if (!(std::isfinite(value) && inRange(value)))
+        return bad(name, value, range);
+      out = value;
+      return success();
+    };
+    if (failed(parse(
+            "lr", lr, "a finite number > 0", [](double v) { return v > 0; },
+            rate)) ||
+        failed(parse(
+            "weight-decay", weightDecay, "a finite number >= 0",
+            [](double v) { return v >= 0; }, decay)))
+      return failure();
     if (!(momentum >= 0 && momentum < 1))
       return bad("momentum", momentum, "in [0, 1)");
     if (!(dampening >= 0 && dampening <= 1))

@@ -167,6 +167,8 @@ std::optional<Chain> match(SoftmaxOp softmax, std::string &why) {
   if (qk.getTransposeA())
     return fail("q·kᵀ transposes its first operand (transpose_a)");
   Value q = qk.getA(), k = qk.getB();
+  // The op that reads k: q·kᵀ, or the transpose that makes kᵀ.
+  Operation *kReader = qk;
   if (!qk.getTransposeB()) {
     auto transpose = k.getDefiningOp<TransposeOp>();
     if (!transpose || !swapsLastTwo(transpose))
@@ -174,6 +176,7 @@ std::optional<Chain> match(SoftmaxOp softmax, std::string &why) {
                   "transpose_b nor by a memopt.transpose of its last two "
                   "dimensions");
     k = transpose.getX();
+    kReader = transpose;
     c.feeders.push_back(transpose);
   }
   Operation *scoreReader = scaleOp ? scaleOp : softmax.getOperation();
@@ -200,12 +203,10 @@ std::optional<Chain> match(SoftmaxOp softmax, std::string &why) {
                               softmax.getAxis()));
 
   // The probabilities and P·v.
-  if (!soleUser(probs))
-    for (Operation *user : probs.getUsers())
-      if (!isa<DropoutOp>(user) || !dropout)
-        return fail(llvm::formatv("the probabilities are also read by {0}, "
-                                  "so they would be kept anyway",
-                                  describeOp(user)));
+  if (!probs.use_empty() && !probs.hasOneUse())
+    return fail(llvm::formatv("the probabilities are also read by {0}, so "
+                              "they would be kept anyway",
+                              describeOp(*probs.getUsers().begin())));
   if (dropout && !soleUser(kept))
     return fail(llvm::formatv("the dropped-out probabilities are read by "
                               "{0} as well as by P·v",
@@ -236,10 +237,7 @@ std::optional<Chain> match(SoftmaxOp softmax, std::string &why) {
     operand = pre->x;
   };
   absorb(q, qk);
-  if (!c.feeders.empty() && isa<TransposeOp>(c.feeders.front()))
-    absorb(k, c.feeders.front());
-  else
-    absorb(k, qk);
+  absorb(k, kReader);
 
   // Shapes: the batch dimensions must match (matmul would broadcast them).
   Value v = pv.getB();
