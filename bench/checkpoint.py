@@ -473,6 +473,16 @@ def bench_header(name, args, opt):
     }
 
 
+def run_steps(run, path, flags):
+    """Runs `memopt-run PATH --device=cpu FLAGS...` and returns the ms per
+    step it prints and its first and last losses."""
+    proc = subprocess.run([run, path, "--device=cpu", *flags],
+                          capture_output=True, text=True, check=True)
+    ms = re.search(r"([0-9.]+) ms per step", proc.stdout)
+    loss = re.search(r"loss ([0-9.]+) -> ([0-9.]+)", proc.stdout)
+    return float(ms.group(1)), [float(loss.group(1)), float(loss.group(2))]
+
+
 def write_json(path, data):
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),

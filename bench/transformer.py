@@ -41,7 +41,6 @@ smoke tests, and writes to a temporary file unless --output is given.
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -148,13 +147,10 @@ def memory(opt, cfg, tmp):
 
 def step_time(run, path, variant, steps):
     attention, loss = VARIANTS[variant]
-    cmd = [run, path, "--device=cpu", f"--steps={steps}", "--optimizer=adam",
-           f"--fuse-attention={str(attention).lower()}",
-           f"--fuse-linear-cross-entropy={str(loss).lower()}"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    ms = re.search(r"([0-9.]+) ms per step", proc.stdout)
-    loss = re.search(r"loss ([0-9.]+) -> ([0-9.]+)", proc.stdout)
-    return float(ms.group(1)), [float(loss.group(1)), float(loss.group(2))]
+    return checkpoint.run_steps(
+        run, path, [f"--steps={steps}", "--optimizer=adam",
+                    f"--fuse-attention={str(attention).lower()}",
+                    f"--fuse-linear-cross-entropy={str(loss).lower()}"])
 
 
 def timing(run, cfg, tmp):

@@ -165,6 +165,13 @@ memopt::computeArgumentInit(func::FuncOp func) {
     unsigned i = arg.getArgNumber();
     bool isParam = bool(func.getArgAttr(i, MemOptDialect::kParamAttrName));
     bool isState = bool(func.getArgAttr(i, MemOptDialect::kStateAttrName));
+    // A value the graph gives (LoRA's B starts at zero) comes first.
+    if (auto value = func.getArgAttrOfType<FloatAttr>(
+            i, MemOptDialect::kInitialValueAttrName)) {
+      result.push_back(
+          constant(value.getValueAsDouble(), "memopt.initial_value"));
+      continue;
+    }
     std::optional<Init> init = initFromUses(arg);
     auto type = cast<ShapedType>(arg.getType());
     if (isParam || isState) {

@@ -274,7 +274,7 @@ void MemoryAnalysis::computeForwardSet() {
 ValueRole MemoryAnalysis::roleOfResult(Operation *op) const {
   if (forward[getIndex(op)])
     return ValueRole::Activation;
-  if (isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp>(op))
+  if (isa<OptimizerUpdateOpInterface>(op))
     return ValueRole::Optimizer;
   return ValueRole::Gradient;
 }
@@ -375,17 +375,9 @@ void MemoryAnalysis::computeTotals() {
   // (optimizer=none), the backward values returned without updating an
   // argument.
   llvm::SmallDenseSet<Value> gradients;
-  for (Operation *op : ops) {
-    Value grad;
-    if (auto sgd = dyn_cast<SgdUpdateOp>(op))
-      grad = sgd.getGrad();
-    else if (auto momentum = dyn_cast<SgdMomentumUpdateOp>(op))
-      grad = momentum.getGrad();
-    else if (auto adam = dyn_cast<AdamUpdateOp>(op))
-      grad = adam.getGrad();
-    if (grad)
-      gradients.insert(grad);
-  }
+  for (Operation *op : ops)
+    if (auto update = dyn_cast<OptimizerUpdateOpInterface>(op))
+      gradients.insert(update.getGrad());
   Operation *terminator = func.getBody().front().getTerminator();
   if (hasLoss)
     for (OpOperand &operand : terminator->getOpOperands()) {

@@ -31,7 +31,8 @@ static_assert(MEMOPT_F32 == static_cast<int>(DType::F32) &&
                   MEMOPT_F16 == static_cast<int>(DType::F16) &&
                   MEMOPT_BF16 == static_cast<int>(DType::BF16) &&
                   MEMOPT_I32 == static_cast<int>(DType::I32) &&
-                  MEMOPT_I64 == static_cast<int>(DType::I64),
+                  MEMOPT_I64 == static_cast<int>(DType::I64) &&
+                  MEMOPT_UI8 == static_cast<int>(DType::UI8),
               "memopt_dtype must number the dtypes as DType");
 static_assert(MEMOPT_ROLE_PARAM == static_cast<int>(ArgumentRole::Param) &&
                   MEMOPT_ROLE_STATE == static_cast<int>(ArgumentRole::State) &&

@@ -87,6 +87,14 @@ bool kernelAllowsInPlace(KernelKind kind, size_t outputIndex,
     return outputIndex <= 1 && inputIndex <= 2;
   case KernelKind::AdamUpdate:
     return outputIndex <= 2 && inputIndex <= 3;
+  case KernelKind::Adam8bitUpdate:
+    // Outputs: param, codes, absmax, codes, absmax over inputs 0, 2..5.
+    return outputIndex == 0 ? inputIndex <= 1
+                            : outputIndex <= 4 && inputIndex == outputIndex + 1;
+  case KernelKind::AdafactorUpdate:
+    // Outputs: param, then the state, over inputs 0, 2, 3.
+    return outputIndex == 0 ? inputIndex == 0
+                            : outputIndex <= 2 && inputIndex == outputIndex + 1;
   case KernelKind::Unscale:
     return outputIndex == 0 && inputIndex == 0;
   case KernelKind::UpdateLossScale:

@@ -142,6 +142,10 @@ KernelAttrs checkStep(KernelKind kind, const json &attrs,
     return sgdMomentumUpdate(r);
   case KernelKind::AdamUpdate:
     return adamUpdate(r);
+  case KernelKind::Adam8bitUpdate:
+    return adam8bitUpdate(r);
+  case KernelKind::AdafactorUpdate:
+    return adafactorUpdate(r);
   case KernelKind::Cast:
     return cast(r);
   case KernelKind::FoundInf:

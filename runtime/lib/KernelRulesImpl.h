@@ -83,7 +83,7 @@ public:
             dtypeName(t.dtype));
   }
   void isInteger(const TensorInfo &t, const std::string &name) const {
-    if (!isIntegerDType(t.dtype))
+    if (!isIndexDType(t.dtype))
       error("expected ", name, " of dtype i32 or i64, got ",
             dtypeName(t.dtype));
   }
@@ -332,6 +332,8 @@ KernelAttrs mseLossBackward(Rules &r);
 KernelAttrs sgdUpdate(Rules &r);
 KernelAttrs sgdMomentumUpdate(Rules &r);
 KernelAttrs adamUpdate(Rules &r);
+KernelAttrs adam8bitUpdate(Rules &r);
+KernelAttrs adafactorUpdate(Rules &r);
 KernelAttrs cast(Rules &r);
 KernelAttrs foundInf(Rules &r);
 KernelAttrs unscale(Rules &r);

@@ -12,6 +12,8 @@
 
 #include "KernelRulesImpl.h"
 
+#include "memopt/Contract/OptimizerShapes.h"
+
 namespace memopt::runtime::detail {
 
 namespace {
@@ -26,10 +28,9 @@ void scalarOf(Rules &r, const TensorInfo &t, const std::string &name,
     r.error("expected a 0-d ", name, ", got shape ", formatShape(t.shape));
 }
 
-/// Param (input 0) and the named buffers of one float type, the outputs of
-/// that type too, and the gradient (input 1) of the parameter's shape in a
-/// dtype the parameter's holds exactly.
-void updateTypes(Rules &r, std::initializer_list<const char *> buffers) {
+/// A float param (input 0) and its gradient (input 1): the param's shape,
+/// in a dtype the param's holds exactly.
+void paramAndGradient(Rules &r) {
   const TensorInfo &p = r.in(0);
   r.isFloat(p, "param");
   const TensorInfo &g = r.in(1);
@@ -40,6 +41,13 @@ void updateTypes(Rules &r, std::initializer_list<const char *> buffers) {
   if (!widensExactly(g.dtype, p.dtype))
     r.error("expected a grad whose dtype ", dtypeName(p.dtype),
             " holds exactly, got ", dtypeName(g.dtype));
+}
+
+/// Param (input 0) and the named buffers of one float type, the outputs of
+/// that type too, and the gradient (input 1) as paramAndGradient checks it.
+void updateTypes(Rules &r, std::initializer_list<const char *> buffers) {
+  paramAndGradient(r);
+  const TensorInfo &p = r.in(0);
   size_t i = 2;
   for (const char *name : buffers)
     r.sameType(p, "param", r.in(i++), name);
@@ -91,8 +99,10 @@ KernelAttrs sgdMomentumUpdate(Rules &r) {
   return a;
 }
 
-KernelAttrs adamUpdate(Rules &r) {
-  r.arity(5, 7, 3);
+namespace {
+
+/// Adam's attributes (adam_update and adam8bit_update).
+AdamAttrs adamAttrs(Rules &r) {
   AdamAttrs a;
   a.lr = r.f64("lr", std::nullopt);
   a.beta1 = r.f64("beta1", 0.9);
@@ -106,12 +116,106 @@ KernelAttrs adamUpdate(Rules &r) {
             a.beta2);
   if (!(a.eps > 0))
     r.error("expected 'eps' > 0, got ", a.eps);
-  updateTypes(r, {"exp_avg", "exp_avg_sq"});
-  const TensorInfo &step = r.in(4);
+  return a;
+}
+
+/// The step count at input `index`: a 0-d float.
+void stepCount(Rules &r, size_t index) {
+  const TensorInfo &step = r.in(index);
   r.isFloat(step, "step");
   if (!step.shape.empty())
     r.error("expected a 0-d step, got shape ", formatShape(step.shape));
+}
+
+} // namespace
+
+KernelAttrs adamUpdate(Rules &r) {
+  r.arity(5, 7, 3);
+  AdamAttrs a = adamAttrs(r);
+  updateTypes(r, {"exp_avg", "exp_avg_sq"});
+  stepCount(r, 4);
   optionalLossScaling(r, 5);
+  return a;
+}
+
+/// adam8bit_update(param, grad, exp_avg, exp_avg_absmax, exp_avg_sq,
+/// exp_avg_sq_absmax, step[, skip[, loss_scale]]) -> (param, exp_avg,
+/// exp_avg_absmax, exp_avg_sq, exp_avg_sq_absmax): ui8 codes of the param's
+/// shape, one f32 maximum per block (memopt/Contract/OptimizerShapes.h).
+KernelAttrs adam8bitUpdate(Rules &r) {
+  r.arity(7, 9, 5);
+  AdamAttrs a = adamAttrs(r);
+  paramAndGradient(r);
+  const TensorInfo &p = r.in(0);
+  for (auto [index, name] :
+       {std::pair<size_t, const char *>{2, "exp_avg"}, {4, "exp_avg_sq"}}) {
+    const TensorInfo &codes = r.in(index), &absmax = r.in(index + 1);
+    if (codes.dtype != DType::UI8)
+      r.error("expected ", name, " codes of dtype ui8, got ",
+              dtypeName(codes.dtype));
+    if (absmax.dtype != DType::F32)
+      r.error("expected ", name, " absmax of dtype f32, got ",
+              dtypeName(absmax.dtype));
+    if (shapes::ShapeProblem problem = shapes::quantizedStateShape(
+            p.shape, codes.shape, absmax.shape, name);
+        !problem.empty())
+      r.error(problem);
+    r.output(index - 1, DType::UI8, codes.shape);
+    r.output(index, DType::F32, absmax.shape);
+  }
+  r.output(0, p.dtype, p.shape);
+  stepCount(r, 6);
+  optionalLossScaling(r, 7);
+  return a;
+}
+
+/// adafactor_update(param, grad, state..., step[, skip[, loss_scale]]) ->
+/// (param, state...): row and column factors for a param of rank >= 2, one
+/// second moment otherwise, in the step's compute type (f64 beside an f64
+/// param, else f32).
+KernelAttrs adafactorUpdate(Rules &r) {
+  if (r.numInputs() < 1)
+    r.error("expected at least 4 inputs, got ", r.numInputs());
+  const size_t k = shapes::adafactorFactored(r.in(0).shape) ? 2 : 1;
+  r.arity(3 + k, 5 + k, 1 + k);
+  AdafactorAttrs a;
+  a.lr = r.f64("lr", std::nullopt);
+  a.eps1 = r.f64("eps1", 1e-30);
+  a.eps2 = r.f64("eps2", 1e-3);
+  a.clipThreshold = r.f64("clip_threshold", 1.0);
+  a.decayRate = r.f64("decay_rate", -0.8);
+  a.weightDecay = r.f64("weight_decay", 0.0);
+  a.scaleParameter = r.boolean("scale_parameter", true);
+  r.done();
+  if (!(a.eps1 > 0) || !(a.eps2 >= 0) || !std::isfinite(a.eps1) ||
+      !std::isfinite(a.eps2))
+    r.error("expected 'eps1' > 0 and 'eps2' >= 0, got ", a.eps1, " and ",
+            a.eps2);
+  if (!(a.clipThreshold > 0) || !std::isfinite(a.clipThreshold))
+    r.error("expected 'clip_threshold' > 0, got ", a.clipThreshold);
+  if (!(a.decayRate < 0) || !std::isfinite(a.decayRate))
+    r.error("expected 'decay_rate' < 0, got ", a.decayRate);
+  if (!(a.weightDecay >= 0) || !std::isfinite(a.weightDecay))
+    r.error("expected 'weight_decay' >= 0, got ", a.weightDecay);
+  paramAndGradient(r);
+  const TensorInfo &p = r.in(0);
+  const DType compute = p.dtype == DType::F64 ? DType::F64 : DType::F32;
+  std::vector<shapes::Dims> state;
+  for (size_t i = 0; i < k; ++i) {
+    const TensorInfo &s = r.in(2 + i);
+    if (s.dtype != compute)
+      r.error("expected state of dtype ", dtypeName(compute),
+              " (the step's compute type), got ", dtypeName(s.dtype));
+    state.push_back(s.shape);
+    r.output(1 + i, s.dtype, s.shape);
+  }
+  if (shapes::ShapeProblem problem =
+          shapes::adafactorStateShape(p.shape, state);
+      !problem.empty())
+    r.error(problem);
+  r.output(0, p.dtype, p.shape);
+  stepCount(r, 2 + k);
+  optionalLossScaling(r, 3 + k);
   return a;
 }
 

@@ -164,6 +164,11 @@ void encodeConstant(const json &v, DType dtype, uint8_t *dst,
              concat("values[", index, "] = ", x, " does not fit in i32"));
       int32_t y = static_cast<int32_t>(x);
       std::memcpy(dst, &y, 4);
+    } else if (dtype == DType::UI8) {
+      if (x < 0 || x > UINT8_MAX)
+        fail(where,
+             concat("values[", index, "] = ", x, " does not fit in ui8"));
+      *dst = static_cast<uint8_t>(x);
     } else {
       std::memcpy(dst, &x, 8);
     }

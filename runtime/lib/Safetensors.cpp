@@ -31,6 +31,7 @@ struct DTypeName {
 constexpr DTypeName kDTypes[] = {
     {DType::F64, "F64"},   {DType::F32, "F32"}, {DType::F16, "F16"},
     {DType::BF16, "BF16"}, {DType::I64, "I64"}, {DType::I32, "I32"},
+    {DType::UI8, "U8"},
 };
 
 [[noreturn]] void fail(const std::string &what, const std::string &message) {

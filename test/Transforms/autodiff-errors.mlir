@@ -1,6 +1,6 @@
 // RUN: memopt-opt %s -split-input-file --memopt-autodiff -verify-diagnostics
 // RUN: not memopt-opt %s --memopt-autodiff=optimizer=lion 2>&1 | FileCheck %s --check-prefix=OPT
-// OPT: for the --optimizer option: unknown value 'lion' (expected sgd, momentum, adam, adamw or none)
+// OPT: for the --optimizer option: unknown value 'lion' (expected sgd, momentum, adam, adamw, adam8bit, adamw8bit, adafactor or none)
 
 // expected-error @+1 {{has a scalar loss but no 'memopt.param' arguments: nothing to train}}
 func.func @no_params(%x: tensor<4xf32>, %t: tensor<4xf32>) -> tensor<f32> {

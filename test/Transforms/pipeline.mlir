@@ -44,6 +44,9 @@
 // HELP-NEXT: =momentum
 // HELP-NEXT: =adam
 // HELP-NEXT: =adamw
+// HELP-NEXT: =adam8bit
+// HELP-NEXT: =adamw8bit
+// HELP-NEXT: =adafactor
 // HELP-NEXT: =none
 // HELP: --memopt-checkpoint
 // HELP: --solver=<value>

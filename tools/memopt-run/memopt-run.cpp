@@ -11,6 +11,7 @@
 #include "Progress.h"
 #include "Trace.h"
 
+#include "memopt/Dialect/MemOpt/Transforms/Passes.h"
 #include "memopt/Driver/Compile.h"
 #include "memopt/InitAll.h"
 #include "memopt/Support/InputLimits.h"
@@ -23,6 +24,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -89,15 +91,16 @@ cl::opt<bool> evalMode(
     cl::desc("Evaluate instead of training: forward graph only, batch norm "
              "with running statistics, dropout off"),
     cl::init(false), cl::cat(category));
-cl::opt<Optimizer> optimizerName("optimizer", cl::desc("Optimizer"),
-                                 cl::init(Optimizer::SGD),
-                                 choices(Optimizer::SGD, Optimizer::Momentum,
-                                         Optimizer::Adam, Optimizer::AdamW),
-                                 cl::cat(category));
+cl::opt<Optimizer>
+    optimizerName("optimizer", cl::desc("Optimizer"), cl::init(Optimizer::SGD),
+                  choices(Optimizer::SGD, Optimizer::Momentum, Optimizer::Adam,
+                          Optimizer::AdamW, Optimizer::Adam8bit,
+                          Optimizer::AdamW8bit, Optimizer::Adafactor),
+                  cl::cat(category));
 cl::opt<double> learningRate(
     "lr",
-    cl::desc("Learning rate (default: 0.01 for SGD, 0.001 for Adam "
-             "and AdamW)"),
+    cl::desc("Learning rate (default: 0.01 for SGD and momentum, 0.001 "
+             "for the others)"),
     cl::init(-1.0), cl::cat(category));
 cl::opt<double>
     momentumFactor("momentum",
@@ -106,7 +109,7 @@ cl::opt<double>
 cl::opt<double> weightDecay(
     "weight-decay",
     cl::desc("PyTorch's weight_decay: L2 penalty, or decoupled with "
-             "--optimizer=adamw (default 0; 0.01 for adamw)"),
+             "--optimizer=adamw or adamw8bit (default 0; 0.01 for those)"),
     cl::init(0.0), cl::cat(category));
 cl::opt<std::string> dataSpec(
     "data",
@@ -163,6 +166,27 @@ cl::opt<std::string> freezePattern(
     cl::desc("Freeze the parameters whose names match this regular "
              "expression (the whole name): no gradient, no optimizer state, "
              "no update (memopt.frozen)"),
+    cl::init(""), cl::cat(category));
+cl::opt<std::string> loraTargets(
+    "lora-targets",
+    cl::desc("LoRA (--memopt-lora): low-rank adapters beside the linear and "
+             "matmul weights whose names match this regular expression (the "
+             "whole name); every other parameter is frozen unless "
+             "--lora-trainable names it; --save-weights writes the adapters "
+             "as <weight>.lora_A and <weight>.lora_B"),
+    cl::init(""), cl::cat(category));
+cl::opt<int64_t> loraRank("lora-rank",
+                          cl::desc("Rank of the LoRA adapters (default 8)"),
+                          cl::init(8), cl::cat(category));
+cl::opt<double>
+    loraAlpha("lora-alpha",
+              cl::desc("LoRA's alpha: updates scaled by alpha / rank "
+                       "(default 16)"),
+              cl::init(16.0), cl::cat(category));
+cl::opt<std::string> loraTrainable(
+    "lora-trainable",
+    cl::desc("With --lora-targets: parameters that keep training beside the "
+             "adapters (a regular expression over names)"),
     cl::init(""), cl::cat(category));
 cl::opt<bool> inplace(
     "inplace",
@@ -498,7 +522,6 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
   return summary;
 }
 
-/// Parses and compiles the input; `optimize` adds the schedule and the plan,
 /// --freeze: marks the parameters of the function being run whose source
 /// names match the pattern `memopt.frozen`. An invalid pattern, or one that
 /// matches no parameter, is an error (a typo must not train everything).
@@ -534,6 +557,45 @@ LogicalResult freezeParameters(ModuleOp module, llvm::SourceMgr &sources) {
   return success();
 }
 
+/// --lora-targets: names every argument of the function being run from the
+/// source (the names --memopt-lora matches and the adapters' names derive
+/// from) and runs --memopt-lora on the forward graph.
+LogicalResult applyLora(ModuleOp module, llvm::SourceMgr &sources) {
+  if (loraTargets.empty()) {
+    for (const cl::Option *option :
+         {static_cast<const cl::Option *>(&loraRank),
+          static_cast<const cl::Option *>(&loraAlpha),
+          static_cast<const cl::Option *>(&loraTrainable)})
+      if (option->getNumOccurrences()) {
+        llvm::errs() << "memopt-run: error: --" << option->ArgStr
+                     << " needs --lora-targets\n";
+        return failure();
+      }
+    return success();
+  }
+  MLIRContext *ctx = module.getContext();
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal() ||
+        (!functionName.empty() && func.getSymName() != functionName))
+      continue;
+    std::vector<std::string> names = sourceArgumentNames(func, sources);
+    for (BlockArgument arg : func.getArguments())
+      if (!isa<NameLoc>(arg.getLoc()))
+        arg.setLoc(NameLoc::get(StringAttr::get(ctx, names[arg.getArgNumber()]),
+                                arg.getLoc()));
+  }
+  PassManager pm(ctx);
+  MemOptLoraOptions options;
+  options.rank = loraRank;
+  options.alpha = loraAlpha;
+  options.targets = loraTargets;
+  options.trainable = loraTrainable;
+  options.function = functionName;
+  pm.addPass(createMemOptLora(options));
+  return pm.run(module);
+}
+
+/// Parses and compiles the input; `optimize` adds the schedule and the plan,
 /// `withReport` the --report pass.
 FailureOr<CompiledGraph> compileInput(MLIRContext &context,
                                       llvm::SourceMgr &sources, bool optimize,
@@ -543,7 +605,8 @@ FailureOr<CompiledGraph> compileInput(MLIRContext &context,
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sources, &context);
   if (!module)
     return failure();
-  if (failed(freezeParameters(*module, sources)))
+  if (failed(freezeParameters(*module, sources)) ||
+      failed(applyLora(*module, sources)))
     return failure();
   CompileOptions options;
   options.function = functionName;

@@ -12,6 +12,7 @@
 #define MEMOPT_UNITTESTS_RUNTIME_TESTUTIL_H
 
 #include "memopt/runtime/DType.h"
+#include "memopt/runtime/Element.h"
 #include "memopt/runtime/Error.h"
 #include "memopt/runtime/Executor.h"
 #include "memopt/runtime/Half.h"
@@ -54,83 +55,16 @@ inline double roundTo(DType dtype, double v) {
 inline std::vector<uint8_t> encode(const HostTensor &t) {
   size_t size = dtypeSize(t.dtype);
   std::vector<uint8_t> bytes(t.values.size() * size);
-  for (size_t i = 0; i < t.values.size(); ++i) {
-    uint8_t *p = bytes.data() + i * size;
-    double v = t.values[i];
-    switch (t.dtype) {
-    case DType::F32: {
-      float f = static_cast<float>(v);
-      std::memcpy(p, &f, 4);
-      break;
-    }
-    case DType::F64:
-      std::memcpy(p, &v, 8);
-      break;
-    case DType::F16: {
-      uint16_t h = floatToHalfBits(static_cast<float>(v));
-      std::memcpy(p, &h, 2);
-      break;
-    }
-    case DType::BF16: {
-      uint16_t h = floatToBFloat16Bits(static_cast<float>(v));
-      std::memcpy(p, &h, 2);
-      break;
-    }
-    case DType::I32: {
-      int32_t x = static_cast<int32_t>(v);
-      std::memcpy(p, &x, 4);
-      break;
-    }
-    case DType::I64: {
-      int64_t x = static_cast<int64_t>(v);
-      std::memcpy(p, &x, 8);
-      break;
-    }
-    }
-  }
+  for (size_t i = 0; i < t.values.size(); ++i)
+    writeElement(bytes.data() + i * size, t.dtype, t.values[i]);
   return bytes;
 }
 
 inline std::vector<double> decode(DType dtype, const uint8_t *p, size_t count) {
   std::vector<double> out(count);
   size_t size = dtypeSize(dtype);
-  for (size_t i = 0; i < count; ++i, p += size) {
-    switch (dtype) {
-    case DType::F32: {
-      float f;
-      std::memcpy(&f, p, 4);
-      out[i] = f;
-      break;
-    }
-    case DType::F64:
-      std::memcpy(&out[i], p, 8);
-      break;
-    case DType::F16: {
-      uint16_t h;
-      std::memcpy(&h, p, 2);
-      out[i] = halfBitsToFloat(h);
-      break;
-    }
-    case DType::BF16: {
-      uint16_t h;
-      std::memcpy(&h, p, 2);
-      out[i] = bfloat16BitsToFloat(h);
-      break;
-    }
-    case DType::I32: {
-      int32_t x;
-      std::memcpy(&x, p, 4);
-      out[i] = x;
-      break;
-    }
-    case DType::I64: {
-      int64_t x;
-      std::memcpy(&x, p, 8);
-      out[i] = static_cast<double>(x);
-      break;
-    }
-    }
-  }
+  for (size_t i = 0; i < count; ++i, p += size)
+    out[i] = readElement(p, dtype);
   return out;
 }
 

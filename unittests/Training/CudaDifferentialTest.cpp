@@ -89,6 +89,12 @@ const Case kCases[] = {
      "memopt-pipeline{optimizer=sgd lr=0.05}", 1e-4, 3},
     {"MlpAdamW", Case::Example, "mlp.mlir",
      "memopt-pipeline{optimizer=adamw lr=0.01 weight-decay=0.1}", 1e-4, 3},
+    // The MLP's weights are over 4096 elements: 8-bit state; Adafactor's
+    // factored and unfactored state and its workspace reductions.
+    {"MlpAdamW8bit", Case::Example, "mlp.mlir",
+     "memopt-pipeline{optimizer=adamw8bit lr=0.01}", 1e-4, 3},
+    {"CnnAdafactor", Case::Example, "cnn.mlir",
+     "memopt-pipeline{optimizer=adafactor lr=0.01 weight-decay=0.01}", 1e-3, 3},
     {"CnnMomentum", Case::Example, "cnn.mlir",
      "memopt-pipeline{optimizer=momentum lr=0.05}", 1e-3, 3},
     // Workspaces capped to the minimum: one output row of im2col per

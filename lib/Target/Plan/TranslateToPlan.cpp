@@ -298,7 +298,7 @@ private:
 
   /// Whether `slice` is a kernel workspace: i8 buffers are nothing else.
   static bool isWorkspace(memrt::ArenaSliceOp slice) {
-    return slice.getType().getElementType().isInteger(8);
+    return slice.getType().getElementType().isSignlessInteger(8);
   }
 
   ArrayRef<std::string> argumentNames;

@@ -144,6 +144,10 @@ KernelEntry lookup(KernelKind kind) {
     return {cpu::sgdMomentumUpdate, true, cpu::skipOptimizerStep, 1};
   case KernelKind::AdamUpdate:
     return {cpu::adamUpdate, true, cpu::skipOptimizerStep, 1};
+  case KernelKind::Adam8bitUpdate:
+    return {cpu::adam8bitUpdate, true, cpu::skipOptimizerStep, 1};
+  case KernelKind::AdafactorUpdate:
+    return {cpu::adafactorUpdate, true, cpu::skipOptimizerStep, 1};
   // Each operand in its own dtype: a cast converts directly (rounding
   // once), found_inf tests f16/bf16 bit patterns.
   case KernelKind::Cast:

@@ -140,6 +140,8 @@ void embeddingBackward(const KernelCall &call);
 void sgdUpdate(const KernelCall &call);
 void sgdMomentumUpdate(const KernelCall &call);
 void adamUpdate(const KernelCall &call);
+void adam8bitUpdate(const KernelCall &call);
+void adafactorUpdate(const KernelCall &call);
 /// When the step has a nonzero `skip` operand: copies every old value
 /// (param, buffers) to its output and returns true. Called by the backend
 /// before converting operands, with the step's own tensors.

@@ -204,6 +204,10 @@ KernelFn lookup(KernelKind kind) {
     return cuda::sgdMomentumUpdate;
   case KernelKind::AdamUpdate:
     return cuda::adamUpdate;
+  case KernelKind::Adam8bitUpdate:
+    return cuda::adam8bitUpdate;
+  case KernelKind::AdafactorUpdate:
+    return cuda::adafactorUpdate;
   case KernelKind::Cast:
     return cuda::cast;
   case KernelKind::FoundInf:

@@ -106,6 +106,10 @@ void select(const KernelCall &call);
 void sgdUpdate(const KernelCall &call);
 void sgdMomentumUpdate(const KernelCall &call);
 void adamUpdate(const KernelCall &call);
+// Optimizer8bit.cu
+void adam8bitUpdate(const KernelCall &call);
+// Adafactor.cu (its reductions in the planned workspace)
+void adafactorUpdate(const KernelCall &call);
 
 // DataMovement.cu
 void reshape(const KernelCall &call);

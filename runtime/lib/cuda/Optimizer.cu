@@ -30,6 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AdamStep.cuh"
 #include "Device.cuh"
 
 #include "memopt/runtime/ElementwiseMath.h"
@@ -229,12 +230,7 @@ template <typename T> void sgdMomentumImpl(const KernelCall &call) {
 //===----------------------------------------------------------------------===//
 
 template <typename T> struct AdamParams {
-  double lr, beta1Double, beta2Double;
-  T beta1, beta2, oneMinusBeta1, oneMinusBeta2, eps, wd;
-  /// Adam's L2 term in the gradient (decay), or AdamW's scaling of the
-  /// parameter by `keep` = 1 − lr · weight_decay (decoupled).
-  bool decay, decoupled;
-  T keep;
+  AdamStep<T> adam;
   /// The step tensor's own dtype (any float dtype).
   DType stepDType;
   int *errorFlag;
@@ -252,44 +248,24 @@ template <typename T> __global__ void adamKernel(Operands o, AdamParams<T> a) {
     return;
   }
   __shared__ T stepSize, biasCorrection2Sqrt;
-  if (threadIdx.x == 0) {
-    const double biasCorrection1 = 1 - ::pow(a.beta1Double, t);
-    const double biasCorrection2 = 1 - ::pow(a.beta2Double, t);
-    stepSize = static_cast<T>(a.lr / biasCorrection1);
-    biasCorrection2Sqrt = static_cast<T>(__dsqrt_rn(biasCorrection2));
-  }
+  if (threadIdx.x == 0)
+    a.adam.corrections(t, stepSize, biasCorrection2Sqrt);
   __syncthreads();
   MEMOPT_GRID_STRIDE(i, o.n) {
     const T p0 = loadAs<T>(o.in[0], o.dtype, i);
     const T g0 = loadGradient<T>(o, i);
-    const T m0 = loadAs<T>(o.in[2], o.dtype, i);
-    const T v0 = loadAs<T>(o.in[3], o.dtype, i);
-    const T g = a.decay ? addRn(g0, mulRn(a.wd, p0)) : g0;
-    const T p = a.decoupled ? mulRn(p0, a.keep) : p0;
-    const T m = addRn(mulRn(a.beta1, m0), mulRn(a.oneMinusBeta1, g));
-    const T v = addRn(mulRn(a.beta2, v0), mulRn(mulRn(a.oneMinusBeta2, g), g));
-    const T denom = addRn(divRn(sqrtRn(v), biasCorrection2Sqrt), a.eps);
-    storeAs(o.out[0], o.dtype, i, subRn(p, mulRn(stepSize, divRn(m, denom))));
+    T m = loadAs<T>(o.in[2], o.dtype, i);
+    T v = loadAs<T>(o.in[3], o.dtype, i);
+    const T p = a.adam(p0, g0, m, v, stepSize, biasCorrection2Sqrt);
+    storeAs(o.out[0], o.dtype, i, p);
     storeAs(o.out[1], o.dtype, i, m);
     storeAs(o.out[2], o.dtype, i, v);
   }
 }
 
 template <typename T> void adamImpl(const KernelCall &call) {
-  const AdamAttrs &attrs = call.step.get<AdamAttrs>();
   AdamParams<T> a;
-  a.lr = attrs.lr;
-  a.beta1Double = attrs.beta1;
-  a.beta2Double = attrs.beta2;
-  a.beta1 = static_cast<T>(attrs.beta1);
-  a.beta2 = static_cast<T>(attrs.beta2);
-  a.oneMinusBeta1 = static_cast<T>(1 - attrs.beta1);
-  a.oneMinusBeta2 = static_cast<T>(1 - attrs.beta2);
-  a.eps = static_cast<T>(attrs.eps);
-  a.wd = static_cast<T>(attrs.weightDecay);
-  a.decay = attrs.weightDecay != 0 && !attrs.decoupledWeightDecay;
-  a.decoupled = attrs.weightDecay != 0 && attrs.decoupledWeightDecay;
-  a.keep = static_cast<T>(1 - attrs.lr * attrs.weightDecay);
+  a.adam = AdamStep<T>::from(call.step.get<AdamAttrs>());
   a.stepDType = call.in(4).dtype;
   a.errorFlag = call.cuda.errorFlag;
   a.errorCode = static_cast<int>(call.context.stepIndex) + 1;

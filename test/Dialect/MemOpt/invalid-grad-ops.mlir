@@ -25,3 +25,69 @@ func.func @conv2d_backward_input_groups(%g: tensor<1x4x2x2xf32>, %w: tensor<4x3x
   %r = "memopt.conv2d_backward_input"(%g, %w) <{strides = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilations = array<i64: 1, 1>, groups = 1 : i64}> : (tensor<1x4x2x2xf32>, tensor<4x3x3x3xf32>) -> tensor<1x6x4x4xf32>
   return %r : tensor<1x6x4x4xf32>
 }
+
+// -----
+
+// 8-bit Adam: one f32 maximum per 256 elements (64x81 = 5184: 21 blocks).
+func.func @adam8bit_absmax_blocks(%p: tensor<64x81xf32>, %m: tensor<64x81xui8>, %a: tensor<20xf32>, %t: tensor<f32>) {
+  // expected-error @+1 {{'memopt.adam8bit_update' op expected exp_avg absmax of shape 21 (one per 256 elements), got 20}}
+  %r:5 = memopt.adam8bit_update %p, %p, %m, %a, %m, %a, %t {lr = 1.0e-3 : f64} : (tensor<64x81xf32>, tensor<64x81xf32>, tensor<64x81xui8>, tensor<20xf32>, tensor<64x81xui8>, tensor<20xf32>, tensor<f32>) -> (tensor<64x81xf32>, tensor<64x81xui8>, tensor<20xf32>, tensor<64x81xui8>, tensor<20xf32>)
+  return
+}
+
+// -----
+
+func.func @adam8bit_codes_shape(%p: tensor<64x81xf32>, %m: tensor<81x64xui8>, %a: tensor<21xf32>, %t: tensor<f32>) {
+  // expected-error @+1 {{'memopt.adam8bit_update' op expected exp_avg codes of the parameter's shape 64x81, got 81x64}}
+  %r:5 = memopt.adam8bit_update %p, %p, %m, %a, %m, %a, %t {lr = 1.0e-3 : f64} : (tensor<64x81xf32>, tensor<64x81xf32>, tensor<81x64xui8>, tensor<21xf32>, tensor<81x64xui8>, tensor<21xf32>, tensor<f32>) -> (tensor<64x81xf32>, tensor<81x64xui8>, tensor<21xf32>, tensor<81x64xui8>, tensor<21xf32>)
+  return
+}
+
+// -----
+
+func.func @adam8bit_signed_codes(%p: tensor<256xf32>, %m: tensor<256xi8>, %a: tensor<1xf32>, %t: tensor<f32>) {
+  // expected-error @+1 {{operand #2 must be statically shaped tensor of ui8}}
+  %r:5 = "memopt.adam8bit_update"(%p, %p, %m, %a, %m, %a, %t) <{lr = 1.0e-3 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0, 0>}> : (tensor<256xf32>, tensor<256xf32>, tensor<256xi8>, tensor<1xf32>, tensor<256xi8>, tensor<1xf32>, tensor<f32>) -> (tensor<256xf32>, tensor<256xi8>, tensor<1xf32>, tensor<256xi8>, tensor<1xf32>)
+  return
+}
+
+// -----
+
+// Adafactor: a matrix keeps row and column factors.
+func.func @adafactor_unfactored_matrix(%p: tensor<3x4xf32>, %v: tensor<3x4xf32>, %t: tensor<f32>) {
+  // expected-error @+1 {{'memopt.adafactor_update' op expected 2 state tensors (row and column factors) for a parameter of shape 3x4, got 1}}
+  %r:2 = memopt.adafactor_update %p, %p, [%v], %t {lr = 1.0e-2 : f64} : (tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<f32>) -> (tensor<3x4xf32>, tensor<3x4xf32>)
+  return
+}
+
+// -----
+
+func.func @adafactor_column_shape(%p: tensor<2x3x4xf32>, %r: tensor<2x3xf32>, %c: tensor<4xf32>, %t: tensor<f32>) {
+  // expected-error @+1 {{'memopt.adafactor_update' op expected the column factor of shape 2x4, got 4}}
+  %n:3 = memopt.adafactor_update %p, %p, [%r, %c], %t {lr = 1.0e-2 : f64} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3xf32>, tensor<4xf32>, tensor<f32>) -> (tensor<2x3x4xf32>, tensor<2x3xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @adafactor_f16_state(%p: tensor<4xf16>, %v: tensor<4xf16>, %t: tensor<f32>) {
+  // expected-error @+1 {{'memopt.adafactor_update' op expected state of element type 'f32' (the step's compute type), got 'tensor<4xf16>'}}
+  %r:2 = memopt.adafactor_update %p, %p, [%v], %t {lr = 1.0e-2 : f64} : (tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<f32>) -> (tensor<4xf16>, tensor<4xf16>)
+  return
+}
+
+// -----
+
+func.func @adafactor_decay_rate(%p: tensor<4xf32>, %t: tensor<f32>) {
+  // expected-error @+1 {{'memopt.adafactor_update' op expected 'decay_rate' < 0 (beta2 = 1 - t^decay_rate)}}
+  %r:2 = memopt.adafactor_update %p, %p, [%p], %t {lr = 1.0e-2 : f64, decay_rate = 0.5 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @adafactor_new_state_type(%p: tensor<4xf32>, %t: tensor<f32>) {
+  // expected-error @+1 {{'memopt.adafactor_update' op expected new state of type 'tensor<4xf32>', got 'tensor<4xf64>'}}
+  %r:2 = memopt.adafactor_update %p, %p, [%p], %t {lr = 1.0e-2 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>) -> (tensor<4xf32>, tensor<4xf64>)
+  return
+}

@@ -13,6 +13,7 @@
 #include "memopt/Contract/LossShapes.h"
 #include "memopt/Contract/MovementShapes.h"
 #include "memopt/Contract/NormShapes.h"
+#include "memopt/Contract/OptimizerShapes.h"
 #include "memopt/Contract/PoolShapes.h"
 #include "memopt/Contract/SoftmaxShapes.h"
 
@@ -347,14 +348,78 @@ LogicalResult MseLossBackwardOp::verify() {
   return expectType(*this, "result", prediction, getType());
 }
 
+/// Adam's hyper-parameters: betas in [0, 1), eps > 0.
+template <typename OpTy> static LogicalResult verifyAdamAttrs(OpTy op) {
+  double b1 = op.getBeta1().convertToDouble();
+  double b2 = op.getBeta2().convertToDouble();
+  if (!(b1 >= 0 && b1 < 1 && b2 >= 0 && b2 < 1))
+    return op.emitOpError("expected betas in [0, 1), got ") << b1 << ", " << b2;
+  if (!(op.getEps().convertToDouble() > 0))
+    return op.emitOpError("expected 'eps' > 0");
+  return success();
+}
+
 LogicalResult AdamUpdateOp::verify() {
   if (failed(verifyUpdateGradient(*this)))
     return failure();
-  double b1 = getBeta1().convertToDouble(), b2 = getBeta2().convertToDouble();
-  if (!(b1 >= 0 && b1 < 1 && b2 >= 0 && b2 < 1))
-    return emitOpError("expected betas in [0, 1), got ") << b1 << ", " << b2;
-  if (!(getEps().convertToDouble() > 0))
-    return emitOpError("expected 'eps' > 0");
+  return verifyAdamAttrs(*this);
+}
+
+LogicalResult Adam8bitUpdateOp::verify() {
+  if (failed(verifyUpdateGradient(*this)) || failed(verifyAdamAttrs(*this)))
+    return failure();
+  shapes::Dims param = getParam().getType().getShape().vec();
+  for (auto [name, codes, absmax] :
+       {std::tuple("exp_avg", getExpAvg(), getExpAvgAbsmax()),
+        std::tuple("exp_avg_sq", getExpAvgSq(), getExpAvgSqAbsmax())})
+    if (shapes::ShapeProblem problem = shapes::quantizedStateShape(
+            param, codes.getType().getShape().vec(),
+            absmax.getType().getShape().vec(), name);
+        !problem.empty())
+      return emitOpError(problem);
+  return success();
+}
+
+LogicalResult AdafactorUpdateOp::verify() {
+  if (failed(verifyUpdateGradient(*this)))
+    return failure();
+  RankedTensorType param = getParam().getType();
+  // The state is kept in the type the step computes in.
+  Type stateElement = param.getElementType().isF64()
+                          ? Type(Float64Type::get(getContext()))
+                          : Type(Float32Type::get(getContext()));
+  std::vector<shapes::Dims> state;
+  for (Value v : getState()) {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.getElementType() != stateElement)
+      return emitOpError("expected state of element type ")
+             << stateElement << " (the step's compute type), got " << type;
+    state.push_back(type.getShape().vec());
+  }
+  if (shapes::ShapeProblem problem =
+          shapes::adafactorStateShape(param.getShape().vec(), state);
+      !problem.empty())
+    return emitOpError(problem);
+  if (getNewState().size() != getState().size())
+    return emitOpError("expected ")
+           << getState().size() << " new state results, got "
+           << getNewState().size();
+  for (auto [old, updated] : llvm::zip(getState(), getNewState()))
+    if (old.getType() != updated.getType())
+      return emitOpError("expected new state of type ")
+             << old.getType() << ", got " << updated.getType();
+  auto finite = [](APFloat v) { return v.isFinite(); };
+  double eps1 = getEps1().convertToDouble(), eps2 = getEps2().convertToDouble();
+  if (!finite(getEps1()) || !(eps1 > 0) || !finite(getEps2()) || !(eps2 >= 0))
+    return emitOpError("expected 'eps1' > 0 and 'eps2' >= 0, got ")
+           << eps1 << ", " << eps2;
+  if (!finite(getClipThreshold()) ||
+      !(getClipThreshold().convertToDouble() > 0))
+    return emitOpError("expected 'clip_threshold' > 0");
+  if (!finite(getDecayRate()) || !(getDecayRate().convertToDouble() < 0))
+    return emitOpError("expected 'decay_rate' < 0 (beta2 = 1 - t^decay_rate)");
+  if (!finite(getWeightDecay()) || getWeightDecay().convertToDouble() < 0)
+    return emitOpError("expected 'weight_decay' >= 0");
   return success();
 }
 

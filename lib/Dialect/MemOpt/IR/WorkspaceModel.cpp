@@ -23,6 +23,9 @@
 //   rows of V elements of the compute type
 //   (memopt/Contract/LinearCrossEntropyShapes.h); under a cap as many rows
 //   as fit, at least one.
+// * adafactor_update: the row factors' means and the partial sums of its
+//   reductions, a few KiB of doubles (memopt/Contract/OptimizerShapes.h),
+//   kept even above a cap.
 // * layer_norm_backward: each row's mean and inverse deviation, then the
 //   (sum dy·x̂, sum dy) partials of every column over at most 1024 chunks of
 //   rows, chunks chosen so that about 16384 threads sum columns; all
@@ -43,6 +46,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memopt/Contract/AttentionShapes.h"
+#include "memopt/Contract/OptimizerShapes.h"
 #include "memopt/Contract/ReductionLayout.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 
@@ -190,6 +194,12 @@ static int64_t linearCrossEntropyWorkspace(Operation *op, Value hidden,
   return rowsOfScratch(shapedType(weight).getDimSize(0) * computeBytes(op),
                        std::min(chunk, shapedType(hidden).getDimSize(0)),
                        limit);
+}
+
+int64_t AdafactorUpdateOp::getWorkspaceBytes(int64_t /*limit*/) {
+  // Needed whole whatever the cap: the reductions have no slower path.
+  return 8 * shapes::adafactorWorkspaceDoubles(
+                 getParam().getType().getShape().vec());
 }
 
 int64_t LinearCrossEntropyOp::getWorkspaceBytes(int64_t limit) {

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memopt/Contract/OptimizerShapes.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 #include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
@@ -219,14 +220,19 @@ struct MemOptAutodiffPass
       return bad("beta2", beta2, "in [0, 1)");
     if (!(std::isfinite(eps) && eps > 0))
       return bad("eps", eps, "a finite number > 0");
+    if (!(std::isfinite(clipThreshold) && clipThreshold > 0))
+      return bad("clip-threshold", clipThreshold, "a finite number > 0");
+    if (!(std::isfinite(decayRate) && decayRate < 0))
+      return bad("decay-rate", decayRate, "a finite number < 0");
     return success();
   }
 
   double learningRate() const {
     if (rate)
       return *rate;
-    return optimizer == Optimizer::Adam || optimizer == Optimizer::AdamW ? 1e-3
-                                                                         : 1e-2;
+    return optimizer == Optimizer::SGD || optimizer == Optimizer::Momentum
+               ? 1e-2
+               : 1e-3;
   }
   /// The lr option's value, once verifyOptions parsed it.
   std::optional<double> rate;
@@ -235,7 +241,9 @@ struct MemOptAutodiffPass
   double weightDecayValue() const {
     if (decay)
       return *decay;
-    return optimizer == Optimizer::AdamW ? 1e-2 : 0.0;
+    return optimizer == Optimizer::AdamW || optimizer == Optimizer::AdamW8bit
+               ? 1e-2
+               : 0.0;
   }
   /// The weight-decay option's value, once verifyOptions parsed it.
   std::optional<double> decay;
@@ -500,11 +508,17 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
 
   double rate = learningRate();
   double weightDecay = weightDecayValue();
-  bool adam = optimizer == Optimizer::Adam || optimizer == Optimizer::AdamW;
+  // Optimizers that count their steps (bias corrections, Adafactor's
+  // decay schedule) share one step count.
+  bool countsSteps = optimizer != Optimizer::None &&
+                     optimizer != Optimizer::SGD &&
+                     optimizer != Optimizer::Momentum;
+  bool decoupled =
+      optimizer == Optimizer::AdamW || optimizer == Optimizer::AdamW8bit;
   SmallVector<Value> newParams, newState;
   SmallVector<int64_t> paramIndex, stateIndex;
   Value step, newStep;
-  if (adam) {
+  if (countsSteps) {
     auto stepType = RankedTensorType::get({}, b.getF32Type());
     step = addStateArg(stepType);
     newStep = AddOp::create(b, loc, step,
@@ -556,24 +570,83 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
       newState.push_back(update.getNewMomentumBuffer());
       continue;
     }
-    BlockArgument m = addStateArg(p.getType());
-    BlockArgument v = addStateArg(p.getType());
-    if (!m || !v)
-      return func.emitOpError("cannot add optimizer state arguments");
-    stateIndex.append({m.getArgNumber(), v.getArgNumber()});
+    // The state arguments, in order, and what the update returns for them.
+    SmallVector<BlockArgument> state;
+    auto addState = [&](ArrayRef<Type> types) -> LogicalResult {
+      for (Type type : types) {
+        BlockArgument arg = addStateArg(type);
+        if (!arg)
+          return func.emitOpError("cannot add optimizer state arguments");
+        state.push_back(arg);
+        stateIndex.push_back(arg.getArgNumber());
+      }
+      return success();
+    };
+    auto paramType = cast<RankedTensorType>(p.getType());
+    SmallVector<Value> updated;
+    if (optimizer == Optimizer::Adafactor) {
+      // Factored second moments in the step's compute type.
+      Type element = paramType.getElementType().isF64() ? Type(b.getF64Type())
+                                                        : Type(b.getF32Type());
+      SmallVector<Type> types;
+      for (const shapes::Dims &shape :
+           shapes::adafactorStateShapes(paramType.getShape().vec()))
+        types.push_back(RankedTensorType::get(shape, element));
+      if (failed(addState(types)))
+        return failure();
+      if (g) {
+        SmallVector<Value> old(state.begin(), state.end());
+        auto update = AdafactorUpdateOp::create(
+            b, loc, p.getType(), ValueRange(old).getTypes(), p, g, old, newStep,
+            skip, lossScaleOf.lookup(p), b.getF64FloatAttr(rate),
+            b.getF64FloatAttr(1e-30), b.getF64FloatAttr(1e-3),
+            b.getF64FloatAttr(clipThreshold), b.getF64FloatAttr(decayRate),
+            b.getF64FloatAttr(weightDecay), b.getBoolAttr(scaleParameter));
+        updated.push_back(update.getNewParam());
+        llvm::append_range(updated, update.getNewState());
+      }
+    } else if ((optimizer == Optimizer::Adam8bit ||
+                optimizer == Optimizer::AdamW8bit) &&
+               paramType.getNumElements() >= shapes::kMin8bitElements) {
+      auto codes = RankedTensorType::get(
+          paramType.getShape(),
+          IntegerType::get(ctx, 8, IntegerType::Unsigned));
+      auto absmax = RankedTensorType::get(
+          {shapes::quantizationBlocks(paramType.getNumElements())},
+          b.getF32Type());
+      if (failed(addState({codes, absmax, codes, absmax})))
+        return failure();
+      if (g) {
+        auto update = Adam8bitUpdateOp::create(
+            b, loc, p, g, state[0], state[1], state[2], state[3], newStep, skip,
+            lossScaleOf.lookup(p), b.getF64FloatAttr(rate),
+            b.getF64FloatAttr(beta1), b.getF64FloatAttr(beta2),
+            b.getF64FloatAttr(eps), b.getF64FloatAttr(weightDecay),
+            b.getBoolAttr(decoupled));
+        llvm::append_range(updated, update->getResults());
+      }
+    } else {
+      // Adam and AdamW; the 8-bit ones keep a small tensor's moments in
+      // its own type, as bitsandbytes' min_8bit_size.
+      if (failed(addState({p.getType(), p.getType()})))
+        return failure();
+      if (g) {
+        auto update = AdamUpdateOp::create(
+            b, loc, p, g, state[0], state[1], newStep, skip,
+            lossScaleOf.lookup(p), b.getF64FloatAttr(rate),
+            b.getF64FloatAttr(beta1), b.getF64FloatAttr(beta2),
+            b.getF64FloatAttr(eps), b.getF64FloatAttr(weightDecay),
+            b.getBoolAttr(decoupled));
+        llvm::append_range(updated, update->getResults());
+      }
+    }
     if (!g) {
       newParams.push_back(p);
-      newState.append({m, v});
+      newState.append(state.begin(), state.end());
       continue;
     }
-    auto update = AdamUpdateOp::create(
-        b, loc, p, g, m, v, newStep, skip, lossScaleOf.lookup(p),
-        b.getF64FloatAttr(rate), b.getF64FloatAttr(beta1),
-        b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps),
-        b.getF64FloatAttr(weightDecay),
-        b.getBoolAttr(optimizer == Optimizer::AdamW));
-    newParams.push_back(update.getNewParam());
-    newState.append({update.getNewExpAvg(), update.getNewExpAvgSq()});
+    newParams.push_back(updated.front());
+    newState.append(updated.begin() + 1, updated.end());
   }
   if (step) {
     newState.push_back(newStep);
@@ -608,7 +681,7 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
   // here, and --memopt-schedule keeps it last (an anti-dependence).
   for (Value v : newParams)
     if (Operation *update = v.getDefiningOp();
-        update && isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp>(update))
+        update && isa<OptimizerUpdateOpInterface>(update))
       update->setAttr(MemOptDialect::kInPlaceAttrName, b.getI64IntegerAttr(0));
   // An unscale that is the only reader of its gradient (a weight's f32
   // gradient, whose f16 original the overflow check read) unscales it in

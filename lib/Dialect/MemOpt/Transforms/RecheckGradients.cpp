@@ -39,7 +39,7 @@ struct Candidate {
 };
 
 bool isOptimizerUpdate(Operation *op) {
-  return isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp>(op);
+  return isa<OptimizerUpdateOpInterface>(op);
 }
 
 /// How many times a gradient must outweigh the values its op reads.

@@ -46,7 +46,7 @@ int64_t bytesOf(Value v) {
 }
 
 bool isOptimizerUpdate(Operation *op) {
-  return isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp>(op);
+  return isa<OptimizerUpdateOpInterface>(op);
 }
 
 class Scheduler {

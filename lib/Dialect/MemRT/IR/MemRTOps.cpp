@@ -36,7 +36,8 @@ int64_t ArenaSliceOp::getSizeInBytes() {
 LogicalResult ArenaSliceOp::verify() {
   if (failed(verifyStatic(*this, getType())))
     return failure();
-  if (getType().getElementType().isInteger(8) && getType().getRank() != 1)
+  if (getType().getElementType().isSignlessInteger(8) &&
+      getType().getRank() != 1)
     return emitOpError("an i8 slice is a workspace and must be 1-D, got ")
            << getType();
   auto func = (*this)->getParentOfType<FunctionOpInterface>();

@@ -45,6 +45,12 @@ constexpr bool isFloatDType(DType t) {
 
 constexpr bool isIntegerDType(DType t) { return !isFloatDType(t); }
 
+/// The dtypes of labels and ids: i32 and i64 (ui8 holds quantised optimizer
+/// state only).
+constexpr bool isIndexDType(DType t) {
+  return t == DType::I32 || t == DType::I64;
+}
+
 /// Whether float dtype `to` holds every value of float dtype `from`
 /// exactly: the same dtype, f16 or bf16 to f32 or f64, f32 to f64.
 constexpr bool widensExactly(DType from, DType to) {
@@ -55,7 +61,7 @@ constexpr bool widensExactly(DType from, DType to) {
   return to == DType::F32 && (from == DType::F16 || from == DType::BF16);
 }
 
-/// The plan-file spelling: "f32", "f64", "f16", "bf16", "i32", "i64".
+/// The plan-file spelling: "f32", "f64", "f16", "bf16", "i32", "i64", "ui8".
 std::string_view dtypeName(DType t);
 
 /// Parses a plan-file spelling; std::nullopt for anything else.

@@ -50,6 +50,8 @@ inline double readElement(const void *p, DType dtype) {
     std::memcpy(&v, p, 8);
     return static_cast<double>(v);
   }
+  case DType::UI8:
+    return *static_cast<const uint8_t *>(p);
   }
   return 0;
 }
@@ -86,6 +88,9 @@ inline void writeElement(void *p, DType dtype, double value) {
     std::memcpy(p, &v, 8);
     return;
   }
+  case DType::UI8:
+    *static_cast<uint8_t *>(p) = static_cast<uint8_t>(value);
+    return;
   }
 }
 

@@ -178,6 +178,18 @@ struct AdamAttrs {
   bool decoupledWeightDecay = false;
 };
 
+/// adafactor_update (transformers.Adafactor without relative steps or a
+/// first moment): eps1 > 0, eps2 >= 0, clipThreshold > 0, decayRate < 0.
+struct AdafactorAttrs {
+  double lr = 0;
+  double eps1 = 1e-30;
+  double eps2 = 1e-3;
+  double clipThreshold = 1.0;
+  double decayRate = -0.8;
+  double weightDecay = 0;
+  bool scaleParameter = true;
+};
+
 /// update_loss_scale (torch.amp.GradScaler's update): every attribute is
 /// required; both factors > 0, growth_interval in [1, 2^31 - 1].
 struct LossScaleAttrs {
@@ -194,7 +206,7 @@ using KernelAttrs =
                  UpsampleAttrs, ActivationBackwardAttrs, NormBackwardAttrs,
                  BatchNormActAttrs, BatchNormActBackwardAttrs, AttentionAttrs,
                  LinearCrossEntropyAttrs, SgdAttrs, SgdMomentumAttrs, AdamAttrs,
-                 LossScaleAttrs>;
+                 AdafactorAttrs, LossScaleAttrs>;
 
 /// Whether output `outputIndex` of a kernel may occupy exactly the storage
 /// of input `inputIndex` (the output is then a view of that input's tensor,
@@ -213,7 +225,11 @@ using KernelAttrs =
 ///    or target (mse_loss_backward);
 ///  * the optimizer updates: every output over any tensor operand
 ///    (param, grad and the optimizer buffers; not Adam's step count nor the
-///    optional skip flag);
+///    optional skip flag), except adafactor_update, whose new parameter may
+///    only overwrite the parameter and each new state tensor only its own
+///    old value (it reads the whole gradient and parameter twice), and
+///    adam8bit_update, whose new parameter may overwrite the parameter or
+///    the gradient and each new code or maximum only its own old value;
 ///  * unscale: output 0 over the gradient (input 0); update_loss_scale:
 ///    the new scale over the scale, the new growth tracker over the
 ///    tracker (output i over input i, i < 2).

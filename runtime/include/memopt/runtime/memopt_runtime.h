@@ -49,6 +49,7 @@ typedef enum memopt_dtype {
   MEMOPT_BF16 = 3,
   MEMOPT_I32 = 4,
   MEMOPT_I64 = 5,
+  MEMOPT_UI8 = 6,
   MEMOPT_DTYPE_MAX_ENUM = 0x7FFFFFFF
 } memopt_dtype;
 

@@ -117,6 +117,14 @@ def MemOpt_ScalarF32Tensor
     : RankedTensorOf<[F32], [HasAnyRankOfPred<[0]>], "0-d tensor of f32">;
 def MemOpt_ScalarI32Tensor
     : RankedTensorOf<[I32], [HasAnyRankOfPred<[0]>], "0-d tensor of i32">;
+// 8-bit codes of block-wise quantised optimizer state
+// (memopt.adam8bit_update) and the f32 vector of their blocks' scales.
+def MemOpt_CodeTensor
+    : RankedTensorOf<[UI8], [HasStaticShapePred],
+                     "statically shaped tensor of ui8">;
+def MemOpt_F32Vector
+    : RankedTensorOf<[F32], [HasStaticShapePred, HasAnyRankOfPred<[1]>],
+                     "1-d tensor of f32">;
 def MemOpt_ScalarFloatTensor
     : RankedTensorOf<[F16, BF16, F32, F64], [HasAnyRankOfPred<[0]>],
                      "0-d tensor of f16, bf16, f32 or f64">;

@@ -316,8 +316,12 @@ def MemOpt_MseLossBackwardOp : MemOpt_GradOp<"mse_loss_backward"> {
 // Optimizers (PyTorch's exact update rules)
 //===----------------------------------------------------------------------===//
 
+// The interface's methods are the updates' own accessors (getParam,
+// getGrad, getSkip).
+defvar MemOpt_OptimizerUpdate = MemOpt_OptimizerUpdateOpInterface;
+
 def MemOpt_SgdUpdateOp : MemOpt_GradOp<"sgd_update",
-    [AttrSizedOperandSegments, AllTypesMatch<["param", "result"]>]> {
+    [AttrSizedOperandSegments, MemOpt_OptimizerUpdate, AllTypesMatch<["param", "result"]>]> {
   let summary = "torch.optim.SGD step without momentum";
   let description = [{
     `p ← p − lr · (g + weight_decay · p)`.
@@ -360,7 +364,7 @@ def MemOpt_SgdUpdateOp : MemOpt_GradOp<"sgd_update",
 }
 
 def MemOpt_SgdMomentumUpdateOp : MemOpt_GradOp<"sgd_momentum_update",
-    [AttrSizedOperandSegments,
+    [AttrSizedOperandSegments, MemOpt_OptimizerUpdate,
      AllTypesMatch<["param", "momentum_buffer", "new_param",
                     "new_momentum_buffer"]>]> {
   let summary = "torch.optim.SGD step with momentum";
@@ -394,7 +398,7 @@ def MemOpt_SgdMomentumUpdateOp : MemOpt_GradOp<"sgd_momentum_update",
 }
 
 def MemOpt_AdamUpdateOp : MemOpt_GradOp<"adam_update",
-    [AttrSizedOperandSegments,
+    [AttrSizedOperandSegments, MemOpt_OptimizerUpdate,
      AllTypesMatch<["param", "exp_avg", "exp_avg_sq", "new_param",
                     "new_exp_avg", "new_exp_avg_sq"]>]> {
   let summary = "torch.optim.Adam (or AdamW) step";
@@ -429,6 +433,112 @@ def MemOpt_AdamUpdateOp : MemOpt_GradOp<"adam_update",
                  MemOpt_FloatTensor:$new_exp_avg_sq);
   let assemblyFormat = [{
     $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $step (`,` $skip^)?
+    (`unscale` `(` $loss_scale^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def MemOpt_Adam8bitUpdateOp : MemOpt_GradOp<"adam8bit_update",
+    [AttrSizedOperandSegments, MemOpt_OptimizerUpdate,
+     AllTypesMatch<["param", "new_param"]>,
+     AllTypesMatch<["exp_avg", "exp_avg_sq", "new_exp_avg",
+                    "new_exp_avg_sq"]>,
+     AllTypesMatch<["exp_avg_absmax", "exp_avg_sq_absmax",
+                    "new_exp_avg_absmax", "new_exp_avg_sq_absmax"]>]> {
+  let summary = "Adam (or AdamW) step with block-wise 8-bit moments";
+  let description = [{
+    `memopt.adam_update`'s step (same attributes, same `skip` and
+    `unscale(%s)`) with both moments stored as bitsandbytes' 8-bit
+    optimizers store them (Dettmers et al., 2022): the flattened tensor is
+    cut into blocks of 256 elements, and each element is an 8-bit index
+    into a 256-entry code, the dynamic tree map — signed for `exp_avg`,
+    unsigned for `exp_avg_sq` — scaled by its block's absolute maximum
+    (`*_absmax`, one f32 per block). The step dequantizes both moments,
+    updates them and the parameter in f32 exactly as `adam_update` does,
+    then stores each block's new absolute maximum and each element's
+    nearest code (an `exp_avg` that is not zero keeps its sign). State at
+    zero is all-zero codes and maxima.
+
+    ```mlir
+    %p1, %m1, %ma1, %v1, %va1 = memopt.adam8bit_update %p, %g, %m, %ma, %v, %va, %t {lr = 1.000000e-03 : f64}
+        : (tensor<64x128xf32>, tensor<64x128xf32>, tensor<64x128xui8>,
+           tensor<32xf32>, tensor<64x128xui8>, tensor<32xf32>, tensor<f32>)
+        -> (tensor<64x128xf32>, tensor<64x128xui8>, tensor<32xf32>,
+            tensor<64x128xui8>, tensor<32xf32>)
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$param, MemOpt_FloatTensor:$grad,
+                   MemOpt_CodeTensor:$exp_avg,
+                   MemOpt_F32Vector:$exp_avg_absmax,
+                   MemOpt_CodeTensor:$exp_avg_sq,
+                   MemOpt_F32Vector:$exp_avg_sq_absmax,
+                   MemOpt_ScalarFloatTensor:$step,
+                   Optional<MemOpt_ScalarF32Tensor>:$skip,
+                   Optional<MemOpt_ScalarF32Tensor>:$loss_scale, F64Attr:$lr,
+                   DefaultValuedAttr<F64Attr, "0.9">:$beta1,
+                   DefaultValuedAttr<F64Attr, "0.999">:$beta2,
+                   DefaultValuedAttr<F64Attr, "1e-08">:$eps,
+                   DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+                   DefaultValuedAttr<BoolAttr, "false">:$decoupled_weight_decay);
+  let results = (outs MemOpt_FloatTensor:$new_param,
+                 MemOpt_CodeTensor:$new_exp_avg,
+                 MemOpt_F32Vector:$new_exp_avg_absmax,
+                 MemOpt_CodeTensor:$new_exp_avg_sq,
+                 MemOpt_F32Vector:$new_exp_avg_sq_absmax);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $exp_avg `,` $exp_avg_absmax `,` $exp_avg_sq `,`
+    $exp_avg_sq_absmax `,` $step (`,` $skip^)?
+    (`unscale` `(` $loss_scale^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def MemOpt_AdafactorUpdateOp : MemOpt_GradOp<"adafactor_update",
+    [AttrSizedOperandSegments, MemOpt_OptimizerUpdate, MemOpt_WorkspaceModel,
+     AllTypesMatch<["param", "new_param"]>]> {
+  let summary = "Adafactor step (transformers.Adafactor, no first moment)";
+  let description = [{
+    Shazeer & Stern's Adafactor as `transformers.Adafactor` computes it with
+    `relative_step=False` (a given `lr`), `warmup_init=False` and no first
+    moment (`beta1=None`). With `t` the new step count, `β₂ₜ = 1 − t^decay_rate`
+    and `u = g² + eps1`:
+    - a parameter of rank ≥ 2 keeps two f32 factors of its second moment:
+      `row` (its shape without the last dimension) and `col` (its shape
+      without the second-to-last): `row ← β₂ₜ·row + (1−β₂ₜ)·mean(u, -1)`,
+      `col ← β₂ₜ·col + (1−β₂ₜ)·mean(u, -2)`, and the update is
+      `g · rsqrt(row / mean(row, -1)) · rsqrt(col)`;
+    - any other keeps one f32 `v` of its shape: `v ← β₂ₜ·v + (1−β₂ₜ)·u`,
+      update `g · rsqrt(v)`.
+    The update is divided by `max(1, RMS(update) / clip_threshold)` and
+    multiplied by `α = lr · max(eps2, RMS(p))` (`α = lr` without
+    `scale_parameter`); then `p ← p − weight_decay·α·p − update`. Each
+    parameter's arithmetic runs in f32 (f64 for an f64 parameter), as the
+    reference upcasts. The gradient, `skip` and `unscale(%s)` are as in
+    `memopt.sgd_update`. The kernels' reductions (the row factor's mean,
+    the parameter's and the update's RMS) use a small planned workspace.
+
+    ```mlir
+    %p1, %r1, %c1 = memopt.adafactor_update %p, %g, [%r, %c], %t {lr = 1.000000e-03 : f64}
+        : (tensor<64x128xf32>, tensor<64x128xf32>, tensor<64xf32>,
+           tensor<128xf32>, tensor<f32>)
+        -> (tensor<64x128xf32>, tensor<64xf32>, tensor<128xf32>)
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$param, MemOpt_FloatTensor:$grad,
+                   Variadic<MemOpt_FloatTensor>:$state,
+                   MemOpt_ScalarFloatTensor:$step,
+                   Optional<MemOpt_ScalarF32Tensor>:$skip,
+                   Optional<MemOpt_ScalarF32Tensor>:$loss_scale, F64Attr:$lr,
+                   DefaultValuedAttr<F64Attr, "1e-30">:$eps1,
+                   DefaultValuedAttr<F64Attr, "1e-3">:$eps2,
+                   DefaultValuedAttr<F64Attr, "1.0">:$clip_threshold,
+                   DefaultValuedAttr<F64Attr, "-0.8">:$decay_rate,
+                   DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+                   DefaultValuedAttr<BoolAttr, "true">:$scale_parameter);
+  let results = (outs MemOpt_FloatTensor:$new_param,
+                 Variadic<MemOpt_FloatTensor>:$new_state);
+  let assemblyFormat = [{
+    $param `,` $grad `,` `[` $state `]` `,` $step (`,` $skip^)?
     (`unscale` `(` $loss_scale^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];

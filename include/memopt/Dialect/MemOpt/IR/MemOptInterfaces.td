@@ -172,4 +172,27 @@ def MemOpt_WorkspaceOpInterface : OpInterface<"WorkspaceOpInterface"> {
   ];
 }
 
+def MemOpt_OptimizerUpdateOpInterface
+    : OpInterface<"OptimizerUpdateOpInterface"> {
+  let cppNamespace = "::memopt";
+  let description = [{
+    An optimizer's update of one parameter (`memopt.sgd_update`,
+    `memopt.adam_update`, `memopt.adafactor_update`, ...): it reads the
+    parameter and its gradient, and its results are the new parameter
+    (result 0) and the new optimizer state. The memory analysis counts the
+    gradient it consumes as a gradient and its results as optimizer values;
+    the schedule runs it as soon as its gradient is final; gradient
+    re-checks recognise it. Every update takes the optional `skip` flag and
+    loss scale of dynamic loss scaling.
+  }];
+  let methods = [
+    InterfaceMethod<"The parameter before the update.", "::mlir::Value",
+                    "getParam">,
+    InterfaceMethod<"The gradient the update consumes.", "::mlir::Value",
+                    "getGrad">,
+    InterfaceMethod<"The skip flag (dynamic loss scaling), or null.",
+                    "::mlir::Value", "getSkip">,
+  ];
+}
+
 #endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTINTERFACES_TD

@@ -15,7 +15,16 @@
 namespace memopt {
 
 /// What the step does with the gradients (`--memopt-autodiff=optimizer=`).
-enum class Optimizer { SGD, Momentum, Adam, AdamW, None };
+enum class Optimizer {
+  SGD,
+  Momentum,
+  Adam,
+  AdamW,
+  Adam8bit,
+  AdamW8bit,
+  Adafactor,
+  None
+};
 
 inline llvm::ArrayRef<Choice<Optimizer>> getChoices(Optimizer) {
   static constexpr Choice<Optimizer> table[] = {
@@ -23,6 +32,12 @@ inline llvm::ArrayRef<Choice<Optimizer>> getChoices(Optimizer) {
       {Optimizer::Momentum, "momentum", "SGD with momentum (PyTorch's)"},
       {Optimizer::Adam, "adam", "Adam (L2 weight decay, PyTorch's)"},
       {Optimizer::AdamW, "adamw", "AdamW (decoupled weight decay, PyTorch's)"},
+      {Optimizer::Adam8bit, "adam8bit",
+       "Adam with block-wise 8-bit moments (bitsandbytes')"},
+      {Optimizer::AdamW8bit, "adamw8bit",
+       "AdamW with block-wise 8-bit moments (bitsandbytes')"},
+      {Optimizer::Adafactor, "adafactor",
+       "Adafactor (transformers', factored second moments, no first moment)"},
       {Optimizer::None, "none", "No update: return the gradients"}};
   return table;
 }

@@ -47,12 +47,20 @@ def MemOptAutodiff : Pass<"memopt-autodiff", "mlir::ModuleOp"> {
     The step's signature: the original arguments, then the optimizer state
     (`{memopt.optimizer_state}`: one momentum buffer per parameter for
     `momentum`; `exp_avg`, `exp_avg_sq` per parameter and a step count for
-    `adam`). Results: the loss, the original further results, the updated
+    `adam` and `adamw`; for `adam8bit` and `adamw8bit`, each moment as ui8
+    codes and f32 block maxima for parameters of 4096 elements or more
+    (`memopt.adam8bit_update`) and as `adam` keeps it for smaller ones; for
+    `adafactor`, the row and column factors of each parameter of rank 2 or
+    more and the second moment of the others, then a step count). Results: the loss, the original further results, the updated
     parameters, then the updated optimizer state. Every result that is the
     next value of an argument carries `{memopt.updates = N}` (batch-norm
     running statistics included).
 
-    `lr` defaults to 0.01 for `sgd` and `momentum` and to 0.001 for `adam`.
+    `lr` defaults to 0.01 for `sgd` and `momentum` and to 0.001 for the
+    others. `adafactor` is `transformers.Adafactor` with a given `lr`
+    (`relative_step=False`, no first moment, `clip-threshold`, `decay-rate`
+    and `scale-parameter` as its `clip_threshold`, `decay_rate` and
+    `scale_parameter`).
     `optimizer=none` applies no update and returns, after the original
     results, the gradient of every parameter (zeros for a parameter the loss
     does not depend on): what gradient checks and users inspecting gradients
@@ -76,11 +84,19 @@ def MemOptAutodiff : Pass<"memopt-autodiff", "mlir::ModuleOp"> {
            "Nesterov momentum (optimizer=momentum)">,
     Option<"weightDecay", "weight-decay", "std::string", /*default=*/"\"\"",
            "PyTorch's weight_decay, a finite number >= 0: the L2 penalty "
-           "added to the gradient, or with adamw the decoupled decay "
-           "(default 0; 0.01 for adamw, as torch.optim.AdamW)">,
+           "added to the gradient, or with adamw and adamw8bit the "
+           "decoupled decay (default 0; 0.01 for those, as "
+           "torch.optim.AdamW); adafactor's weight_decay">,
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam's beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam's beta2">,
     Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam's epsilon">,
+    Option<"clipThreshold", "clip-threshold", "double", /*default=*/"1.0",
+           "Adafactor's clip_threshold: the update's RMS is clipped to it">,
+    Option<"decayRate", "decay-rate", "double", /*default=*/"-0.8",
+           "Adafactor's decay_rate (< 0): beta2 at step t is 1 - t^rate">,
+    Option<"scaleParameter", "scale-parameter", "bool", /*default=*/"true",
+           "Adafactor's scale_parameter: lr is relative to each "
+           "parameter's RMS">,
     Option<"function", "function", "std::string", /*default=*/"\"\"",
            "Differentiate only this function (it must be a training graph); "
            "default: every training graph">
@@ -505,6 +521,56 @@ def MemOptMicrobatch : Pass<"memopt-microbatch"> {
   let options = [
     Option<"count", "count", "int64_t", /*default=*/"1",
            "Number of micro-batches">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def MemOptLora : Pass<"memopt-lora", "mlir::ModuleOp"> {
+  let summary = "Freeze chosen weights and train low-rank adapters beside "
+                "them (LoRA)";
+  let description = [{
+    Hu et al.'s LoRA, on the forward graph (before `--memopt-autodiff`):
+    every parameter whose name matches `targets` (the whole name; a
+    parameter is named by its `loc("name")`, as imported graphs and
+    memopt-run name them, else by its SSA name in the source file it was
+    parsed from, `%h_0_attn_c_attn_w`, else `arg<N>`) takes adapters: each
+    op it is the weight of gains a trainable low-rank update. Every other
+    parameter of that function is frozen (`memopt.frozen`: no gradient, no
+    optimizer state) unless `trainable` names it, as PEFT trains only the
+    adapters (and its `modules_to_save`):
+
+    ```mlir
+    %y = memopt.linear %x, %w, %b : ...
+    // becomes
+    %y  = memopt.linear %x, %w, %b : ...
+    %xa = memopt.linear %x, %w.lora_A : ...      // rank × in
+    %d  = memopt.linear %xa, %w.lora_B : ...     // out × rank
+    %y2 = memopt.add %y, memopt.mul(%d, alpha / rank)
+    ```
+
+    `A` starts as `torch.nn.Linear` initialises a weight (PEFT's
+    `kaiming_uniform_(a=√5)`), `B` at zero (`memopt.initial_value = 0`), so
+    the adapted graph computes what the original did until it trains. The
+    adapters are parameters named `<weight>.lora_A` and `<weight>.lora_B`
+    (what `memopt-run --save-weights` writes). A matmul weight (`x·W`, W
+    in × out) takes `(x·A)·B` with A in × rank and B rank × out;
+    `transpose_b` takes the linear form. Targets read by anything but a
+    linear's weight or a matmul's right operand, or not 2-D, are refused
+    with an error at the use; so are targets that match no parameter.
+  }];
+  let options = [
+    Option<"rank", "rank", "int64_t", /*default=*/"8",
+           "Rank r of the adapters (>= 1)">,
+    Option<"alpha", "alpha", "double", /*default=*/"16.0",
+           "LoRA's alpha: the update is scaled by alpha / rank">,
+    Option<"targets", "targets", "std::string", /*default=*/"\"\"",
+           "Regular expression over parameter names (the whole name): the "
+           "weights to freeze and adapt (required)">,
+    Option<"trainable", "trainable", "std::string", /*default=*/"\"\"",
+           "Regular expression over parameter names: parameters besides "
+           "the adapters that keep training (default: none)">,
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "Adapt only this function; default: every function">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }

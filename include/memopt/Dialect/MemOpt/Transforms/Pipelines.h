@@ -50,8 +50,8 @@ struct MemOptPipelineOptions
   Option<std::string> weightDecay{
       *this, "weight-decay",
       ::llvm::cl::desc("Weight decay, a finite number >= 0: L2 penalty, or "
-                       "decoupled with adamw (default: the optimizer's, 0 or "
-                       "0.01 for adamw)"),
+                       "decoupled with adamw and adamw8bit (default: the "
+                       "optimizer's, 0 or 0.01 for those)"),
       ::llvm::cl::init("")};
   Option<int64_t> microbatches{
       *this, "microbatches",

@@ -48,7 +48,7 @@ def MemRT_Dialect : Dialect {
 class MemRT_Op<string mnemonic, list<Trait> traits = []>
     : Op<MemRT_Dialect, mnemonic, traits>;
 
-def MemRT_Buffer : MemRefOf<[F16, BF16, F32, F64, I32, I64]>;
+def MemRT_Buffer : MemRefOf<[F16, BF16, F32, F64, I32, I64, UI8]>;
 // A kernel's scratch bytes.
 def MemRT_Workspace : MemRefRankOf<[I8], [1]>;
 
@@ -66,7 +66,7 @@ def MemRT_ArenaSliceOp : MemRT_Op<"arena_slice", [Pure]> {
     ```
   }];
   let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$offset);
-  let results = (outs MemRefOf<[F16, BF16, F32, F64, I32, I64, I8]>:$result);
+  let results = (outs MemRefOf<[F16, BF16, F32, F64, I32, I64, UI8, I8]>:$result);
   let assemblyFormat = "`offset` $offset attr-dict `:` type($result)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
