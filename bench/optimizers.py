@@ -20,6 +20,11 @@ arena_bytes; each optimizer's state is also given as a fraction of Adam's
 (the issue's targets: adam8bit at most 0.27, adafactor at most 0.01 on
 GPT-2 small).
 
+Gradient clipping: each model with Adam and `clip-norm=1` (one
+clip_coefficient reads every gradient, so all are held until the backward
+pass ends and no update runs inside it): the report's
+clipped_gradient_bytes and the peak, against Adam without clipping.
+
 LoRA: GPT-2 small with `--memopt-lora="targets=h_[0-9]+_attn_c_(attn|proj)_w
 rank=8 alpha=16"` before the same pipeline with Adam (the attention
 projections, as the LoRA paper adapts W_q, W_k, W_v and W_o: memopt's
@@ -81,12 +86,12 @@ def generate(name, args, tmp):
     return path
 
 
-def report(opt, path, optimizer, tmp, lora=None):
+def report(opt, path, optimizer, tmp, lora=None, extra=""):
     out = os.path.join(tmp, "report.json")
     cmd = [opt, path]
     if lora:
         cmd.append(f"--memopt-lora={lora}")
-    cmd += [f"--memopt-pipeline=optimizer={optimizer}",
+    cmd += [f"--memopt-pipeline=optimizer={optimizer}{extra}",
             f"--memopt-report=file={out}", "-o", os.devnull]
     started = time.perf_counter()
     subprocess.run(cmd, check=True)
@@ -99,6 +104,7 @@ def report(opt, path, optimizer, tmp, lora=None):
             "gradient_bytes": r["gradient_bytes"],
             "optimizer_state_bytes": r["optimizer_state_bytes"],
             "peak_bytes": r["peak_bytes"], "arena_bytes": r["arena_bytes"],
+            "clipped_gradient_bytes": r["clipped_gradient_bytes"],
             "compile_seconds": round(seconds, 1)}
 
 
@@ -115,7 +121,10 @@ def models(opt, cfg, tmp):
         adam = rows["adam"]["optimizer_state_bytes"]
         for row in rows.values():
             row["state_over_adam"] = round(row["optimizer_state_bytes"] / adam, 4)
-        data[model] = {"generator": args, "optimizers": rows}
+        clipped = report(opt, path, "adam", tmp, extra=" clip-norm=1")
+        log(f"{model} adam clip-norm=1: peak {clipped['peak_bytes'] / GB:.2f} GB")
+        data[model] = {"generator": args, "optimizers": rows,
+                       "adam_clip_norm_1": clipped}
     return data
 
 
@@ -173,6 +182,12 @@ def print_tables(data):
             print(f"| {name} | {r['optimizer_state_bytes'] / 1e6:.1f} "
                   f"| {r['state_over_adam']} | {r['gradient_bytes'] / 1e6:.1f} "
                   f"| {r['peak_bytes'] / GB:.2f} | {arena} |")
+        print()
+        c = entry["adam_clip_norm_1"]
+        print(f"Adam with clip-norm=1: clipped_gradient_bytes "
+              f"{c['clipped_gradient_bytes'] / 1e6:.1f} MB, peak "
+              f"{c['peak_bytes'] / GB:.2f} GB (without: "
+              f"{rows['adam']['peak_bytes'] / GB:.2f} GB)")
         print()
     lo = data["lora"]
     full, step = lo["full"], lo["lora_step"]

@@ -390,6 +390,10 @@ void MemoryAnalysis::computeTotals() {
     }
   for (Value grad : gradients)
     gradientBytes += getValueBytes(grad);
+  for (Operation *op : ops)
+    if (auto clip = dyn_cast<ClipCoefficientOp>(op))
+      for (Value grad : clip.getGrads())
+        clippedGradientBytes += getValueBytes(grad);
 
   for (Operation *op : ops) {
     int64_t flops = getFlops(op);

@@ -146,6 +146,8 @@ KernelAttrs checkStep(KernelKind kind, const json &attrs,
     return adam8bitUpdate(r);
   case KernelKind::AdafactorUpdate:
     return adafactorUpdate(r);
+  case KernelKind::ClipCoefficient:
+    return clipCoefficient(r);
   case KernelKind::Cast:
     return cast(r);
   case KernelKind::FoundInf:

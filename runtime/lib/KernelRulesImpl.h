@@ -334,6 +334,7 @@ KernelAttrs sgdMomentumUpdate(Rules &r);
 KernelAttrs adamUpdate(Rules &r);
 KernelAttrs adam8bitUpdate(Rules &r);
 KernelAttrs adafactorUpdate(Rules &r);
+KernelAttrs clipCoefficient(Rules &r);
 KernelAttrs cast(Rules &r);
 KernelAttrs foundInf(Rules &r);
 KernelAttrs unscale(Rules &r);

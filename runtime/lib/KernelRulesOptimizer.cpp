@@ -219,6 +219,21 @@ KernelAttrs adafactorUpdate(Rules &r) {
   return a;
 }
 
+/// clip_coefficient(grads...) -> a 0-d f32: the factor clip_grad_norm_
+/// scales them by. The gradients may have any float dtypes and shapes.
+KernelAttrs clipCoefficient(Rules &r) {
+  r.arity(1, SIZE_MAX, 1);
+  ClipAttrs a;
+  a.maxNorm = r.f64("max_norm", std::nullopt);
+  r.done();
+  if (!(a.maxNorm > 0) || !std::isfinite(a.maxNorm))
+    r.error("expected 'max_norm' > 0 and finite, got ", a.maxNorm);
+  for (size_t i = 0; i < r.numInputs(); ++i)
+    r.isFloat(r.in(i), concat("gradient ", i));
+  r.output(0, DType::F32, {});
+  return a;
+}
+
 /// cast(x) -> x's values in the output's float dtype (any float dtype).
 KernelAttrs cast(Rules &r) {
   r.arity(1, 1, 1);

@@ -24,11 +24,12 @@
 // CHECK-NEXT:     "arena_bytes": null,
 // CHECK-NEXT:     "recompute_flops": 0,
 // CHECK-NEXT:     "total_flops": 4,
+// CHECK-NEXT:     "clipped_gradient_bytes": 0,
 // CHECK-NEXT:     "ops": [
 // CHECK-NEXT:       {
 // CHECK-NEXT:         "index": 0,
 // CHECK-NEXT:         "op": "memopt.relu",
-// CHECK-NEXT:         "loc": "{{.*}}report-options.mlir:[[@LINE+48]]:8",
+// CHECK-NEXT:         "loc": "{{.*}}report-options.mlir:[[@LINE+49]]:8",
 // CHECK-NEXT:         "live_bytes": 32
 // CHECK-NEXT:       }
 // CHECK-NEXT:     ]
@@ -49,6 +50,7 @@
 // CHECK-NEXT:     "arena_bytes": null,
 // CHECK-NEXT:     "recompute_flops": 0,
 // CHECK-NEXT:     "total_flops": 48,
+// CHECK-NEXT:     "clipped_gradient_bytes": 0,
 // CHECK-NEXT:     "ops": [
 // CHECK-NEXT:       {
 // CHECK-NEXT:         "index": 0,

@@ -30,6 +30,7 @@
 // FWD-NEXT:   "arena_bytes": null,
 // FWD-NEXT:   "recompute_flops": 0,
 // FWD-NEXT:   "total_flops": 30073472,
+// FWD-NEXT:   "clipped_gradient_bytes": 0,
 // FWD-NEXT:   "ops": [
 // FWD-NEXT:     {
 // FWD-NEXT:       "index": 0,
@@ -104,6 +105,7 @@
 // STEP-NEXT:   "arena_bytes": null,
 // STEP-NEXT:   "recompute_flops": 0,
 // STEP-NEXT:   "total_flops": 64765450,
+// STEP-NEXT:   "clipped_gradient_bytes": 0,
 // STEP-NEXT:   "ops": [
 // STEP-NEXT:     {
 // STEP-NEXT:       "index": 0,

@@ -111,6 +111,11 @@ cl::opt<double> weightDecay(
     cl::desc("PyTorch's weight_decay: L2 penalty, or decoupled with "
              "--optimizer=adamw or adamw8bit (default 0; 0.01 for those)"),
     cl::init(0.0), cl::cat(category));
+cl::opt<double> clipNorm(
+    "clip-norm",
+    cl::desc("Clip the gradients by their global 2-norm to at most this "
+             "(torch.nn.utils.clip_grad_norm_; default: no clipping)"),
+    cl::init(0.0), cl::cat(category));
 cl::opt<std::string> dataSpec(
     "data",
     cl::desc("Training data: synthetic (a learnable seeded task), "
@@ -299,7 +304,7 @@ LogicalResult fillPipelineOptions(ModuleOp module, bool optimize,
     // Options of the backward pass and the optimizer have nothing to act on.
     for (const cl::Option *option : std::initializer_list<const cl::Option *>{
              &optimizerName, &learningRate, &momentumFactor, &weightDecay,
-             &microbatches, &lossScale}) {
+             &clipNorm, &microbatches, &lossScale}) {
       if (!option->getNumOccurrences())
         continue;
       llvm::errs() << "memopt-run: error: --" << option->ArgStr
@@ -318,6 +323,9 @@ LogicalResult fillPipelineOptions(ModuleOp module, bool optimize,
         llvm::formatv("{0}", llvm::format("%.17g", learningRate.getValue()))
             .str();
   options.momentum = momentumFactor;
+  if (clipNorm.getNumOccurrences())
+    options.clipNorm =
+        llvm::formatv("{0}", llvm::format("%.17g", clipNorm.getValue())).str();
   if (weightDecay.getNumOccurrences())
     options.weightDecay =
         llvm::formatv("{0}", llvm::format("%.17g", weightDecay.getValue()))

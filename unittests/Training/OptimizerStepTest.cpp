@@ -117,6 +117,50 @@ TEST(OptimizerStep, AdamWOverThreeSteps) {
                   0);
 }
 
+/// torch.nn.utils.clip_grad_norm_(max_norm) before SGD: the factor
+/// min(1, max_norm / (‖g‖ + 1e-6)) in f32 from the global norm of both
+/// gradients, every gradient multiplied by it.
+void expectClippedSgdStep(double maxNorm) {
+  auto step = CompiledStep::compile(
+      kGraph, "memopt-autodiff{optimizer=sgd lr=0.1 clip-norm=" +
+                  std::to_string(maxNorm) + "}");
+  ASSERT_TRUE(step);
+  step->randomize(12);
+  auto g = gradientsAt(*step);
+  double sum = 0;
+  for (const auto &grad : g)
+    for (double x : grad)
+      sum += x * x;
+  const float total = static_cast<float>(std::sqrt(sum));
+  const float factor = std::min(1.0f, static_cast<float>(maxNorm) /
+                                          (total + static_cast<float>(1e-6)));
+  auto w = step->argument(0), b = step->argument(1);
+  step->run();
+  auto w1 = step->result(1), b1 = step->result(2);
+  for (size_t i = 0; i < w.size(); ++i)
+    EXPECT_NEAR(w1[i], w[i] - 0.1 * (g[0][i] * factor), 1e-14)
+        << "max_norm " << maxNorm << " w " << i;
+  for (size_t i = 0; i < b.size(); ++i)
+    EXPECT_NEAR(b1[i], b[i] - 0.1 * (g[1][i] * factor), 1e-14)
+        << "max_norm " << maxNorm << " b " << i;
+}
+
+TEST(OptimizerStep, GradientClippingByGlobalNorm) {
+  expectClippedSgdStep(0.05); // clipped: the gradients' norm is larger
+  expectClippedSgdStep(1e6);  // a factor of 1
+}
+
+// Gradients whose norm is below max_norm are not changed at all: three
+// Adam steps bit-identical to the unclipped ones.
+TEST(OptimizerStep, ClippingBelowTheNormChangesNothing) {
+  auto plain =
+      CompiledStep::compile(kGraph, "memopt-autodiff{optimizer=adam lr=0.01}");
+  auto clipped = CompiledStep::compile(
+      kGraph, "memopt-autodiff{optimizer=adam lr=0.01 clip-norm=1e6}");
+  ASSERT_TRUE(plain && clipped);
+  expectStepsBitIdentical(*plain, *clipped, 3, 13);
+}
+
 double rootMeanSquare(const std::vector<double> &x) {
   double sum = 0;
   for (double v : x)

@@ -191,6 +191,10 @@ public:
   int64_t getGradientBytes() const { return gradientBytes; }
   /// Bytes of the `memopt.optimizer_state` arguments.
   int64_t getOptimizerStateBytes() const { return optimizerStateBytes; }
+  /// Bytes of the gradients gradient clipping holds at once: the operands
+  /// of `memopt.clip_coefficient`, all live when it runs (without clipping
+  /// each gradient can die at its update); 0 without clipping.
+  int64_t getClippedGradientBytes() const { return clippedGradientBytes; }
   /// Bytes of the forward ops' results that own a buffer (not aliases).
   int64_t getForwardAllocatedBytes() const { return forwardAllocatedBytes; }
   /// Bytes of forward buffers (not arguments) still live when the first
@@ -238,6 +242,7 @@ private:
   int64_t parameterBytes = 0;
   int64_t gradientBytes = 0;
   int64_t optimizerStateBytes = 0;
+  int64_t clippedGradientBytes = 0;
   int64_t forwardAllocatedBytes = 0;
   int64_t savedForBackwardBytes = 0;
   int64_t totalFlops = 0;

@@ -85,6 +85,11 @@ inline int64_t adafactorWorkspaceDoubles(const Dims &param) {
   return batches + (cols > partials ? cols : partials);
 }
 
+/// The planned workspace of memopt.clip_coefficient, in doubles: the running
+/// sum of squares and the CUDA kernel's partial sums of one gradient.
+inline constexpr int64_t kClipCoefficientWorkspaceDoubles =
+    1 + kAdafactorPartials;
+
 /// Checks Adafactor's state shapes against the parameter's.
 inline ShapeProblem adafactorStateShape(const Dims &param,
                                         const std::vector<Dims> &state) {

@@ -148,6 +148,8 @@ KernelEntry lookup(KernelKind kind) {
     return {cpu::adam8bitUpdate, true, cpu::skipOptimizerStep, 1};
   case KernelKind::AdafactorUpdate:
     return {cpu::adafactorUpdate, true, cpu::skipOptimizerStep, 1};
+  case KernelKind::ClipCoefficient:
+    return {cpu::clipCoefficient, false};
   // Each operand in its own dtype: a cast converts directly (rounding
   // once), found_inf tests f16/bf16 bit patterns.
   case KernelKind::Cast:

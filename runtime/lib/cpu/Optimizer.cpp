@@ -26,6 +26,7 @@
 #include "WorkspaceRows.h"
 
 #include "memopt/Contract/OptimizerShapes.h"
+#include "memopt/runtime/ClipNorm.h"
 #include "memopt/runtime/ElementwiseMath.h"
 #include "memopt/runtime/LossScale.h"
 #include "memopt/runtime/Quantization.h"
@@ -407,6 +408,43 @@ void adam8bitUpdate(const KernelCall &call) {
     using T = decltype(tag);
     withGradient<T>(call, 8, [&](const auto &g) { adam8bitImpl<T>(call, g); });
   });
+}
+
+void clipCoefficient(const KernelCall &call) {
+  double sum = 0;
+  for (const TensorRef &g : call.inputs) {
+    const int64_t n = g.numElements;
+    auto add = [&](auto value) {
+      for (int64_t i = 0; i < n; ++i) {
+        const double x = value(i);
+        sum += x * x;
+      }
+    };
+    switch (g.dtype) {
+    case DType::F32:
+      add([p = g.as<const float>()](int64_t i) { return double(p[i]); });
+      break;
+    case DType::F64:
+      add([p = g.as<const double>()](int64_t i) { return p[i]; });
+      break;
+    case DType::F16:
+      add([p = g.as<const uint16_t>()](int64_t i) {
+        return double(halfBitsToFloat(p[i]));
+      });
+      break;
+    case DType::BF16:
+      add([p = g.as<const uint16_t>()](int64_t i) {
+        return double(bfloat16BitsToFloat(p[i]));
+      });
+      break;
+    default:
+      throw Error(
+          ErrorCode::Internal,
+          runtime::concat("clip_coefficient of dtype ", dtypeName(g.dtype)));
+    }
+  }
+  *call.out(0).as<float>() =
+      math::clipCoefficient(sum, call.step.get<ClipAttrs>().maxNorm);
 }
 
 void adafactorUpdate(const KernelCall &call) {

@@ -208,6 +208,8 @@ KernelFn lookup(KernelKind kind) {
     return cuda::adam8bitUpdate;
   case KernelKind::AdafactorUpdate:
     return cuda::adafactorUpdate;
+  case KernelKind::ClipCoefficient:
+    return cuda::clipCoefficient;
   case KernelKind::Cast:
     return cuda::cast;
   case KernelKind::FoundInf:

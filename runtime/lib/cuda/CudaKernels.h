@@ -110,6 +110,8 @@ void adamUpdate(const KernelCall &call);
 void adam8bitUpdate(const KernelCall &call);
 // Adafactor.cu (its reductions in the planned workspace)
 void adafactorUpdate(const KernelCall &call);
+// ClipNorm.cu (its sums in the planned workspace)
+void clipCoefficient(const KernelCall &call);
 
 // DataMovement.cu
 void reshape(const KernelCall &call);

@@ -91,3 +91,19 @@ func.func @adafactor_new_state_type(%p: tensor<4xf32>, %t: tensor<f32>) {
   %r:2 = memopt.adafactor_update %p, %p, [%p], %t {lr = 1.0e-2 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>) -> (tensor<4xf32>, tensor<4xf64>)
   return
 }
+
+// -----
+
+func.func @clip_coefficient_max_norm(%g: tensor<4xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'memopt.clip_coefficient' op expected 'max_norm' to be a finite number > 0}}
+  %c = memopt.clip_coefficient %g {max_norm = 0.0 : f64} : (tensor<4xf32>) -> tensor<f32>
+  return %c : tensor<f32>
+}
+
+// -----
+
+func.func @clip_coefficient_nothing() -> tensor<f32> {
+  // expected-error @+1 {{'memopt.clip_coefficient' op expected at least one gradient}}
+  %c = memopt.clip_coefficient {max_norm = 1.0 : f64} : () -> tensor<f32>
+  return %c : tensor<f32>
+}

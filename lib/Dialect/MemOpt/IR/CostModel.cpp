@@ -164,13 +164,21 @@ int64_t BatchNormActBackwardOp::getFlops() {
   return product(kNormFlopsPerElement + 3, numElements(getOutput()));
 }
 
-/// One check per element of every gradient it reads (the default would
-/// count only the largest).
-int64_t FoundInfOp::getFlops() {
+/// The elements of all of `values`, saturated at INT64_MAX.
+static int64_t totalElements(ValueRange values) {
   uint64_t total = 0;
   bool overflow = false;
-  for (Value v : getValues())
+  for (Value v : values)
     total = llvm::SaturatingAdd<uint64_t>(total, numElements(v), &overflow);
   return static_cast<int64_t>(
       std::min<uint64_t>(total, std::numeric_limits<int64_t>::max()));
+}
+
+/// One check per element of every gradient it reads (the default would
+/// count only the largest).
+int64_t FoundInfOp::getFlops() { return totalElements(getValues()); }
+
+/// A multiply-add per element of every gradient.
+int64_t ClipCoefficientOp::getFlops() {
+  return product(2, totalElements(getGrads()));
 }

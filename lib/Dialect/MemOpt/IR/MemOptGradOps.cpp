@@ -380,6 +380,14 @@ LogicalResult Adam8bitUpdateOp::verify() {
   return success();
 }
 
+LogicalResult ClipCoefficientOp::verify() {
+  if (getGrads().empty())
+    return emitOpError("expected at least one gradient");
+  if (!getMaxNorm().isFinite() || !(getMaxNorm().convertToDouble() > 0))
+    return emitOpError("expected 'max_norm' to be a finite number > 0");
+  return success();
+}
+
 LogicalResult AdafactorUpdateOp::verify() {
   if (failed(verifyUpdateGradient(*this)))
     return failure();

@@ -25,7 +25,8 @@
 //   as fit, at least one.
 // * adafactor_update: the row factors' means and the partial sums of its
 //   reductions, a few KiB of doubles (memopt/Contract/OptimizerShapes.h),
-//   kept even above a cap.
+//   kept even above a cap; clip_coefficient: its running sum of squares and
+//   one gradient's partial sums, 8 KiB.
 // * layer_norm_backward: each row's mean and inverse deviation, then the
 //   (sum dy·x̂, sum dy) partials of every column over at most 1024 chunks of
 //   rows, chunks chosen so that about 16384 threads sum columns; all
@@ -200,6 +201,10 @@ int64_t AdafactorUpdateOp::getWorkspaceBytes(int64_t /*limit*/) {
   // Needed whole whatever the cap: the reductions have no slower path.
   return 8 * shapes::adafactorWorkspaceDoubles(
                  getParam().getType().getShape().vec());
+}
+
+int64_t ClipCoefficientOp::getWorkspaceBytes(int64_t /*limit*/) {
+  return 8 * shapes::kClipCoefficientWorkspaceDoubles;
 }
 
 int64_t LinearCrossEntropyOp::getWorkspaceBytes(int64_t limit) {

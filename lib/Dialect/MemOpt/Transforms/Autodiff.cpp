@@ -208,8 +208,17 @@ struct MemOptAutodiffPass
             rate)) ||
         failed(parse(
             "weight-decay", weightDecay, "a finite number >= 0",
-            [](double v) { return v >= 0; }, decay)))
+            [](double v) { return v >= 0; }, decay)) ||
+        failed(parse(
+            "clip-norm", clipNorm, "a finite number > 0",
+            [](double v) { return v > 0; }, maxNorm)))
       return failure();
+    if (maxNorm && optimizer == Optimizer::None) {
+      getOperation().emitError()
+          << "memopt-autodiff: clip-norm clips the gradients an optimizer "
+             "applies; optimizer=none applies none";
+      return failure();
+    }
     if (!(momentum >= 0 && momentum < 1))
       return bad("momentum", momentum, "in [0, 1)");
     if (!(dampening >= 0 && dampening <= 1))
@@ -236,6 +245,8 @@ struct MemOptAutodiffPass
   }
   /// The lr option's value, once verifyOptions parsed it.
   std::optional<double> rate;
+  /// The clip-norm option's value, once verifyOptions parsed it.
+  std::optional<double> maxNorm;
 
   /// torch.optim's default weight decay: 0, and 0.01 for AdamW.
   double weightDecayValue() const {
@@ -487,7 +498,9 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
     if (!g)
       continue;
     auto paramType = cast<FloatType>(getElementTypeOrSelf(p));
-    bool folds = optimizer != Optimizer::None &&
+    // Clipping needs the unscaled gradients themselves, as
+    // clip_grad_norm_ after GradScaler.unscale_: no folding then.
+    bool folds = optimizer != Optimizer::None && !maxNorm &&
                  (!scaling.enabled || paramType.isF32() || paramType.isF64());
     if (!folds) {
       if (scaling.enabled)
@@ -504,6 +517,44 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
     }
     if (scaling.enabled)
       lossScaleOf[p] = scaling.scale;
+  }
+
+  // clip_grad_norm_: one factor from every gradient, each gradient
+  // multiplied by it before its update (in place where the factor's op was
+  // its only other reader). No update can run before the whole backward
+  // pass: the memory report counts what that holds.
+  if (maxNorm) {
+    SmallVector<Value> all;
+    for (BlockArgument p : params)
+      if (Value g = grads.lookup(p))
+        all.push_back(g);
+    if (!all.empty()) {
+      auto clip = ClipCoefficientOp::create(
+          b, loc, RankedTensorType::get({}, b.getF32Type()), all,
+          b.getF64FloatAttr(*maxNorm));
+      llvm::SmallDenseMap<Type, Value> factors;
+      for (BlockArgument p : params) {
+        Value g = grads.lookup(p);
+        if (!g)
+          continue;
+        auto type = cast<RankedTensorType>(g.getType());
+        Value &factor = factors[type.getElementType()];
+        if (!factor)
+          factor = type.getElementType().isF32()
+                       ? clip.getResult()
+                       : Value(CastOp::create(
+                             b, loc,
+                             RankedTensorType::get({}, type.getElementType()),
+                             clip.getResult()));
+        auto scaled = MulOp::create(b, loc, g, factor);
+        if (llvm::all_of(g.getUsers(), [&](Operation *user) {
+              return user == clip || user == scaled;
+            }))
+          scaled->setAttr(MemOptDialect::kInPlaceAttrName,
+                          b.getI64IntegerAttr(0));
+        grads[p] = scaled;
+      }
+    }
   }
 
   double rate = learningRate();

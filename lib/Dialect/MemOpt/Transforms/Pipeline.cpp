@@ -67,6 +67,7 @@ void buildMemOptPipeline(OpPassManager &pm,
     autodiff.lr = options.lr;
     autodiff.momentum = options.momentum;
     autodiff.weightDecay = options.weightDecay;
+    autodiff.clipNorm = options.clipNorm;
     pm.addPass(createMemOptAutodiff(autodiff));
   }
   // Before checkpointing: its budgets measure the capped workspaces.
@@ -147,7 +148,8 @@ verifyMemOptPipelineOptions(const MemOptPipelineOptions &options,
         std::make_pair("optimizer", options.optimizer.hasValue()),
         std::make_pair("lr", options.lr.hasValue()),
         std::make_pair("momentum", options.momentum.hasValue()),
-        std::make_pair("weight-decay", options.weightDecay.hasValue())})
+        std::make_pair("weight-decay", options.weightDecay.hasValue()),
+        std::make_pair("clip-norm", options.clipNorm.hasValue())})
     if (given)
       return error(Twine("memopt-pipeline: ") + name +
                    " has no effect with mode=" + mode + " (no backward pass)");

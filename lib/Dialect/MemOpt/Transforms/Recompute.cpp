@@ -41,6 +41,13 @@ Operation *memopt::findInPlaceOverIntermediate(Block &block) {
     // forward op reads it.
     if (isa<UnscaleOp>(op) && op.getOperand(0).hasOneUse())
       continue;
+    // Likewise gradient clipping's product overwriting a gradient that only
+    // the clipping factor's op read before it.
+    if (isa<MulOp>(op) &&
+        llvm::all_of(op.getOperand(0).getUsers(), [&](Operation *user) {
+          return user == &op || isa<ClipCoefficientOp>(user);
+        }))
+      continue;
     auto index = op.getAttrOfType<IntegerAttr>(kInPlaceAttrName);
     if (index && index.getInt() >= 0 &&
         index.getInt() < static_cast<int64_t>(op.getNumOperands()) &&

@@ -120,6 +120,7 @@ Json reportFunction(func::FuncOp func, bool graph) {
               {"arena_bytes", arena ? Json(*arena) : Json(nullptr)},
               {"recompute_flops", analysis.getRecomputeFlops()},
               {"total_flops", analysis.getTotalFlops()},
+              {"clipped_gradient_bytes", analysis.getClippedGradientBytes()},
               {"ops", std::move(ops)}};
   if (graph) {
     report["arguments_bytes"] = MemoryAnalysis::getPersistentBytes(func);

@@ -190,6 +190,11 @@ struct AdafactorAttrs {
   bool scaleParameter = true;
 };
 
+/// clip_coefficient: max_norm > 0 and finite.
+struct ClipAttrs {
+  double maxNorm = 1.0;
+};
+
 /// update_loss_scale (torch.amp.GradScaler's update): every attribute is
 /// required; both factors > 0, growth_interval in [1, 2^31 - 1].
 struct LossScaleAttrs {
@@ -206,7 +211,7 @@ using KernelAttrs =
                  UpsampleAttrs, ActivationBackwardAttrs, NormBackwardAttrs,
                  BatchNormActAttrs, BatchNormActBackwardAttrs, AttentionAttrs,
                  LinearCrossEntropyAttrs, SgdAttrs, SgdMomentumAttrs, AdamAttrs,
-                 AdafactorAttrs, LossScaleAttrs>;
+                 AdafactorAttrs, ClipAttrs, LossScaleAttrs>;
 
 /// Whether output `outputIndex` of a kernel may occupy exactly the storage
 /// of input `inputIndex` (the output is then a view of that input's tensor,
@@ -233,7 +238,7 @@ using KernelAttrs =
 ///  * unscale: output 0 over the gradient (input 0); update_loss_scale:
 ///    the new scale over the scale, the new growth tracker over the
 ///    tracker (output i over input i, i < 2).
-/// cast, found_inf and select never run in place.
+/// cast, found_inf, clip_coefficient and select never run in place.
 /// Any other overlap of a step's inputs and outputs is refused when the plan
 /// is loaded.
 bool kernelAllowsInPlace(KernelKind kind, size_t outputIndex,

@@ -438,6 +438,28 @@ def MemOpt_AdamUpdateOp : MemOpt_GradOp<"adam_update",
   }];
 }
 
+def MemOpt_ClipCoefficientOp : MemOpt_GradOp<"clip_coefficient",
+    [MemOpt_FlopModel, MemOpt_WorkspaceModel]> {
+  let summary = "the factor torch.nn.utils.clip_grad_norm_ scales gradients by";
+  let description = [{
+    `min(1, max_norm / (‖g‖ + 1e-6))` in f32, where ‖g‖ is the 2-norm of
+    all the operands' elements together (`clip_grad_norm_` with
+    `norm_type=2`; the sum of squares is accumulated in double). Each
+    gradient is then multiplied by it (`memopt.mul`) before its update, so
+    gradients whose total norm is at most `max_norm` stay exactly as they
+    are. It reads every gradient, so no update can run before the whole
+    backward pass has: `--memopt-autodiff=clip-norm=X` emits it. Its CUDA
+    kernel sums partial sums in a small planned workspace.
+
+    ```mlir
+    %c = memopt.clip_coefficient %g0, %g1 {max_norm = 1.000000e+00 : f64}
+        : (tensor<10x128xf32>, tensor<10xf32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Variadic<MemOpt_FloatTensor>:$grads, F64Attr:$max_norm);
+  let results = (outs MemOpt_ScalarF32Tensor:$result);
+}
+
 def MemOpt_Adam8bitUpdateOp : MemOpt_GradOp<"adam8bit_update",
     [AttrSizedOperandSegments, MemOpt_OptimizerUpdate,
      AllTypesMatch<["param", "new_param"]>,

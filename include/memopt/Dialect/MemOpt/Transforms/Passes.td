@@ -57,7 +57,12 @@ def MemOptAutodiff : Pass<"memopt-autodiff", "mlir::ModuleOp"> {
     running statistics included).
 
     `lr` defaults to 0.01 for `sgd` and `momentum` and to 0.001 for the
-    others. `adafactor` is `transformers.Adafactor` with a given `lr`
+    others. `clip-norm=X` clips the gradients by their global 2-norm first,
+    as `torch.nn.utils.clip_grad_norm_(params, X)` between `backward()` and
+    `step()` (after `GradScaler.unscale_` under loss scaling): one
+    `memopt.clip_coefficient` reads every gradient and each is multiplied by
+    it, so every gradient is held until the backward pass ends and no update
+    runs inside it. `adafactor` is `transformers.Adafactor` with a given `lr`
     (`relative_step=False`, no first moment, `clip-threshold`, `decay-rate`
     and `scale-parameter` as its `clip_threshold`, `decay_rate` and
     `scale_parameter`).
@@ -90,6 +95,10 @@ def MemOptAutodiff : Pass<"memopt-autodiff", "mlir::ModuleOp"> {
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam's beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam's beta2">,
     Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam's epsilon">,
+    Option<"clipNorm", "clip-norm", "std::string", /*default=*/"\"\"",
+           "Clip the gradients by their global 2-norm to at most this, a "
+           "finite number > 0 (torch.nn.utils.clip_grad_norm_); default: "
+           "no clipping">,
     Option<"clipThreshold", "clip-threshold", "double", /*default=*/"1.0",
            "Adafactor's clip_threshold: the update's RMS is clipped to it">,
     Option<"decayRate", "decay-rate", "double", /*default=*/"-0.8",

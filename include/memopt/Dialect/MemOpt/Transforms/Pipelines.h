@@ -53,6 +53,12 @@ struct MemOptPipelineOptions
                        "decoupled with adamw and adamw8bit (default: the "
                        "optimizer's, 0 or 0.01 for those)"),
       ::llvm::cl::init("")};
+  Option<std::string> clipNorm{
+      *this, "clip-norm",
+      ::llvm::cl::desc("Clip the gradients by their global 2-norm to at most "
+                       "this (torch.nn.utils.clip_grad_norm_; default: no "
+                       "clipping)"),
+      ::llvm::cl::init("")};
   Option<int64_t> microbatches{
       *this, "microbatches",
       ::llvm::cl::desc("Micro-batches whose gradients accumulate "

@@ -1,0 +1,90 @@
+//===- ClipNorm.cu - clip_grad_norm_'s coefficient on the GPU -------------===//
+//
+// The CUDA version of cpu/Optimizer.cpp's clip_coefficient: for each
+// gradient in turn, up to kPartials blocks write partial sums of squares
+// (in double) to the step's planned workspace and one thread adds them, in
+// order, to a running sum there; a last thread turns the sum into the
+// factor (memopt/runtime/ClipNorm.h, shared with the CPU backend). Every
+// sum is taken in a fixed order, so the factor is deterministic.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Device.cuh"
+
+#include "memopt/Contract/OptimizerShapes.h"
+#include "memopt/runtime/ClipNorm.h"
+
+#include <algorithm>
+
+namespace memopt::runtime::cuda {
+
+namespace {
+
+constexpr int kPartials = static_cast<int>(shapes::kAdafactorPartials);
+
+__global__ void partialSquaresKernel(const void *g, DType dtype, int64_t n,
+                                     double *partials) {
+  __shared__ double scratch[kThreads];
+  double sum = 0;
+  MEMOPT_GRID_STRIDE(i, n) {
+    const double x = loadDouble(g, dtype, i);
+    sum += x * x;
+  }
+  scratch[threadIdx.x] = sum;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if (static_cast<int>(threadIdx.x) < s)
+      scratch[threadIdx.x] += scratch[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0)
+    partials[blockIdx.x] = scratch[0];
+}
+
+/// total += the first `count` partial sums, in order (`reset`: total = them).
+__global__ void accumulateKernel(double *total, const double *partials,
+                                 int count, bool reset) {
+  double sum = reset ? 0.0 : *total;
+  for (int k = 0; k < count; ++k)
+    sum += partials[k];
+  *total = sum;
+}
+
+__global__ void coefficientKernel(const double *total, double maxNorm,
+                                  float *out) {
+  *out = math::clipCoefficient(*total, maxNorm);
+}
+
+} // namespace
+
+void clipCoefficient(const KernelCall &call) {
+  const size_t bytes = 8 * shapes::kClipCoefficientWorkspaceDoubles;
+  if (!call.cuda.workspace || call.cuda.workspaceBytes < bytes)
+    throw Error(ErrorCode::KernelFailure,
+                runtime::concat("clip_coefficient needs its planned "
+                                "workspace of ",
+                                bytes, " bytes, got ",
+                                call.cuda.workspaceBytes));
+  double *total = static_cast<double *>(call.cuda.workspace);
+  double *partials = total + 1;
+  cudaStream_t stream = call.cuda.stream;
+  bool first = true;
+  for (const TensorRef &g : call.inputs) {
+    if (!isFloatDType(g.dtype))
+      throw Error(ErrorCode::Internal,
+                  runtime::concat("clip_coefficient called with dtype ",
+                                  dtypeName(g.dtype)));
+    const int blocks = static_cast<int>(std::min<int64_t>(
+        kPartials,
+        std::max<int64_t>(1, (g.numElements + kThreads - 1) / kThreads)));
+    partialSquaresKernel<<<blocks, kThreads, 0, stream>>>(
+        g.data, g.dtype, g.numElements, partials);
+    accumulateKernel<<<1, 1, 0, stream>>>(total, partials, blocks, first);
+    first = false;
+  }
+  coefficientKernel<<<1, 1, 0, stream>>>(
+      total, call.step.get<ClipAttrs>().maxNorm, call.out(0).as<float>());
+  checkLaunch("clip_coefficient");
+}
+
+} // namespace memopt::runtime::cuda
