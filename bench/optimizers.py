@@ -11,7 +11,8 @@ Each training step is compiled by
     memopt-opt --memopt-pipeline="optimizer=O" --memopt-report=file=R
 
 (the default pipeline: fusions, autodiff, partition, schedule, plan) for
-O in sgd, momentum, adam, adamw, adam8bit, adamw8bit and adafactor, on
+O in sgd, momentum, adam, adamw, adam8bit, adamw8bit and adafactor (and
+momentum and adam with `state-dtype=bf16`), on
 GPT-2 small (12 layers, width 768, 12 heads, vocabulary 50257; batch 4,
 sequence 1024; `generate_models.py gpt2`) and ResNet-50 (batch 32, 224x224,
 1000 classes; `generate_models.py resnet50`). From the report:
@@ -62,6 +63,9 @@ GB = 1e9
 
 OPTIMIZERS = ["sgd", "momentum", "adam", "adamw", "adam8bit", "adamw8bit",
               "adafactor"]
+# Rows compiled with more pipeline options: name -> (optimizer, options).
+VARIANTS = {"momentum state-dtype=bf16": ("momentum", " state-dtype=bf16"),
+            "adam state-dtype=bf16": ("adam", " state-dtype=bf16")}
 LORA = "targets=h_[0-9]+_attn_c_(attn|proj)_w rank=8 alpha=16"
 
 FULL = {
@@ -113,11 +117,13 @@ def models(opt, cfg, tmp):
     for model, args in cfg.items():
         path = generate(model, args, tmp)
         rows = {}
-        for optimizer in OPTIMIZERS:
-            rows[optimizer] = report(opt, path, optimizer, tmp)
-            log(f"{model} {optimizer}: state "
-                f"{rows[optimizer]['optimizer_state_bytes'] / GB:.3f} GB, peak "
-                f"{rows[optimizer]['peak_bytes'] / GB:.2f} GB")
+        runs = [(o, o, "") for o in OPTIMIZERS] + [
+            (name, o, extra) for name, (o, extra) in VARIANTS.items()]
+        for name, optimizer, extra in runs:
+            rows[name] = report(opt, path, optimizer, tmp, extra=extra)
+            log(f"{model} {name}: state "
+                f"{rows[name]['optimizer_state_bytes'] / GB:.3f} GB, peak "
+                f"{rows[name]['peak_bytes'] / GB:.2f} GB")
         adam = rows["adam"]["optimizer_state_bytes"]
         for row in rows.values():
             row["state_over_adam"] = round(row["optimizer_state_bytes"] / adam, 4)

@@ -43,16 +43,26 @@ void paramAndGradient(Rules &r) {
             " holds exactly, got ", dtypeName(g.dtype));
 }
 
-/// Param (input 0) and the named buffers of one float type, the outputs of
-/// that type too, and the gradient (input 1) as paramAndGradient checks it.
+/// Param (input 0) and the named buffers (inputs 2, ...) of the param's
+/// shape, the buffers of one type, the param's or bf16 (state-dtype=bf16);
+/// output 0 of the param's type, the others of the buffers'; the gradient
+/// (input 1) as paramAndGradient checks it.
 void updateTypes(Rules &r, std::initializer_list<const char *> buffers) {
   paramAndGradient(r);
   const TensorInfo &p = r.in(0);
   size_t i = 2;
-  for (const char *name : buffers)
-    r.sameType(p, "param", r.in(i++), name);
-  for (size_t o = 0; o < r.numOutputs(); ++o)
-    r.output(o, p.dtype, p.shape);
+  for (const char *name : buffers) {
+    const TensorInfo &b = r.in(i++);
+    if (b.shape != p.shape || (b.dtype != p.dtype && b.dtype != DType::BF16))
+      r.error("expected ", name, " of the param's shape ", formatShape(p.shape),
+              " in its dtype ", dtypeName(p.dtype), " or bf16, got ",
+              describe(b));
+    if (i > 3)
+      r.sameType(r.in(2), *buffers.begin(), b, name);
+  }
+  r.output(0, p.dtype, p.shape);
+  for (size_t o = 1; o < r.numOutputs(); ++o)
+    r.output(o, r.in(2).dtype, p.shape);
 }
 
 /// The optional trailing operands of the optimizer updates, from input

@@ -116,6 +116,11 @@ cl::opt<double> clipNorm(
     cl::desc("Clip the gradients by their global 2-norm to at most this "
              "(torch.nn.utils.clip_grad_norm_; default: no clipping)"),
     cl::init(0.0), cl::cat(category));
+cl::opt<std::string> stateDtype(
+    "state-dtype",
+    cl::desc("Element type of the momentum buffers and Adam's moments "
+             "(--optimizer=momentum, adam, adamw): param (default) or bf16"),
+    cl::init("param"), cl::cat(category));
 cl::opt<std::string> dataSpec(
     "data",
     cl::desc("Training data: synthetic (a learnable seeded task), "
@@ -304,7 +309,7 @@ LogicalResult fillPipelineOptions(ModuleOp module, bool optimize,
     // Options of the backward pass and the optimizer have nothing to act on.
     for (const cl::Option *option : std::initializer_list<const cl::Option *>{
              &optimizerName, &learningRate, &momentumFactor, &weightDecay,
-             &clipNorm, &microbatches, &lossScale}) {
+             &clipNorm, &stateDtype, &microbatches, &lossScale}) {
       if (!option->getNumOccurrences())
         continue;
       llvm::errs() << "memopt-run: error: --" << option->ArgStr
@@ -323,6 +328,7 @@ LogicalResult fillPipelineOptions(ModuleOp module, bool optimize,
         llvm::formatv("{0}", llvm::format("%.17g", learningRate.getValue()))
             .str();
   options.momentum = momentumFactor;
+  options.stateDtype = stateDtype;
   if (clipNorm.getNumOccurrences())
     options.clipNorm =
         llvm::formatv("{0}", llvm::format("%.17g", clipNorm.getValue())).str();

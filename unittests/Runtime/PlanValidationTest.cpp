@@ -785,8 +785,8 @@ TEST(PlanValidationTest, OptimizerKernelRules) {
   expectStepRefused("sgd_momentum_update", {{"lr", 0.1}, {"momentum", 0.9}},
                     {t({3}), t({3}), t({3}, DType::F16)},
                     {{f32, {3}}, {f32, {3}}},
-                    "expected momentum_buffer of type 3 f32 (as param), got 3 "
-                    "f16");
+                    "expected momentum_buffer of the param's shape 3 in its "
+                    "dtype f32 or bf16, got 3 f16");
   expectStepRefused("sgd_momentum_update", {{"lr", 0.1}, {"momentum", 0.9}},
                     {t({3}), t({3}), t({3})}, {{f32, {3}}, {f32, {2}}},
                     "expected output 1 shape 3, got 2");
@@ -802,7 +802,55 @@ TEST(PlanValidationTest, OptimizerKernelRules) {
   adam[4] = t({});
   adam[3] = t({3}, DType::F64);
   expectStepRefused("adam_update", {{"lr", 0.1}}, adam, adamOut,
-                    "expected exp_avg_sq of type 3 f32 (as param), got 3 f64");
+                    "expected exp_avg_sq of the param's shape 3 in its dtype "
+                    "f32 or bf16, got 3 f64");
+  // bf16 moments (state-dtype=bf16): both of them, and the outputs too.
+  adam[2] = t({3}, DType::BF16);
+  adam[3] = t({3});
+  expectStepRefused("adam_update", {{"lr", 0.1}}, adam, adamOut,
+                    "expected exp_avg_sq of type 3 bf16 (as exp_avg), got 3 "
+                    "f32");
+  adam[3] = t({3}, DType::BF16);
+  expectStepRefused("adam_update", {{"lr", 0.1}}, adam, adamOut,
+                    "expected output 1 dtype bf16, got f32");
+
+  // 8-bit Adam: ui8 codes, one f32 maximum per 256 elements.
+  std::vector<HostTensor> adam8 = {
+      t({300}), t({300}), t({300}, DType::UI8), t({2}), t({300}, DType::UI8),
+      t({2}),   t({})};
+  std::vector<OutputSpec> adam8Out = {{f32, {300}},
+                                      {DType::UI8, {300}},
+                                      {f32, {2}},
+                                      {DType::UI8, {300}},
+                                      {f32, {2}}};
+  adam8[3] = t({1});
+  expectStepRefused("adam8bit_update", {{"lr", 0.1}}, adam8, adam8Out,
+                    "expected exp_avg absmax of shape 2 (one per 256 "
+                    "elements), got 1");
+  adam8[3] = t({2});
+  adam8[4] = t({300});
+  expectStepRefused("adam8bit_update", {{"lr", 0.1}}, adam8, adam8Out,
+                    "expected exp_avg_sq codes of dtype ui8, got f32");
+
+  // Adafactor: row and column factors for a matrix.
+  expectStepRefused("adafactor_update", {{"lr", 0.1}},
+                    {t({3, 4}), t({3, 4}), t({3, 4}), t({})},
+                    {{f32, {3, 4}}, {f32, {3, 4}}},
+                    "expected 5 to 7 inputs, got 4");
+  expectStepRefused("adafactor_update", {{"lr", 0.1}},
+                    {t({3, 4}), t({3, 4}), t({3}), t({3}), t({})},
+                    {{f32, {3, 4}}, {f32, {3}}, {f32, {3}}},
+                    "expected the column factor of shape 4, got 3");
+  expectStepRefused("adafactor_update", {{"lr", 0.1}, {"decay_rate", 0.5}},
+                    {t({3}), t({3}), t({3}), t({})}, {{f32, {3}}, {f32, {3}}},
+                    "expected 'decay_rate' < 0, got 0.5");
+
+  // clip_coefficient: any float gradients, a 0-d f32 factor.
+  expectStepRefused("clip_coefficient", {{"max_norm", 0.0}},
+                    {t({3}), t({2, 2})}, {{f32, {}}},
+                    "expected 'max_norm' > 0 and finite, got 0");
+  expectStepRefused("clip_coefficient", {{"max_norm", 1.0}}, {t({3})},
+                    {{f32, {1}}}, "expected output 0 shape scalar, got 1");
 }
 
 TEST(PlanValidationTest, OptimizerSkipOperand) {

@@ -93,6 +93,8 @@ const Case kCases[] = {
     // factored and unfactored state and its workspace reductions.
     {"MlpAdamW8bit", Case::Example, "mlp.mlir",
      "memopt-pipeline{optimizer=adamw8bit lr=0.01}", 1e-4, 3},
+    {"MlpAdamBf16State", Case::Example, "mlp.mlir",
+     "memopt-pipeline{optimizer=adam lr=0.01 state-dtype=bf16}", 1e-4, 3},
     {"MlpAdamClipped", Case::Example, "mlp.mlir",
      "memopt-pipeline{optimizer=adam lr=0.01 clip-norm=0.5}", 1e-4, 3},
     {"CnnAdafactor", Case::Example, "cnn.mlir",

@@ -9,6 +9,7 @@
 
 #include "TrainingTestUtil.h"
 
+#include "memopt/runtime/Half.h"
 #include "memopt/runtime/Quantization.h"
 
 #include <gtest/gtest.h>
@@ -99,6 +100,47 @@ void expectAdamSteps(const std::string &pipeline, double l2, double decoupled) {
     for (size_t i = 0; i < w.size(); ++i)
       EXPECT_NEAR(actual[i], w[i], 1e-12)
           << pipeline << " step " << t << " element " << i;
+  }
+}
+
+/// x rounded to bf16 as the CPU backend stores a value computed in f64:
+/// through f32.
+double toBf16(double x) {
+  return memopt::runtime::bfloat16BitsToFloat(
+      memopt::runtime::floatToBFloat16Bits(static_cast<float>(x)));
+}
+
+// state-dtype=bf16: Adam's arithmetic in the parameter's type on moments
+// that are stored rounded to bf16 after every step.
+TEST(OptimizerStep, AdamWithBf16MomentsOverThreeSteps) {
+  auto step = CompiledStep::compile(
+      kGraph, "memopt-autodiff{optimizer=adam lr=0.01 state-dtype=bf16}");
+  ASSERT_TRUE(step);
+  EXPECT_EQ(step->plan().argumentTensor(5).dtype, memopt::runtime::DType::BF16);
+  step->randomize(14);
+  const double b1 = 0.9, b2 = 0.999, eps = 1e-8, lr = 0.01;
+  std::vector<double> w = step->argument(0), m(12, 0.0), v(12, 0.0);
+  for (int t = 1; t <= 3; ++t) {
+    auto g = gradientsAt(*step);
+    step->run(t - 1);
+    double bc1 = 1 - std::pow(b1, t), bc2 = 1 - std::pow(b2, t);
+    for (size_t i = 0; i < w.size(); ++i) {
+      const double mi = b1 * m[i] + (1 - b1) * g[0][i];
+      const double vi = b2 * v[i] + (1 - b2) * g[0][i] * g[0][i];
+      w[i] -= (lr / bc1) * mi / (std::sqrt(vi) / std::sqrt(bc2) + eps);
+      m[i] = toBf16(mi);
+      v[i] = toBf16(vi);
+    }
+    step->applyUpdates();
+    auto actual = step->argument(0);
+    for (size_t i = 0; i < w.size(); ++i)
+      EXPECT_NEAR(actual[i], w[i], 1e-12) << "step " << t << " element " << i;
+    // The stored moments (arguments 5 and 6: w's; the bias's follow).
+    auto storedM = step->argument(5), storedV = step->argument(6);
+    for (size_t i = 0; i < w.size(); ++i) {
+      EXPECT_EQ(storedM[i], m[i]) << "step " << t << " exp_avg " << i;
+      EXPECT_EQ(storedV[i], v[i]) << "step " << t << " exp_avg_sq " << i;
+    }
   }
 }
 

@@ -63,8 +63,12 @@ struct Operands {
   const float *skip = nullptr;
   /// The loss scale the gradient is divided by, or null.
   const float *lossScale = nullptr;
-  /// The dtype of param, the buffers and every output.
+  /// The dtype of param and the new param.
   DType dtype = DType::F32;
+  /// The dtype of the optimizer buffers and their new values: the
+  /// param's, or bf16 (`state-dtype=bf16`).
+  DType stateDType = DType::F32;
+  size_t stateBytes = 4;
   /// The gradient's own dtype.
   DType gradDtype = DType::F32;
   size_t elementBytes = 4;
@@ -96,8 +100,10 @@ Operands operands(const KernelCall &call, size_t skipIndex,
     o.lossScale = scale.as<const float>();
   }
   o.dtype = call.out(0).dtype;
+  o.stateDType = o.numOutputs > 1 ? call.out(1).dtype : o.dtype;
   o.gradDtype = call.in(1).dtype;
   o.elementBytes = dtypeSize(o.dtype);
+  o.stateBytes = dtypeSize(o.stateDType);
   o.n = call.out(0).numElements;
   return o;
 }
@@ -147,10 +153,11 @@ __device__ inline bool skipStep(const Operands &o) {
   MEMOPT_GRID_STRIDE(i, o.n) {
     uint64_t old[kMaxOutputs] = {};
     for (int k = 0; k < o.numOutputs; ++k)
-      old[k] = loadRaw(o.in[o.stateInput[k]], o.elementBytes, i);
+      old[k] = loadRaw(o.in[o.stateInput[k]],
+                       k == 0 ? o.elementBytes : o.stateBytes, i);
     for (int k = 0; k < o.numOutputs; ++k)
       if (o.out[k] != o.in[o.stateInput[k]])
-        storeRaw(o.out[k], o.elementBytes, i, old[k]);
+        storeRaw(o.out[k], k == 0 ? o.elementBytes : o.stateBytes, i, old[k]);
   }
   return true;
 }
@@ -202,12 +209,12 @@ __global__ void sgdMomentumKernel(Operands o, SgdMomentumParams<T> a) {
   MEMOPT_GRID_STRIDE(i, o.n) {
     const T p = loadAs<T>(o.in[0], o.dtype, i);
     const T g = loadGradient<T>(o, i);
-    const T b = loadAs<T>(o.in[2], o.dtype, i);
+    const T b = loadAs<T>(o.in[2], o.stateDType, i);
     const T d = a.decay ? addRn(g, mulRn(a.wd, p)) : g;
     const T buf = addRn(mulRn(a.momentum, b), mulRn(a.keep, d));
     const T step = a.nesterov ? addRn(d, mulRn(a.momentum, buf)) : buf;
     storeAs(o.out[0], o.dtype, i, subRn(p, mulRn(a.lr, step)));
-    storeAs(o.out[1], o.dtype, i, buf);
+    storeAs(o.out[1], o.stateDType, i, buf);
   }
 }
 
@@ -254,12 +261,12 @@ template <typename T> __global__ void adamKernel(Operands o, AdamParams<T> a) {
   MEMOPT_GRID_STRIDE(i, o.n) {
     const T p0 = loadAs<T>(o.in[0], o.dtype, i);
     const T g0 = loadGradient<T>(o, i);
-    T m = loadAs<T>(o.in[2], o.dtype, i);
-    T v = loadAs<T>(o.in[3], o.dtype, i);
+    T m = loadAs<T>(o.in[2], o.stateDType, i);
+    T v = loadAs<T>(o.in[3], o.stateDType, i);
     const T p = a.adam(p0, g0, m, v, stepSize, biasCorrection2Sqrt);
     storeAs(o.out[0], o.dtype, i, p);
-    storeAs(o.out[1], o.dtype, i, m);
-    storeAs(o.out[2], o.dtype, i, v);
+    storeAs(o.out[1], o.stateDType, i, m);
+    storeAs(o.out[2], o.stateDType, i, v);
   }
 }
 

@@ -107,3 +107,12 @@ func.func @clip_coefficient_nothing() -> tensor<f32> {
   %c = memopt.clip_coefficient {max_norm = 1.0 : f64} : () -> tensor<f32>
   return %c : tensor<f32>
 }
+
+// -----
+
+// Optimizer buffers: the parameter's element type, or bf16.
+func.func @adam_f16_moments(%p: tensor<4xf32>, %m: tensor<4xf16>, %t: tensor<f32>) {
+  // expected-error @+1 {{'memopt.adam_update' op expected exp_avg of the parameter's shape in its element type or bf16, got 'tensor<4xf16>' for 'tensor<4xf32>'}}
+  %r:3 = memopt.adam_update %p, %p, %m, %m, %t {lr = 1.0e-3 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf16>, tensor<4xf16>, tensor<f32>) -> (tensor<4xf32>, tensor<4xf16>, tensor<4xf16>)
+  return
+}

@@ -194,8 +194,26 @@ template <typename OpTy> static LogicalResult verifyUpdateGradient(OpTy op) {
 
 LogicalResult SgdUpdateOp::verify() { return verifyUpdateGradient(*this); }
 
+/// An optimizer buffer: the parameter's shape, and its element type or bf16
+/// (state-dtype=bf16).
+static LogicalResult verifyStateBuffer(Operation *op, Value param, Value buffer,
+                                       StringRef name) {
+  auto p = cast<RankedTensorType>(param.getType());
+  auto s = cast<RankedTensorType>(buffer.getType());
+  if (s.getShape() != p.getShape() ||
+      (s.getElementType() != p.getElementType() &&
+       !s.getElementType().isBF16()))
+    return op->emitOpError("expected ")
+           << name << " of the parameter's shape in its element type or bf16, "
+           << "got " << s << " for " << p;
+  return success();
+}
+
 LogicalResult SgdMomentumUpdateOp::verify() {
-  return verifyUpdateGradient(*this);
+  if (failed(verifyUpdateGradient(*this)))
+    return failure();
+  return verifyStateBuffer(*this, getParam(), getMomentumBuffer(),
+                           "momentum_buffer");
 }
 
 /// Batch and layer norm backward: grad_x like x, parameter gradients like
@@ -360,7 +378,8 @@ template <typename OpTy> static LogicalResult verifyAdamAttrs(OpTy op) {
 }
 
 LogicalResult AdamUpdateOp::verify() {
-  if (failed(verifyUpdateGradient(*this)))
+  if (failed(verifyUpdateGradient(*this)) ||
+      failed(verifyStateBuffer(*this, getParam(), getExpAvg(), "exp_avg")))
     return failure();
   return verifyAdamAttrs(*this);
 }

@@ -213,6 +213,20 @@ struct MemOptAutodiffPass
             "clip-norm", clipNorm, "a finite number > 0",
             [](double v) { return v > 0; }, maxNorm)))
       return failure();
+    if (stateDtype != "param" && stateDtype != "bf16") {
+      getOperation().emitError()
+          << "memopt-autodiff: state-dtype must be 'param' or 'bf16', got '"
+          << stateDtype << "'";
+      return failure();
+    }
+    if (stateDtype == "bf16" && optimizer != Optimizer::Momentum &&
+        optimizer != Optimizer::Adam && optimizer != Optimizer::AdamW) {
+      getOperation().emitError()
+          << "memopt-autodiff: state-dtype=bf16 applies to momentum, adam "
+             "and adamw, not "
+          << stringifyChoice(optimizer.getValue());
+      return failure();
+    }
     if (maxNorm && optimizer == Optimizer::None) {
       getOperation().emitError()
           << "memopt-autodiff: clip-norm clips the gradients an optimizer "
@@ -559,6 +573,13 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
 
   double rate = learningRate();
   double weightDecay = weightDecayValue();
+  // Momentum buffers and Adam's moments: the parameter's type, or its shape
+  // in bf16 (state-dtype=bf16).
+  auto bufferType = [&](BlockArgument p) -> Type {
+    if (stateDtype != "bf16")
+      return p.getType();
+    return cast<RankedTensorType>(p.getType()).clone(b.getBF16Type());
+  };
   // Optimizers that count their steps (bias corrections, Adafactor's
   // decay schedule) share one step count.
   bool countsSteps = optimizer != Optimizer::None &&
@@ -603,7 +624,7 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
       continue;
     }
     if (optimizer == Optimizer::Momentum) {
-      BlockArgument buf = addStateArg(p.getType());
+      BlockArgument buf = addStateArg(bufferType(p));
       if (!buf)
         return func.emitOpError("cannot add optimizer state arguments");
       stateIndex.push_back(buf.getArgNumber());
@@ -679,7 +700,7 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
     } else {
       // Adam and AdamW; the 8-bit ones keep a small tensor's moments in
       // its own type, as bitsandbytes' min_8bit_size.
-      if (failed(addState({p.getType(), p.getType()})))
+      if (failed(addState({bufferType(p), bufferType(p)})))
         return failure();
       if (g) {
         auto update = AdamUpdateOp::create(

@@ -146,7 +146,7 @@ struct MemOptLoraPass : public memopt::impl::MemOptLoraBase<MemOptLoraPass> {
 
     SmallVector<std::string> names;
     ArgumentNames argumentName;
-    int matched = 0;
+    int matched = 0, kept = 0;
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isDeclaration() ||
           (!function.empty() && func.getName() != function))
@@ -171,12 +171,15 @@ struct MemOptLoraPass : public memopt::impl::MemOptLoraBase<MemOptLoraPass> {
             "break its callers"));
       // Only the adapters train, and what `trainable` names, as PEFT's
       // mark_only_lora_as_trainable (bias="none", modules_to_save).
-      for (BlockArgument arg : func.getArguments())
-        if (func.getArgAttr(arg.getArgNumber(),
-                            MemOptDialect::kParamAttrName) &&
-            (trainable.empty() || !keep.match(argumentName(arg))))
+      for (BlockArgument arg : func.getArguments()) {
+        if (!func.getArgAttr(arg.getArgNumber(), MemOptDialect::kParamAttrName))
+          continue;
+        if (!trainable.empty() && keep.match(argumentName(arg)))
+          ++kept;
+        else
           func.setArgAttr(arg.getArgNumber(), MemOptDialect::kFrozenAttrName,
                           UnitAttr::get(func.getContext()));
+      }
       for (BlockArgument weight : weights) {
         if (failed(adapt(func, weight, argumentName(weight))))
           return signalPassFailure();
@@ -192,6 +195,10 @@ struct MemOptLoraPass : public memopt::impl::MemOptLoraBase<MemOptLoraPass> {
                                 : "the parameters are: " + list) +
                   ")");
     }
+    // A typo must not silently freeze what the user meant to keep training.
+    if (!trainable.empty() && kept == 0)
+      return fail("trainable '" + trainable +
+                  "' matched no parameter of the adapted functions");
   }
 
   void signalFailure(InFlightDiagnostic diag) {

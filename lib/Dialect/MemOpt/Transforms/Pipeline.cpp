@@ -68,6 +68,7 @@ void buildMemOptPipeline(OpPassManager &pm,
     autodiff.momentum = options.momentum;
     autodiff.weightDecay = options.weightDecay;
     autodiff.clipNorm = options.clipNorm;
+    autodiff.stateDtype = options.stateDtype;
     pm.addPass(createMemOptAutodiff(autodiff));
   }
   // Before checkpointing: its budgets measure the capped workspaces.
@@ -149,7 +150,8 @@ verifyMemOptPipelineOptions(const MemOptPipelineOptions &options,
         std::make_pair("lr", options.lr.hasValue()),
         std::make_pair("momentum", options.momentum.hasValue()),
         std::make_pair("weight-decay", options.weightDecay.hasValue()),
-        std::make_pair("clip-norm", options.clipNorm.hasValue())})
+        std::make_pair("clip-norm", options.clipNorm.hasValue()),
+        std::make_pair("state-dtype", options.stateDtype.hasValue())})
     if (given)
       return error(Twine("memopt-pipeline: ") + name +
                    " has no effect with mode=" + mode + " (no backward pass)");

@@ -365,14 +365,17 @@ def MemOpt_SgdUpdateOp : MemOpt_GradOp<"sgd_update",
 
 def MemOpt_SgdMomentumUpdateOp : MemOpt_GradOp<"sgd_momentum_update",
     [AttrSizedOperandSegments, MemOpt_OptimizerUpdate,
-     AllTypesMatch<["param", "momentum_buffer", "new_param",
-                    "new_momentum_buffer"]>]> {
+     AllTypesMatch<["param", "new_param"]>,
+     AllTypesMatch<["momentum_buffer", "new_momentum_buffer"]>]> {
   let summary = "torch.optim.SGD step with momentum";
   let description = [{
     `d = g + weight_decay · p`; `b ← momentum · b + (1 − dampening) · d`;
     `p ← p − lr · (nesterov ? d + momentum · b : b)`. The buffer starts at
     zero, which equals PyTorch's first step (`b = d`) when dampening is 0.
     The gradient, `skip` and `unscale(%s)` are as in `memopt.sgd_update`.
+    The buffer has the parameter's shape and its element type or bf16
+    (`state-dtype=bf16`: computed in the parameter's type, stored rounded
+    to bf16).
 
     ```mlir
     %p1, %b1 = memopt.sgd_momentum_update %p, %g, %b {lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64}
@@ -399,8 +402,9 @@ def MemOpt_SgdMomentumUpdateOp : MemOpt_GradOp<"sgd_momentum_update",
 
 def MemOpt_AdamUpdateOp : MemOpt_GradOp<"adam_update",
     [AttrSizedOperandSegments, MemOpt_OptimizerUpdate,
-     AllTypesMatch<["param", "exp_avg", "exp_avg_sq", "new_param",
-                    "new_exp_avg", "new_exp_avg_sq"]>]> {
+     AllTypesMatch<["param", "new_param"]>,
+     AllTypesMatch<["exp_avg", "exp_avg_sq", "new_exp_avg",
+                    "new_exp_avg_sq"]>]> {
   let summary = "torch.optim.Adam (or AdamW) step";
   let description = [{
     With `t` the new step count (1 on the first step):
@@ -410,7 +414,9 @@ def MemOpt_AdamUpdateOp : MemOpt_GradOp<"adam_update",
     `decoupled_weight_decay = true` it is `torch.optim.AdamW`'s step
     instead: the gradient is not decayed, and the parameter is first
     scaled, `p ← p · (1 − lr · weight_decay)`. The gradient, `skip` and
-    `unscale(%s)` are as in `memopt.sgd_update`.
+    `unscale(%s)` are as in `memopt.sgd_update`. The moments have the
+    parameter's shape and its element type or bf16 (as
+    `memopt.sgd_momentum_update`'s buffer).
 
     ```mlir
     %p1, %m1, %v1 = memopt.adam_update %p, %g, %m, %v, %t {lr = 1.000000e-03 : f64}

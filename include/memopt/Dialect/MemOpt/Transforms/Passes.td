@@ -95,6 +95,9 @@ def MemOptAutodiff : Pass<"memopt-autodiff", "mlir::ModuleOp"> {
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam's beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam's beta2">,
     Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam's epsilon">,
+    Option<"stateDtype", "state-dtype", "std::string", /*default=*/"\"param\"",
+           "Element type of the momentum buffers and Adam's moments "
+           "(momentum, adam, adamw): 'param' (the parameter's) or 'bf16'">,
     Option<"clipNorm", "clip-norm", "std::string", /*default=*/"\"\"",
            "Clip the gradients by their global 2-norm to at most this, a "
            "finite number > 0 (torch.nn.utils.clip_grad_norm_); default: "

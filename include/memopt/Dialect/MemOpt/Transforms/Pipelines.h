@@ -53,6 +53,11 @@ struct MemOptPipelineOptions
                        "decoupled with adamw and adamw8bit (default: the "
                        "optimizer's, 0 or 0.01 for those)"),
       ::llvm::cl::init("")};
+  Option<std::string> stateDtype{
+      *this, "state-dtype",
+      ::llvm::cl::desc("Element type of the momentum buffers and Adam's "
+                       "moments: 'param' or 'bf16'"),
+      ::llvm::cl::init("param")};
   Option<std::string> clipNorm{
       *this, "clip-norm",
       ::llvm::cl::desc("Clip the gradients by their global 2-norm to at most "
