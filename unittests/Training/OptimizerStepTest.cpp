@@ -74,12 +74,28 @@ TEST(OptimizerStep, MomentumOverTwoSteps) {
   }
 }
 
+/// x as it is stored: unchanged in f64, or rounded to bf16 as the CPU
+/// backend stores a value computed in f64 (through f32).
+double asStored(double x, bool bf16) {
+  if (!bf16)
+    return x;
+  return memopt::runtime::bfloat16BitsToFloat(
+      memopt::runtime::floatToBFloat16Bits(static_cast<float>(x)));
+}
+
 /// Three steps of `pipeline` (Adam or AdamW with lr 0.01) against
 /// torch.optim's rule for the weight: Adam adds `l2` · w to the gradient,
-/// AdamW first scales w by 1 − lr · `decoupled`.
-void expectAdamSteps(const std::string &pipeline, double l2, double decoupled) {
+/// AdamW first scales w by 1 − lr · `decoupled`. With `bf16State`
+/// (state-dtype=bf16) the arithmetic is the same on moments stored rounded
+/// to bf16 after every step, and the stored moments must equal those.
+void expectAdamSteps(const std::string &pipeline, double l2, double decoupled,
+                     bool bf16State = false) {
   auto step = CompiledStep::compile(kGraph, pipeline);
   ASSERT_TRUE(step);
+  // Arguments: w, b, x, t, the step count, then w's two moments.
+  EXPECT_EQ(step->plan().argumentTensor(5).dtype,
+            bf16State ? memopt::runtime::DType::BF16
+                      : memopt::runtime::DType::F64);
   step->randomize(9);
   const double b1 = 0.9, b2 = 0.999, eps = 1e-8, lr = 0.01;
   std::vector<double> w = step->argument(0), m(12, 0.0), v(12, 0.0);
@@ -90,58 +106,35 @@ void expectAdamSteps(const std::string &pipeline, double l2, double decoupled) {
     for (size_t i = 0; i < w.size(); ++i) {
       double gi = g[0][i] + l2 * w[i];
       w[i] *= 1 - lr * decoupled;
-      m[i] = b1 * m[i] + (1 - b1) * gi;
-      v[i] = b2 * v[i] + (1 - b2) * gi * gi;
-      double denom = std::sqrt(v[i]) / std::sqrt(bc2) + eps;
-      w[i] -= (lr / bc1) * m[i] / denom;
+      const double mi = b1 * m[i] + (1 - b1) * gi;
+      const double vi = b2 * v[i] + (1 - b2) * gi * gi;
+      double denom = std::sqrt(vi) / std::sqrt(bc2) + eps;
+      w[i] -= (lr / bc1) * mi / denom;
+      m[i] = asStored(mi, bf16State);
+      v[i] = asStored(vi, bf16State);
     }
     step->applyUpdates();
     auto actual = step->argument(0);
     for (size_t i = 0; i < w.size(); ++i)
       EXPECT_NEAR(actual[i], w[i], 1e-12)
           << pipeline << " step " << t << " element " << i;
-  }
-}
-
-/// x rounded to bf16 as the CPU backend stores a value computed in f64:
-/// through f32.
-double toBf16(double x) {
-  return memopt::runtime::bfloat16BitsToFloat(
-      memopt::runtime::floatToBFloat16Bits(static_cast<float>(x)));
-}
-
-// state-dtype=bf16: Adam's arithmetic in the parameter's type on moments
-// that are stored rounded to bf16 after every step.
-TEST(OptimizerStep, AdamWithBf16MomentsOverThreeSteps) {
-  auto step = CompiledStep::compile(
-      kGraph, "memopt-autodiff{optimizer=adam lr=0.01 state-dtype=bf16}");
-  ASSERT_TRUE(step);
-  EXPECT_EQ(step->plan().argumentTensor(5).dtype, memopt::runtime::DType::BF16);
-  step->randomize(14);
-  const double b1 = 0.9, b2 = 0.999, eps = 1e-8, lr = 0.01;
-  std::vector<double> w = step->argument(0), m(12, 0.0), v(12, 0.0);
-  for (int t = 1; t <= 3; ++t) {
-    auto g = gradientsAt(*step);
-    step->run(t - 1);
-    double bc1 = 1 - std::pow(b1, t), bc2 = 1 - std::pow(b2, t);
-    for (size_t i = 0; i < w.size(); ++i) {
-      const double mi = b1 * m[i] + (1 - b1) * g[0][i];
-      const double vi = b2 * v[i] + (1 - b2) * g[0][i] * g[0][i];
-      w[i] -= (lr / bc1) * mi / (std::sqrt(vi) / std::sqrt(bc2) + eps);
-      m[i] = toBf16(mi);
-      v[i] = toBf16(vi);
-    }
-    step->applyUpdates();
-    auto actual = step->argument(0);
-    for (size_t i = 0; i < w.size(); ++i)
-      EXPECT_NEAR(actual[i], w[i], 1e-12) << "step " << t << " element " << i;
-    // The stored moments (arguments 5 and 6: w's; the bias's follow).
+    if (!bf16State)
+      continue;
     auto storedM = step->argument(5), storedV = step->argument(6);
     for (size_t i = 0; i < w.size(); ++i) {
       EXPECT_EQ(storedM[i], m[i]) << "step " << t << " exp_avg " << i;
       EXPECT_EQ(storedV[i], v[i]) << "step " << t << " exp_avg_sq " << i;
     }
   }
+}
+
+// state-dtype=bf16: Adam's and AdamW's arithmetic in the parameter's type
+// on moments stored rounded to bf16 after every step.
+TEST(OptimizerStep, Bf16MomentsOverThreeSteps) {
+  expectAdamSteps("memopt-autodiff{optimizer=adam lr=0.01 state-dtype=bf16}", 0,
+                  0, /*bf16State=*/true);
+  expectAdamSteps("memopt-autodiff{optimizer=adamw lr=0.01 state-dtype=bf16}",
+                  0, 0.01, /*bf16State=*/true);
 }
 
 TEST(OptimizerStep, AdamOverThreeSteps) {
