@@ -13,7 +13,9 @@ layer_norm, softmax, dropout, concat, slice, transpose, attention, conv2d,
 conv2d + batch_norm (running statistics as state) + relu or leaky_relu +
 max, average or global average pooling, embedding lookups by i64 ids;
 fan-out and residual edges by reusing earlier values) ending in an mse or
-cross-entropy loss. For every precision it is trained for two steps by
+cross-entropy loss, trained with an optimizer drawn per graph (SGD,
+momentum, Adam, AdamW with bf16 state, 8-bit Adam, Adafactor, Adam and
+momentum with gradient clipping). For every precision it is trained for two steps by
 `memopt-run --no-optimize` (the baseline: autodiff and mixed precision only,
 no schedule, no arena plan) and by every combination (or a seeded sample of
 K) of --checkpoint (none, sqrt, optimal), in place (none, --inplace, --abn)
@@ -277,13 +279,23 @@ def generate(rng, size):
 CONFIGS = [(c, i, p) for c in ("none", "sqrt", "optimal")
            for i in (False, True, "abn") for p in (True, False)]
 
+# The optimizer every run of a graph uses, drawn per graph from a stream of
+# its own (so the graphs a seed generates do not depend on it): its update
+# ops, state and scratch go through every pass combination too.
+OPTIMIZERS = [[], ["--optimizer=momentum"], ["--optimizer=adam"],
+              ["--optimizer=adamw", "--state-dtype=bf16"],
+              ["--optimizer=adam8bit"], ["--optimizer=adafactor"],
+              ["--optimizer=adam", "--clip-norm=0.5"],
+              ["--optimizer=momentum", "--clip-norm=1e6"]]
+graph_flags = []  # the current graph's optimizer flags, for every run
+
 
 def run(tool, path, precision, config, tmp, tag, budget=None, extra=()):
     weights = os.path.join(tmp, f"{tag}.safetensors")
     if os.path.exists(weights):
         os.unlink(weights)
     cmd = [tool, path, "--device=cpu", "--steps=2", f"--precision={precision}",
-           f"--save-weights={weights}", *extra]
+           f"--save-weights={weights}", *graph_flags, *extra]
     if budget is not None:
         cmd.append(f"--budget={budget}")
     elif config is None:
@@ -369,7 +381,7 @@ def budget_check(tool, path, precision, tmp, base):
     the bit, and measure a high-water of at most the budget. Returns the
     finding, or None, and the runs made."""
     cmd = [tool, path, "--device=cpu", "--steps=2", f"--precision={precision}",
-           "--budget=1"]
+           *graph_flags, "--budget=1"]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
@@ -492,6 +504,8 @@ def main():
             if args.time_limit and time.time() - start > args.time_limit:
                 break
             graph = generate(rng, rng.randint(2, args.size))
+            graph_flags[:] = random.Random(args.seed * 7919 + index).choice(
+                OPTIMIZERS)
             graphs += 1
             path = os.path.join(tmp, "graph.mlir")
             with open(path, "w") as f:
@@ -534,7 +548,8 @@ def main():
                     small, small_finding = minimise(
                         tool, graph, precision, config, tmp, time.time() + 120)
                     entry = {"graph": index, "precision": precision,
-                             "config": describe(config), "finding": finding,
+                             "config": " ".join(graph_flags + [describe(config)]),
+                             "finding": finding,
                              "minimised_finding": small_finding,
                              "mlir": small.text()}
                     findings.append(entry)
@@ -546,6 +561,7 @@ def main():
                         with open(name, "w") as f:
                             f.write(f"// memopt-run {os.path.basename(name)} --device=cpu "
                                     f"--steps=2 --precision={precision} "
+                                    f"{' '.join(graph_flags)} "
                                     f"{describe(config)}\n// differs from the same with "
                                     f"--no-optimize: {small_finding}\n" + small.text())
                     break  # one finding per graph and precision
