@@ -273,6 +273,15 @@ def boolean(v):
     return v.lower() in ("true", "false", "1", "0") or v == ""
 
 
+def positive_int(v):
+    return re.fullmatch(r"[0-9]+", v) is not None and 1 <= int(v) < 2 ** 63
+
+
+def neg_finite(v):
+    f = as_float(v)
+    return f is not None and math.isfinite(f) and f < 0
+
+
 def must(pred):
     """A predicate as a rule: True (valid) or False (must be refused)."""
     return lambda v: bool(pred(v))
@@ -709,8 +718,22 @@ def run_options(model, batch, function):
         "checkpoint": (COMMON + ["none", "sqrt", "budget", "optimal", "revolve"],
                        lambda v: None if v in ("", "budget") else
                        (v in ("none", "sqrt", "optimal"))),
-        "optimizer": (COMMON + ["sgd", "momentum", "adam", "none", "lamb"],
-                      one_of({"sgd", "momentum", "adam"}, ("", "none"))),
+        "optimizer": (COMMON + ["sgd", "momentum", "adam", "adamw", "adam8bit",
+                                "adamw8bit", "adafactor", "none", "lamb"],
+                      one_of({"sgd", "momentum", "adam", "adamw", "adam8bit",
+                              "adamw8bit", "adafactor"}, ("", "none"))),
+        "clip-norm": (COMMON + ["1", "0.5"], double(must(pos_finite))),
+        # bf16 state is for momentum, adam and adamw only.
+        "state-dtype": (["param", "bf16", "fp8", ""],
+                        lambda v: True if v == "param" else
+                        (None if v == "bf16" else False)),
+        # Whether a name matches depends on the model; a rank or alpha
+        # without --lora-targets is refused.
+        "lora-targets": (["", "fc1_w", "w1", "nope", "("],
+                         lambda v: None if v in ("", "fc1_w", "w1") else False),
+        "lora-rank": (COMMON + ["4"], lambda v: None if positive_int(v) else False),
+        "lora-alpha": (COMMON + ["16"], double(lambda v: None if pos_finite(v)
+                                               else False)),
         "seed": (COMMON + ["1", str(2 ** 64 - 1)],
                  must(lambda v: as_uint(v) is not None and as_uint(v) < 2 ** 64)),
         "device": (["cpu", "", "abc", "nan", "CPU", "cuda:0", "-1"], one_of({"cpu"})),
@@ -773,9 +796,11 @@ def pass_table(batch):
         return n is not None and n >= 1 and batch % n == 0
 
     def signed_count(v):
-        return bool(re.fullmatch(r"-1|[0-9]+", v))  # -1: the default
+        # -1: slots' default; -0 is the integer 0 (segments' default).
+        return bool(re.fullmatch(r"-1|-0|[0-9]+", v))
 
-    lr = (COMMON + ["0.1"], double(must(pos_finite)))
+    # A string option: empty is the optimizer's default.
+    lr = (COMMON + ["0.1"], must(lambda v: v == "" or pos_finite(v)))
     budget = (COMMON + ["1", "64KiB", "1MiB", "9e18", "0.5", "2GiB"], budget_rule)
     partition_budget = (budget[0], lambda v: None if v == "" or byte_size(v) else False)
     alignment = (COMMON + ["1", "3", "64", "4096", "8192"], must(pow2_alignment))
@@ -792,8 +817,19 @@ def pass_table(batch):
           "backoff-factor": (COMMON + ["0.5", "1"],
                              double(must(lambda v: pos_finite(v) and float(v) < 1))),
           "growth-interval": growth_interval}
-    autodiff = {"optimizer": (["sgd", "momentum", "adam", "none", "abc", "nan", ""],
-                              one_of({"sgd", "momentum", "adam", "none"})),
+    autodiff = {"optimizer": (["sgd", "momentum", "adam", "adamw", "adam8bit",
+                               "adamw8bit", "adafactor", "none", "abc", "nan", ""],
+                              one_of({"sgd", "momentum", "adam", "adamw", "adam8bit",
+                                      "adamw8bit", "adafactor", "none"})),
+                # Refused with optimizer=none: combination-dependent.
+                "clip-norm": (COMMON + ["1"], lambda v: None if v == "" or
+                              pos_finite(v) else False),
+                "state-dtype": (["param", "bf16", "fp8", ""],
+                                lambda v: True if v == "param" else
+                                (None if v == "bf16" else False)),
+                "clip-threshold": (COMMON + ["1"], double(must(pos_finite))),
+                "decay-rate": (COMMON + ["-0.8"], double(must(neg_finite))),
+                "scale-parameter": flag,
                 "lr": lr,
                 "momentum": (COMMON + ["0.9"], double(must(in_unit))),
                 "weight-decay": (COMMON + ["1e-4"], double(must(nonneg_finite))),
@@ -836,6 +872,15 @@ def pass_table(batch):
                                        "--memopt-schedule", "--memopt-plan-memory"], {
             "bytes": (COMMON + ["4KiB"], lambda v: None if byte_size(v) is not None
                       else False)}),
+        "lora": (lambda o: [f"--memopt-lora={o}"], {
+            # Required; the seeds' names differ, biases are not 2-D.
+            "targets": (["w1", "w1|w2", "nope", "(", ""],
+                        lambda v: None if v in ("w1", "w1|w2") else False),
+            "rank": (COMMON + ["1", "8"], must(positive_int)),
+            "alpha": (COMMON + ["16"], double(must(pos_finite))),
+            "trainable": (["", "b1", "nope", "("],
+                          lambda v: True if v == "" else
+                          (None if v == "b1" else False))}),
         "report": (lambda o: ["--memopt-autodiff", f"--memopt-report={o}"], {
             "file": (["-", "r.json", NO_DIR + "/r.json", "."],
                      lambda v: v in ("-", "r.json"))}),
@@ -871,6 +916,8 @@ def gen_passopts(rng, ctx, work):
         descs.append(f"{opt}={value!r}" + (" (invalid)" if verdict is False else ""))
     if which == "checkpoint" and "strategy" not in chosen:
         parts.insert(0, "strategy=" + rng.choice(["sqrt", "optimal"]))
+    if which == "lora" and "targets" not in chosen:
+        parts.insert(0, "targets=" + rng.choice(["w1", "w1|w2"]))
     if which == "mixed-precision" and "precision" not in chosen:
         parts.insert(0, "precision=" + rng.choice(["fp16", "bf16"]))
     malformed = rng.random()
