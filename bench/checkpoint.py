@@ -445,6 +445,19 @@ def bench_parser(name, doc):
     return parser
 
 
+def add_step_time_options(parser):
+    """--memopt-run and --no-time, for benchmarks that also time steps."""
+    parser.add_argument("--memopt-run", help="memopt-run binary (default: "
+                        "next to memopt-opt)")
+    parser.add_argument("--no-time", action="store_true",
+                        help="skip the CPU step-time runs")
+
+
+def memopt_run_binary(args, opt):
+    """The memopt-run to time: --memopt-run, or the one next to memopt-opt."""
+    return args.memopt_run or os.path.join(os.path.dirname(opt), "memopt-run")
+
+
 def bench_setup(name, args):
     """The memopt-opt binary to measure (waiting a few seconds while it is
     being relinked) and the JSON file to write."""

@@ -212,13 +212,10 @@ def print_tables(data):
 
 def main():
     parser = checkpoint.bench_parser("transformer", __doc__)
-    parser.add_argument("--memopt-run", help="memopt-run binary (default: "
-                        "next to memopt-opt)")
-    parser.add_argument("--no-time", action="store_true",
-                        help="skip the CPU step-time runs")
+    checkpoint.add_step_time_options(parser)
     args = parser.parse_args()
     opt, output = checkpoint.bench_setup("transformer", args)
-    run = args.memopt_run or os.path.join(os.path.dirname(opt), "memopt-run")
+    run = checkpoint.memopt_run_binary(args, opt)
     cfg = QUICK if args.quick else FULL
     data = {**checkpoint.bench_header("transformer", args, opt),
             "model": cfg["model"], "batch": cfg["batch"]}

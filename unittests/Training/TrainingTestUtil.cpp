@@ -195,29 +195,33 @@ void memopt::testing::expectGradientsMatchFiniteDifferences(
     if (forward->plan().arguments[i].role == runtime::ArgumentRole::Param)
       params.push_back(i);
   size_t firstGrad = gradient->plan().results.size() - params.size();
+  for (size_t k = 0; k < params.size(); ++k)
+    expectGradientMatchesFiniteDifferences(
+        *forward, params[k], gradient->result(firstGrad + k), label);
+}
+
+void memopt::testing::expectGradientMatchesFiniteDifferences(
+    CompiledStep &forward, size_t arg, const std::vector<double> &grad,
+    const std::string &label) {
   const double h = 1e-6;
-  for (size_t k = 0; k < params.size(); ++k) {
-    size_t arg = params[k];
-    std::vector<double> grad = gradient->result(firstGrad + k);
-    std::vector<double> base = forward->argument(arg);
-    ASSERT_EQ(grad.size(), base.size());
-    for (size_t e = 0; e < base.size(); ++e) {
-      std::vector<double> v = base;
-      v[e] = base[e] + h;
-      forward->setArgument(arg, v);
-      forward->run();
-      double plus = forward->result(0)[0];
-      v[e] = base[e] - h;
-      forward->setArgument(arg, v);
-      forward->run();
-      double minus = forward->result(0)[0];
-      double fd = (plus - minus) / (2 * h);
-      EXPECT_NEAR(grad[e], fd, 1e-6 + 1e-5 * std::fabs(fd))
-          << label << ": d loss / d " << forward->plan().arguments[arg].name
-          << "[" << e << "]";
-    }
-    forward->setArgument(arg, base);
+  std::vector<double> base = forward.argument(arg);
+  ASSERT_EQ(grad.size(), base.size());
+  for (size_t e = 0; e < base.size(); ++e) {
+    std::vector<double> v = base;
+    v[e] = base[e] + h;
+    forward.setArgument(arg, v);
+    forward.run();
+    double plus = forward.result(0)[0];
+    v[e] = base[e] - h;
+    forward.setArgument(arg, v);
+    forward.run();
+    double minus = forward.result(0)[0];
+    double fd = (plus - minus) / (2 * h);
+    EXPECT_NEAR(grad[e], fd, 1e-6 + 1e-5 * std::fabs(fd))
+        << label << ": d loss / d " << forward.plan().arguments[arg].name << "["
+        << e << "]";
   }
+  forward.setArgument(arg, base);
 }
 
 void memopt::testing::expectResultsCloseToRounding(CompiledStep &base,

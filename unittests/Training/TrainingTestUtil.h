@@ -66,6 +66,13 @@ void expectGradientsMatchFiniteDifferences(const std::string &source,
                                            uint64_t seed,
                                            const std::string &label);
 
+/// Checks `grad` (d loss / d argument `arg` of `forward`, whose result 0 is
+/// the loss) element by element against the central difference (h = 1e-6)
+/// within 1e-6 + 1e-5·|fd|, and restores the argument.
+void expectGradientMatchesFiniteDifferences(CompiledStep &forward, size_t arg,
+                                            const std::vector<double> &grad,
+                                            const std::string &label);
+
 /// Starts `base` and `other` (two compilations of one graph) from the same
 /// arguments (drawn from `seed`), runs `steps` training steps applying the
 /// updates, and asserts that every result and every argument is bit for bit

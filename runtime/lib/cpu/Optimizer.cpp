@@ -34,7 +34,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <functional>
 #include <vector>
 
 namespace memopt::runtime::cpu {
@@ -262,18 +261,31 @@ void adafactorImpl(const KernelCall &call, const G &grad) {
     const T g = grad(i);
     return g * g + eps1;
   };
-  // The update before clipping, element i: g · (factor of its row and
-  // column, or rsqrt of its second moment), from the new state.
-  std::function<T(int64_t)> update;
+  // Given the update before clipping (element i: g · the factor of its row
+  // and column, or the rsqrt of its second moment, from the new state):
+  // clipped by its RMS, scaled by α; the decay is relative to α too.
+  auto apply = [&](const auto &update) {
+    const T clip = std::max(T(1), rootMeanSquare<T>(n, update) /
+                                      static_cast<T>(a.clipThreshold));
+    const bool decay = a.weightDecay != 0;
+    const T decayFactor = -static_cast<T>(a.weightDecay) * alpha;
+    T *newP = call.out(0).as<T>();
+    for (int64_t i = 0; i < n; ++i) {
+      const T u = update(i) / clip * alpha;
+      T p = pp[i];
+      if (decay)
+        p = p + p * decayFactor;
+      newP[i] = p - u;
+    }
+  };
   // The planned workspace (OptimizerShapes.h): the row factors' means,
   // then the column sums, in double.
   WorkspaceRows<double> scratch(
       call, shapes::adafactorWorkspaceDoubles(*param.shape), 1);
   double *rowMeans = scratch.data();
-  int64_t rows = 0, cols = 0;
   if (factored) {
-    cols = param.dim(param.rank() - 1);
-    rows = param.dim(param.rank() - 2);
+    const int64_t cols = param.dim(param.rank() - 1);
+    const int64_t rows = param.dim(param.rank() - 2);
     const int64_t batches = rows * cols == 0 ? 0 : n / (rows * cols);
     const T *rowIn = call.in(2).as<const T>(),
             *colIn = call.in(3).as<const T>();
@@ -304,33 +316,18 @@ void adafactorImpl(const KernelCall &call, const G &grad) {
                      static_cast<T>(colSums[c] / static_cast<double>(rows));
       }
     }
-    update = [&, row, col](int64_t i) -> T {
+    apply([&](int64_t i) -> T {
       const int64_t c = i % cols, br = i / cols, b = br / rows;
       const T rFactor = 1 / math::sqrt(row[br] / static_cast<T>(rowMeans[b]));
       const T cFactor = 1 / math::sqrt(col[b * cols + c]);
       return grad(i) * (rFactor * cFactor);
-    };
+    });
   } else {
     const T *vIn = call.in(2).as<const T>();
     T *v = call.out(1).as<T>();
     for (int64_t i = 0; i < n; ++i)
       v[i] = beta2t * vIn[i] + oneMinusBeta2t * squared(i);
-    update = [&, v](int64_t i) -> T {
-      return (1 / math::sqrt(v[i])) * grad(i);
-    };
-  }
-  // Clipped by its RMS, scaled by α; the decay is relative to α too.
-  const T clip = std::max(T(1), rootMeanSquare<T>(n, update) /
-                                    static_cast<T>(a.clipThreshold));
-  const bool decay = a.weightDecay != 0;
-  const T decayFactor = -static_cast<T>(a.weightDecay) * alpha;
-  T *newP = call.out(0).as<T>();
-  for (int64_t i = 0; i < n; ++i) {
-    const T u = update(i) / clip * alpha;
-    T p = pp[i];
-    if (decay)
-      p = p + p * decayFactor;
-    newP[i] = p - u;
+    apply([&](int64_t i) -> T { return (1 / math::sqrt(v[i])) * grad(i); });
   }
 }
 

@@ -98,20 +98,6 @@ __device__ inline T decayed(double beta, T old, double mean) {
   return addRn(mulRn(b, old), mulRn(subRn(T(1), b), static_cast<T>(mean)));
 }
 
-/// The sum of `v` over the block (kThreads threads), in thread 0.
-__device__ inline double blockSum(double v, double *scratch) {
-  scratch[threadIdx.x] = v;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s >>= 1) {
-    if (static_cast<int>(threadIdx.x) < s)
-      scratch[threadIdx.x] += scratch[threadIdx.x + s];
-    __syncthreads();
-  }
-  const double sum = scratch[0];
-  __syncthreads();
-  return sum;
-}
-
 template <typename T> __global__ void copyKernel(AdafactorParams<T> a) {
   if (!skipped(a))
     return;
@@ -134,7 +120,6 @@ template <typename T> __global__ void copyKernel(AdafactorParams<T> a) {
 
 /// One block per row of each matrix: the new row factor.
 template <typename T> __global__ void rowKernel(AdafactorParams<T> a) {
-  __shared__ double scratch[kThreads];
   const double beta = beta2t(a);
   if (skipped(a) || beta < 0)
     return;
@@ -142,7 +127,7 @@ template <typename T> __global__ void rowKernel(AdafactorParams<T> a) {
   double sum = 0;
   for (int64_t c = threadIdx.x; c < a.cols; c += kThreads)
     sum += squaredPlusEps(a, j * a.cols + c);
-  sum = blockSum(sum, scratch);
+  sum = blockSum(sum);
   if (threadIdx.x == 0)
     a.rowOut[j] = decayed(beta, a.rowIn[j], sum / static_cast<double>(a.cols));
 }
@@ -163,14 +148,13 @@ template <typename T> __global__ void columnKernel(AdafactorParams<T> a) {
 
 /// One block per matrix: the mean of its new row factor.
 template <typename T> __global__ void rowMeanKernel(AdafactorParams<T> a) {
-  __shared__ double scratch[kThreads];
   if (skipped(a) || beta2t(a) < 0)
     return;
   const int64_t b = blockIdx.x;
   double sum = 0;
   for (int64_t r = threadIdx.x; r < a.rows; r += kThreads)
     sum += static_cast<double>(a.rowOut[b * a.rows + r]);
-  sum = blockSum(sum, scratch);
+  sum = blockSum(sum);
   if (threadIdx.x == 0)
     a.rowMeans[b] = sum / static_cast<double>(a.rows);
 }
@@ -201,7 +185,6 @@ __device__ inline T unclipped(const AdafactorParams<T> &a, int64_t i) {
 /// Per-block partial sums of the squares of the old parameter and of the
 /// unclipped update.
 template <typename T> __global__ void partialsKernel(AdafactorParams<T> a) {
-  __shared__ double scratch[kThreads];
   if (skipped(a) || beta2t(a) < 0)
     return;
   double pSum = 0, uSum = 0;
@@ -211,8 +194,8 @@ template <typename T> __global__ void partialsKernel(AdafactorParams<T> a) {
     pSum += p * p;
     uSum += u * u;
   }
-  pSum = blockSum(pSum, scratch);
-  uSum = blockSum(uSum, scratch);
+  pSum = blockSum(pSum);
+  uSum = blockSum(uSum);
   if (threadIdx.x == 0) {
     a.paramPartials[blockIdx.x] = pSum;
     a.updatePartials[blockIdx.x] = uSum;

@@ -24,21 +24,14 @@ constexpr int kPartials = static_cast<int>(shapes::kAdafactorPartials);
 
 __global__ void partialSquaresKernel(const void *g, DType dtype, int64_t n,
                                      double *partials) {
-  __shared__ double scratch[kThreads];
   double sum = 0;
   MEMOPT_GRID_STRIDE(i, n) {
     const double x = loadDouble(g, dtype, i);
     sum += x * x;
   }
-  scratch[threadIdx.x] = sum;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s >>= 1) {
-    if (static_cast<int>(threadIdx.x) < s)
-      scratch[threadIdx.x] += scratch[threadIdx.x + s];
-    __syncthreads();
-  }
+  sum = blockSum(sum);
   if (threadIdx.x == 0)
-    partials[blockIdx.x] = scratch[0];
+    partials[blockIdx.x] = sum;
 }
 
 /// total += the first `count` partial sums, in order (`reset`: total = them).
