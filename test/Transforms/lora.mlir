@@ -3,6 +3,7 @@
 // RUN: not memopt-opt %s -split-input-file "--memopt-lora=targets=(" 2>&1 | FileCheck %s --check-prefix=REGEX
 // RUN: not memopt-opt %s -split-input-file "--memopt-lora=targets=fc.w rank=0" 2>&1 | FileCheck %s --check-prefix=RANK
 // RUN: not memopt-opt %s -split-input-file "--memopt-lora=targets=fc.w alpha=-1" 2>&1 | FileCheck %s --check-prefix=ALPHA
+// RUN: not memopt-opt %s -split-input-file "--memopt-lora=targets=fc.w alpha=-0.001" 2>&1 | FileCheck %s --check-prefix=SMALLALPHA
 // RUN: not memopt-opt %s -split-input-file "--memopt-lora" 2>&1 | FileCheck %s --check-prefix=NOTARGETS
 // RUN: not memopt-opt %s -split-input-file "--memopt-lora=targets=fc.w|proj trainable=fc.bias" 2>&1 | FileCheck %s --check-prefix=NOKEEP
 
@@ -58,5 +59,6 @@ func.func @transposed(%w: tensor<3x6xf32> {memopt.param} loc("proj"),
 // REGEX: error: memopt-lora: targets: invalid regular expression '(': parentheses not balanced
 // RANK: error: memopt-lora: rank must be >= 1, got 0
 // ALPHA: error: memopt-lora: alpha must be a finite number > 0, got -1
+// SMALLALPHA: error: memopt-lora: alpha must be a finite number > 0, got -1.000000e-03
 // NOTARGETS: error: memopt-lora: targets=<regular expression over parameter names> is required
 // NOKEEP: error: memopt-lora: trainable 'fc.bias' matched no parameter of the adapted functions

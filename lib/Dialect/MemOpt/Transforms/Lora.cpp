@@ -35,7 +35,6 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Regex.h"
 
@@ -127,9 +126,13 @@ struct MemOptLoraPass : public memopt::impl::MemOptLoraBase<MemOptLoraPass> {
     if (rank < 1)
       return fail("rank must be >= 1, got " +
                   Twine(static_cast<int64_t>(rank)));
-    if (!(std::isfinite(alpha) && alpha > 0))
-      return fail("alpha must be a finite number > 0, got " +
-                  llvm::formatv("{0}", static_cast<double>(alpha)).str());
+    if (!(std::isfinite(alpha) && alpha > 0)) {
+      // The value as given (formatv's default would show 0.001 as 0.00).
+      module.emitError() << "memopt-lora: alpha must be a finite number > 0, "
+                            "got "
+                         << static_cast<double>(alpha);
+      return signalPassFailure();
+    }
     if (targets.empty())
       return fail("targets=<regular expression over parameter names> is "
                   "required");
