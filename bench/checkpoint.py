@@ -417,9 +417,18 @@ def machine():
 
 
 def git_info():
+    # A copy without .git (the GPU machine's) says its commit in
+    # MEMOPT_GIT_COMMIT (scripts/gpu/bundle.sh records it).
+    if os.environ.get("MEMOPT_GIT_COMMIT") and not os.path.isdir(os.path.join(ROOT, ".git")):
+        return {"commit": os.environ["MEMOPT_GIT_COMMIT"],
+                "dirty": os.environ.get("MEMOPT_GIT_DIRTY") == "1"}
+
     def git(*args):
-        return subprocess.run(["git", "-C", ROOT, *args], capture_output=True,
-                              text=True).stdout.strip()
+        try:
+            return subprocess.run(["git", "-C", ROOT, *args], capture_output=True,
+                                  text=True).stdout.strip()
+        except OSError:
+            return ""
     return {"commit": git("rev-parse", "HEAD"),
             "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """PyTorch against memopt on one GPU: peak memory, step time and loss of
-ResNet-50 and GPT-2 training, plain and with each memory-saving technique.
+ResNet-50, GPT-2, CIFAR ResNet-110 and U-Net training, plain and with each
+memory-saving technique.
 
-Usage: bench/gpu_compare.py [--quick] [--models resnet50,gpt2]
+Usage: bench/gpu_compare.py [--quick] [--models resnet50,gpt2,cifar-resnet,unet]
                             [--batch-resnet B] [--batch-gpt2 B] [--seq S]
-                            [--layers L] [--steps N] [--variants LIST]
+                            [--layers L] [--batch-cifar B] [--batch-unet B]
+                            [--unet-image-size S] [--steps N] [--variants LIST]
                             [--memopt-run PATH] [--output FILE]
                             [--torch-memory-cap-gib G] [--timeout S]
        bench/gpu_compare.py --self-test
@@ -17,11 +19,13 @@ captured output and exits.
 Both systems train the same network from the same start on the same batch:
 
 1. examples/generate_models.py writes the memopt graph (resnet50 --batch B;
-   gpt2 --batch B --seq S --layers L ...).
+   gpt2 --batch B --seq S --layers L ...; cifar-resnet --depth 110 --batch B;
+   unet --batch B --image-size S).
 2. A worker builds the PyTorch mirror of that graph (gpu_compare_torch.py),
    checks its parameter count against generate_models.py --print-param-count
    and every parameter/state name and shape against the generated function's
-   arguments (any difference stops the script), and writes its seeded initial
+   arguments (any difference skips that model, recorded as an error), and
+   writes its seeded initial
    weights and one fixed synthetic batch as .safetensors files.
 3. Every memopt variant runs `memopt-run MODEL.mlir --device=cuda --steps N
    --load-weights W --inputs I` (plus the variant's flags); every PyTorch
@@ -38,7 +42,8 @@ GPT-2; memopt with the same optimizer and lr):
                       segments (at least 2; its
                       last segment is not
                       checkpointed), use_reentrant
-                      =False
+                      =False; U-Net: every double
+                      conv checkpointed
   checkpoint-optimal  (memopt only)                | --checkpoint=optimal
   amp                 autocast(float16)+GradScaler | --precision=fp16
   inplace             ReLU(inplace=True) and       | --inplace
@@ -46,6 +51,13 @@ GPT-2; memopt with the same optimizer and lr):
                       GPT-2 has no ReLU: skipped)
   all                 checkpoint + amp + inplace   | sqrt + fp16 + inplace
   all-optimal         (memopt only)                | optimal + fp16 + inplace
+  sdpa                (PyTorch only; GPT-2) plain  | (memopt's plain already
+                      with scaled_dot_product_     |  fuses attention)
+                      attention, PyTorch's fused
+                      attention
+  all-sdpa            (PyTorch only; GPT-2) all    |
+                      with scaled_dot_product_
+                      attention
 
 Measurements (see "definitions" in the JSON): PyTorch's
 torch.cuda.max_memory_allocated() over steps 2..N (reset after the warm-up
@@ -81,7 +93,8 @@ import checkpoint  # noqa: E402  (machine, git and binary info, JSON writing)
 MIB = 1024 ** 2
 RESULT_TAG = "GPU_COMPARE_RESULT "
 
-# variant -> (PyTorch switches or None for memopt-only, memopt-run flags)
+# variant -> (PyTorch switches or None for memopt-only, memopt-run flags or
+# None for PyTorch-only)
 VARIANTS = {
     "plain": ({"checkpoint": False, "amp": False, "inplace": False}, []),
     "checkpoint": ({"checkpoint": True, "amp": False, "inplace": False},
@@ -92,12 +105,17 @@ VARIANTS = {
     "all": ({"checkpoint": True, "amp": True, "inplace": True},
             ["--checkpoint=sqrt", "--precision=fp16", "--inplace"]),
     "all-optimal": (None, ["--checkpoint=optimal", "--precision=fp16", "--inplace"]),
+    "sdpa": ({"checkpoint": False, "amp": False, "inplace": False, "sdpa": True}, None),
+    "all-sdpa": ({"checkpoint": True, "amp": True, "inplace": True, "sdpa": True}, None),
 }
 
-OPTIMIZER = {"resnet50": ("sgd", 0.01), "gpt2": ("adam", 0.001)}
+OPTIMIZER = {"resnet50": ("sgd", 0.01), "gpt2": ("adam", 0.001),
+             "cifar-resnet": ("sgd", 0.01), "unet": ("sgd", 0.01)}
 
-FULL = {"batch_resnet": 256, "batch_gpt2": 16, "seq": 1024, "layers": 12, "steps": 10}
-QUICK = {"batch_resnet": 4, "batch_gpt2": 2, "seq": 128, "layers": 2, "steps": 3}
+FULL = {"batch_resnet": 256, "batch_gpt2": 16, "seq": 1024, "layers": 12,
+        "batch_cifar": 128, "batch_unet": 8, "unet_image_size": 256, "steps": 10}
+QUICK = {"batch_resnet": 4, "batch_gpt2": 2, "seq": 128, "layers": 2,
+         "batch_cifar": 4, "batch_unet": 1, "unet_image_size": 32, "steps": 3}
 
 DEFINITIONS = {
     "peak_bytes": "PyTorch: torch.cuda.max_memory_allocated() over steps 2..N (peak "
@@ -282,8 +300,11 @@ def mlir_arguments(text):
 
 
 def generator_args(spec):
-    if spec["model"] == "resnet50":
-        return ["resnet50", "--batch", str(spec["batch"]),
+    if spec["model"] in ("resnet50", "unet"):
+        return [spec["model"], "--batch", str(spec["batch"]),
+                "--image-size", str(spec["image_size"]), "--classes", str(spec["classes"])]
+    if spec["model"] == "cifar-resnet":
+        return ["cifar-resnet", "--depth", str(spec["depth"]), "--batch", str(spec["batch"]),
                 "--image-size", str(spec["image_size"]), "--classes", str(spec["classes"])]
     return ["gpt2", "--batch", str(spec["batch"]), "--seq", str(spec["seq"]),
             "--layers", str(spec["layers"]), "--dim", str(spec["dim"]),
@@ -301,7 +322,7 @@ def generate(spec, path):
 
 
 def check_mirror(model, exported, count, mlir_args):
-    """Stop the script if the PyTorch model is not the generated graph."""
+    """What keeps the PyTorch model from being the generated graph (none: it is)."""
     problems = []
     if exported["param_count"] != count:
         problems.append(f"PyTorch has {exported['param_count']:,} parameters, "
@@ -314,9 +335,7 @@ def check_mirror(model, exported, count, mlir_args):
             problems.append(f"{name}: in the PyTorch model, not in the MLIR")
         elif torch_args[name] != mlir_args[name]:
             problems.append(f"{name}: PyTorch {torch_args[name]} vs MLIR {mlir_args[name]}")
-    if problems:
-        sys.exit(f"gpu_compare: the PyTorch {model} does not mirror the generated "
-                 "graph:\n  " + "\n  ".join(problems[:20]))
+    return problems
 
 
 def run_memopt(memopt_run, mlir, spec, flags, weights, inputs, timeout):
@@ -348,14 +367,18 @@ def model_spec(model, args, cfg):
             "memory_cap_gib": args.torch_memory_cap_gib}
     if model == "resnet50":
         spec.update(batch=cfg["batch_resnet"], image_size=args.image_size, classes=1000)
+    elif model == "cifar-resnet":
+        spec.update(batch=cfg["batch_cifar"], image_size=32, classes=10, depth=110)
+    elif model == "unet":
+        spec.update(batch=cfg["batch_unet"], image_size=cfg["unet_image_size"], classes=2)
     else:
         spec.update(batch=cfg["batch_gpt2"], seq=cfg["seq"], layers=cfg["layers"],
                     dim=args.dim, heads=args.heads, vocab=args.vocab)
     return spec
 
 
-def compare_model(model, spec, variants, args, tmp):
-    records = []
+def compare_model(model, spec, variants, args, tmp, add):
+    """Runs every variant of one model; add(record) keeps each result."""
     mlir = os.path.join(tmp, f"{model}.mlir")
     weights = os.path.join(tmp, f"{model}.weights.safetensors")
     inputs = os.path.join(tmp, f"{model}.inputs.safetensors")
@@ -363,22 +386,29 @@ def compare_model(model, spec, variants, args, tmp):
     text, count = generate(spec, mlir)
     exported = run_worker({"kind": "export", "spec": spec, "weights": weights,
                            "inputs": inputs}, args.timeout)
-    if "error" in exported:
-        sys.exit(f"gpu_compare: exporting the PyTorch {model}: {exported['error']}")
-    check_mirror(model, exported, count, mlir_arguments(text))
-    log(f"   PyTorch mirror checked: {count:,} parameters, "
-        f"{len(exported['arguments'])} parameter/state tensors match the MLIR")
     base = {"model": model, "param_count": count,
             "options": {k: v for k, v in spec.items() if k not in ("model",)}}
+    problems = ([f"exporting the PyTorch model: {exported['error']}"]
+                if "error" in exported else
+                check_mirror(model, exported, count, mlir_arguments(text)))
+    if problems:
+        log(f"gpu_compare: the PyTorch {model} does not mirror the generated graph:\n  "
+            + "\n  ".join(problems[:20]))
+        add({**base, "system": "both", "variant": "mirror", "status": "error",
+             "error": "; ".join(problems[:20])})
+        return
+    log(f"   PyTorch mirror checked: {count:,} parameters, "
+        f"{len(exported['arguments'])} parameter/state tensors match the MLIR")
     for variant in variants:
         switches, flags = VARIANTS[variant]
         if "pytorch" in args.systems:
             if switches is None:
                 pass  # memopt-only strategy
             elif model == "gpt2" and variant == "inplace":
-                records.append({**base, "system": "pytorch", "variant": variant,
-                                "status": "skipped",
-                                "note": "GPT-2 has no ReLU to make in place"})
+                add({**base, "system": "pytorch", "variant": variant,
+                     "status": "skipped", "note": "GPT-2 has no ReLU to make in place"})
+            elif model != "gpt2" and switches.get("sdpa"):
+                pass  # attention variants: GPT-2 only
             else:
                 log(f"   pytorch {variant} ...")
                 res = run_worker({"kind": "train", "spec": spec, "variant": switches},
@@ -387,16 +417,15 @@ def compare_model(model, spec, variants, args, tmp):
                        "switches": switches, **res}
                 if model == "gpt2" and switches["inplace"]:
                     rec["note"] = "GPT-2 has no ReLU: in place changes nothing"
-                records.append(rec)
+                add(rec)
                 log(f"     {summary(rec)}")
-        if "memopt" in args.systems:
+        if "memopt" in args.systems and flags is not None:
             log(f"   memopt {variant} ...")
             res = run_memopt(args.memopt_run, mlir, spec, flags, weights, inputs,
                              args.timeout)
             rec = {**base, "system": "memopt", "variant": variant, "flags": flags, **res}
-            records.append(rec)
+            add(rec)
             log(f"     {summary(rec)}")
-    return records
 
 
 # --------------------------------------------------------------------------
@@ -427,7 +456,7 @@ def print_tables(data):
                     and r["variant"] == "plain" and r.get("status") == "ok"), None)
         if not rows:
             continue
-        shown = ("batch", "image_size", "seq", "layers", "steps")
+        shown = ("depth", "batch", "image_size", "seq", "layers", "steps")
         opts = rows[0]["options"]
         print(f"\n### {model}: " + ", ".join(f"{k} {opts[k]}" for k in shown if k in opts)
               + "\n")
@@ -459,8 +488,9 @@ def parse_args(argv):
                         "(checks that the script works)")
     p.add_argument("--self-test", action="store_true",
                    help="check the memopt-run output parser and exit")
-    p.add_argument("--models", default="resnet50,gpt2",
-                   help="comma-separated: resnet50, gpt2 (default both)")
+    p.add_argument("--models", default="resnet50,gpt2,cifar-resnet,unet",
+                   help="comma-separated: resnet50, gpt2, cifar-resnet (depth 110), "
+                        "unet (default all four)")
     p.add_argument("--variants", default=",".join(VARIANTS),
                    help="comma-separated subset of: " + ", ".join(VARIANTS))
     p.add_argument("--systems", default="pytorch,memopt",
@@ -475,6 +505,15 @@ def parse_args(argv):
                    help=f"GPT-2 sequence length (default {FULL['seq']}, quick {QUICK['seq']})")
     p.add_argument("--layers", type=int,
                    help=f"GPT-2 blocks (default {FULL['layers']}, quick {QUICK['layers']})")
+    p.add_argument("--batch-cifar", type=int,
+                   help=f"CIFAR ResNet-110 batch (default {FULL['batch_cifar']}, "
+                        f"quick {QUICK['batch_cifar']})")
+    p.add_argument("--batch-unet", type=int,
+                   help=f"U-Net batch (default {FULL['batch_unet']}, "
+                        f"quick {QUICK['batch_unet']})")
+    p.add_argument("--unet-image-size", type=int,
+                   help=f"U-Net input height and width, a multiple of 16 (default "
+                        f"{FULL['unet_image_size']}, quick {QUICK['unet_image_size']})")
     p.add_argument("--dim", type=int, default=768, help="GPT-2 width (default 768)")
     p.add_argument("--heads", type=int, default=12, help="GPT-2 heads (default 12)")
     p.add_argument("--vocab", type=int, default=50257,
@@ -515,6 +554,8 @@ def parse_args(argv):
             cfg[key] = getattr(args, key)
     if cfg["steps"] < 2:
         p.error("--steps must be at least 2 (step 1 is warm-up)")
+    if cfg["unet_image_size"] % 16:
+        p.error("--unet-image-size must be a multiple of 16 (four 2x2 max pools)")
     if min(cfg.values()) < 1:
         p.error("batches, --seq and --layers must be positive")
     if args.dim % args.heads:
@@ -582,10 +623,17 @@ def main(argv=None):
         "results": [],
     }
     started = time.perf_counter()
+
+    def add(record):
+        # Written after every run, so that a run cut short keeps what it measured.
+        data["results"].append(record)
+        data["elapsed_seconds"] = round(time.perf_counter() - started, 1)
+        checkpoint.write_json(output, data)
+
     with tempfile.TemporaryDirectory(prefix="gpu_compare.") as tmp:
         for model in args.models:
             spec = model_spec(model, args, cfg)
-            data["results"] += compare_model(model, spec, args.variants, args, tmp)
+            compare_model(model, spec, args.variants, args, tmp, add)
     data["elapsed_seconds"] = round(time.perf_counter() - started, 1)
     checkpoint.write_json(output, data)
     log(f"wrote {output} in {data['elapsed_seconds']} s")

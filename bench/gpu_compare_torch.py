@@ -10,13 +10,26 @@ Mirroring the generated graphs:
   7x7/2 stem, 3x3/2 max pool, bottlenecks 3/4/6/3 with the stride on the 3x3
   conv, 1x1 conv + BN shortcut where the shape changes, global average pool,
   linear classifier with bias; BN eps 1e-5, momentum 0.1).
+* ``CifarResNet``: ``generate_models.py cifar-resnet --depth 6n+2`` (He et
+  al. 2016: 3x3 conv-BN-ReLU stem with 16 channels, no pool; n basic blocks
+  in each of three stages of 16/32/64 channels, stride 2 on the first conv of
+  stages 2 and 3, option-B shortcuts (1x1 conv + BN) where the shape changes;
+  global average pool, linear classifier with bias).
+* ``UNet``: ``generate_models.py unet`` (four levels of two padded 3x3
+  conv-BN-ReLU and a 2x2 max pool, widths 64..512, a 1024-wide bottleneck;
+  up-convs are a nearest 2x upsample then a 3x3 conv with bias, concatenated
+  after the skip; a 1x1 conv with bias to the classes; cross-entropy over
+  every pixel in NHW order).  Its skips make it no sequence, so its
+  checkpointed variant checkpoints each double conv.
 * ``GPT2``: ``generate_models.py gpt2`` (token + learned position embeddings,
   pre-LN blocks: LN, causal multi-head attention with a materialised score
   matrix scaled by 1/sqrt(head_dim), causal softmax, dropout 0.1 on the
   probabilities only, output projection, residual; LN, 4x MLP with the exact
   GELU, residual; final LN; LM head tied to ``wte``, no bias; mean
-  cross-entropy over B*T tokens).  No fused attention
-  (``scaled_dot_product_attention``): memopt's graph materialises the scores.
+  cross-entropy over B*T tokens).  The scores are materialised, as memopt's
+  graph writes them before its attention fusion; with ``sdpa`` the attention
+  is ``F.scaled_dot_product_attention`` (PyTorch's fused kernels, the
+  like-for-like peer of memopt's fused attention).
 
 State-dict keys map to the generated argument names by replacing '.' with '_'
 and naming conv/linear weight/bias ``w``/``b`` and norm weight/bias
@@ -30,44 +43,40 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+import torch.utils.checkpoint
 from torch.utils.checkpoint import checkpoint_sequential
 
 BN_EPS, BN_MOMENTUM, LN_EPS = 1e-5, 0.1, 1e-5
+IMAGE_MODELS = ("resnet50", "cifar-resnet", "unet")
 
 
 # --------------------------------------------------------------------------
-# ResNet-50
+# ResNet-50 and the CIFAR ResNet
 # --------------------------------------------------------------------------
 
-class Bottleneck(nn.Module):
-    """1x1, 3x3 (strided), 1x1 (x4) conv-BN, residual add, ReLU.
+def _bn(channels):
+    return nn.BatchNorm2d(channels, eps=BN_EPS, momentum=BN_MOMENTUM)
+
+
+class _Residual(nn.Module):
+    """A residual block's shortcut and closing add + ReLU.
 
     ``inplace`` gives what torchvision writes: ``ReLU(inplace=True)`` and
     ``out += identity``; without it every op makes a new tensor, as memopt's
     graph does before --inplace."""
 
-    def __init__(self, cin, width, stride, inplace):
+    def __init__(self, cin, cout, stride, inplace):
         super().__init__()
-        cout = 4 * width
-        self.conv1 = nn.Conv2d(cin, width, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(width, eps=BN_EPS, momentum=BN_MOMENTUM)
-        self.conv2 = nn.Conv2d(width, width, 3, stride, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(width, eps=BN_EPS, momentum=BN_MOMENTUM)
-        self.conv3 = nn.Conv2d(width, cout, 1, bias=False)
-        self.bn3 = nn.BatchNorm2d(cout, eps=BN_EPS, momentum=BN_MOMENTUM)
         self.relu = nn.ReLU(inplace=inplace)
         self.inplace = inplace
         self.downsample = None
         if stride != 1 or cin != cout:
             self.downsample = nn.Sequential(
-                nn.Conv2d(cin, cout, 1, stride, bias=False),
-                nn.BatchNorm2d(cout, eps=BN_EPS, momentum=BN_MOMENTUM))
+                nn.Conv2d(cin, cout, 1, stride, bias=False), _bn(cout))
 
     def forward(self, x):
         identity = x if self.downsample is None else self.downsample(x)
-        out = self.relu(self.bn1(self.conv1(x)))
-        out = self.relu(self.bn2(self.conv2(out)))
-        out = self.bn3(self.conv3(out))
+        out = self.body(x)
         if self.inplace:
             out += identity
         else:
@@ -75,30 +84,61 @@ class Bottleneck(nn.Module):
         return self.relu(out)
 
 
-class ResNet50(nn.Module):
-    STAGES = ((64, 3), (128, 4), (256, 6), (512, 3))
+class Bottleneck(_Residual):
+    """1x1, 3x3 (strided), 1x1 (x4) conv-BN, residual add, ReLU."""
 
-    def __init__(self, classes=1000, inplace=False):
+    def __init__(self, cin, width, stride, inplace):
+        super().__init__(cin, 4 * width, stride, inplace)
+        self.conv1 = nn.Conv2d(cin, width, 1, bias=False)
+        self.bn1 = _bn(width)
+        self.conv2 = nn.Conv2d(width, width, 3, stride, 1, bias=False)
+        self.bn2 = _bn(width)
+        self.conv3 = nn.Conv2d(width, 4 * width, 1, bias=False)
+        self.bn3 = _bn(4 * width)
+
+    def body(self, x):
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.relu(self.bn2(self.conv2(out)))
+        return self.bn3(self.conv3(out))
+
+
+class BasicBlock(_Residual):
+    """Two 3x3 conv-BN (the first strided), residual add, ReLU."""
+
+    def __init__(self, cin, width, stride, inplace):
+        super().__init__(cin, width, stride, inplace)
+        self.conv1 = nn.Conv2d(cin, width, 3, stride, 1, bias=False)
+        self.bn1 = _bn(width)
+        self.conv2 = nn.Conv2d(width, width, 3, 1, 1, bias=False)
+        self.bn2 = _bn(width)
+
+    def body(self, x):
+        return self.bn2(self.conv2(self.relu(self.bn1(self.conv1(x)))))
+
+
+class _ResNet(nn.Module):
+    """Stem, stages ``layer1..`` of ``block``s (stride 2 opening every stage
+    after the first), global average pool, linear classifier."""
+
+    def __init__(self, stem, block, stages, expansion, classes, inplace):
         super().__init__()
-        self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
-        self.bn1 = nn.BatchNorm2d(64, eps=BN_EPS, momentum=BN_MOMENTUM)
         self.relu = nn.ReLU(inplace=inplace)
-        self.maxpool = nn.MaxPool2d(3, 2, 1)
-        cin = 64
-        for stage, (width, depth) in enumerate(self.STAGES, 1):
+        cin = stem
+        for stage, (width, depth) in enumerate(stages, 1):
             blocks = []
             for i in range(depth):
-                blocks.append(Bottleneck(cin, width, 2 if stage > 1 and i == 0 else 1,
-                                         inplace))
-                cin = 4 * width
+                blocks.append(block(cin, width, 2 if stage > 1 and i == 0 else 1,
+                                    inplace))
+                cin = expansion * width
             setattr(self, f"layer{stage}", nn.Sequential(*blocks))
+        self.stages = len(stages)
         self.fc = nn.Linear(cin, classes)
 
     def blocks(self):
-        return [b for s in range(1, 5) for b in getattr(self, f"layer{s}")]
+        return [b for s in range(1, self.stages + 1) for b in getattr(self, f"layer{s}")]
 
     def forward(self, x, labels, segments=0):
-        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.stem(x)
         if segments:
             x = checkpoint_sequential(self.blocks(), segments, x, use_reentrant=False)
         else:
@@ -108,14 +148,111 @@ class ResNet50(nn.Module):
         return F.cross_entropy(logits, labels)
 
 
+class ResNet50(_ResNet):
+    def __init__(self, classes=1000, inplace=False):
+        super().__init__(64, Bottleneck, ((64, 3), (128, 4), (256, 6), (512, 3)), 4,
+                         classes, inplace)
+        self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
+        self.bn1 = _bn(64)
+        self.maxpool = nn.MaxPool2d(3, 2, 1)
+
+    def stem(self, x):
+        return self.maxpool(self.relu(self.bn1(self.conv1(x))))
+
+
+class CifarResNet(_ResNet):
+    def __init__(self, depth=110, classes=10, inplace=False):
+        n = (depth - 2) // 6
+        super().__init__(16, BasicBlock, ((16, n), (32, n), (64, n)), 1, classes,
+                         inplace)
+        self.conv1 = nn.Conv2d(3, 16, 3, 1, 1, bias=False)
+        self.bn1 = _bn(16)
+
+    def stem(self, x):
+        return self.relu(self.bn1(self.conv1(x)))
+
+
+# --------------------------------------------------------------------------
+# U-Net
+# --------------------------------------------------------------------------
+
+UNET_WIDTHS = (64, 128, 256, 512, 1024)
+
+
+class DoubleConv(nn.Module):
+    def __init__(self, cin, width, inplace):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, width, 3, 1, 1, bias=False)
+        self.bn1 = _bn(width)
+        self.conv2 = nn.Conv2d(width, width, 3, 1, 1, bias=False)
+        self.bn2 = _bn(width)
+        self.relu = nn.ReLU(inplace=inplace)
+
+    def forward(self, x):
+        return self.relu(self.bn2(self.conv2(self.relu(self.bn1(self.conv1(x))))))
+
+
+class UpConv(nn.Module):
+    def __init__(self, cin, width):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, width, 3, 1, 1, bias=True)
+
+    def forward(self, x):
+        return self.conv(F.interpolate(x, scale_factor=2, mode="nearest"))
+
+
+class UNet(nn.Module):
+    def __init__(self, classes=2, inplace=False):
+        super().__init__()
+        levels = len(UNET_WIDTHS) - 1
+        self.levels = levels
+        cin = 3
+        for level, width in enumerate(UNET_WIDTHS[:-1], 1):
+            setattr(self, f"enc{level}", DoubleConv(cin, width, inplace))
+            cin = width
+        self.bottleneck = DoubleConv(cin, UNET_WIDTHS[-1], inplace)
+        cin = UNET_WIDTHS[-1]
+        for level in range(levels, 0, -1):
+            width = UNET_WIDTHS[level - 1]
+            setattr(self, f"up{level}", UpConv(cin, width))
+            setattr(self, f"dec{level}", DoubleConv(2 * width, width, inplace))
+            cin = width
+        self.final = nn.Conv2d(cin, classes, 1, bias=True)
+
+    def blocks(self):
+        return ([getattr(self, f"enc{i}") for i in range(1, self.levels + 1)]
+                + [self.bottleneck]
+                + [getattr(self, f"dec{i}") for i in range(self.levels, 0, -1)])
+
+    def forward(self, x, labels, segments=0):
+        def run(module, value):
+            if segments:
+                return torch.utils.checkpoint.checkpoint(module, value,
+                                                         use_reentrant=False)
+            return module(value)
+
+        skips = []
+        for level in range(1, self.levels + 1):
+            skips.append(run(getattr(self, f"enc{level}"), x))
+            x = F.max_pool2d(skips[-1], 2, 2)
+        x = run(self.bottleneck, x)
+        for level in range(self.levels, 0, -1):
+            up = getattr(self, f"up{level}")(x)
+            x = run(getattr(self, f"dec{level}"), torch.cat([skips[level - 1], up], 1))
+        logits = self.final(x)
+        logits = logits.permute(0, 2, 3, 1).reshape(-1, logits.shape[1])
+        return F.cross_entropy(logits, labels)
+
+
 # --------------------------------------------------------------------------
 # GPT-2
 # --------------------------------------------------------------------------
 
 class Attention(nn.Module):
-    def __init__(self, dim, heads, seq):
+    def __init__(self, dim, heads, seq, sdpa=False):
         super().__init__()
         self.heads = heads
+        self.sdpa = sdpa
         self.c_attn = nn.Linear(dim, 3 * dim)
         self.c_proj = nn.Linear(dim, dim)
         self.register_buffer(
@@ -126,6 +263,11 @@ class Attention(nn.Module):
         hd = d // self.heads
         q, k, v = (part.reshape(b, t, self.heads, hd).transpose(1, 2)
                    for part in self.c_attn(x).split(d, dim=2))
+        if self.sdpa:
+            y = F.scaled_dot_product_attention(
+                q, k, v, dropout_p=0.1 if self.training else 0.0, is_causal=True,
+                scale=1.0 / math.sqrt(hd))
+            return self.c_proj(y.transpose(1, 2).reshape(b, t, d))
         scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hd))
         probs = F.dropout(torch.softmax(scores.masked_fill(self.mask, float("-inf")),
                                         dim=-1), 0.1, self.training)
@@ -144,10 +286,10 @@ class MLP(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, dim, heads, seq):
+    def __init__(self, dim, heads, seq, sdpa=False):
         super().__init__()
         self.ln_1 = nn.LayerNorm(dim, eps=LN_EPS)
-        self.attn = Attention(dim, heads, seq)
+        self.attn = Attention(dim, heads, seq, sdpa)
         self.ln_2 = nn.LayerNorm(dim, eps=LN_EPS)
         self.mlp = MLP(dim)
 
@@ -157,13 +299,13 @@ class Block(nn.Module):
 
 
 class GPT2(nn.Module):
-    def __init__(self, vocab=50257, seq=1024, dim=768, heads=12, layers=12):
+    def __init__(self, vocab=50257, seq=1024, dim=768, heads=12, layers=12, sdpa=False):
         super().__init__()
         # nn.Embedding's initialisation, N(0, 1); plain parameters so that the
         # state-dict keys are the generated names "wte" and "wpe".
         self.wte = nn.Parameter(torch.randn(vocab, dim))
         self.wpe = nn.Parameter(torch.randn(seq, dim))
-        self.h = nn.ModuleList(Block(dim, heads, seq) for _ in range(layers))
+        self.h = nn.ModuleList(Block(dim, heads, seq, sdpa) for _ in range(layers))
         self.ln_f = nn.LayerNorm(dim, eps=LN_EPS)
 
     def blocks(self):
@@ -184,22 +326,28 @@ class GPT2(nn.Module):
 # Building, names, data
 # --------------------------------------------------------------------------
 
-def build_model(spec, inplace=False):
+def build_model(spec, inplace=False, sdpa=False):
     """The model of ``spec`` (gpu_compare's model options), seeded, on the CPU."""
     torch.manual_seed(spec["seed"])
     if spec["model"] == "resnet50":
         return ResNet50(spec["classes"], inplace=inplace)
-    return GPT2(spec["vocab"], spec["seq"], spec["dim"], spec["heads"], spec["layers"])
+    if spec["model"] == "cifar-resnet":
+        return CifarResNet(spec["depth"], spec["classes"], inplace=inplace)
+    if spec["model"] == "unet":
+        return UNet(spec["classes"], inplace=inplace)
+    return GPT2(spec["vocab"], spec["seq"], spec["dim"], spec["heads"], spec["layers"],
+                sdpa)
 
 
 def make_inputs(spec):
     """The fixed batch every step trains on, by generated argument name."""
     g = torch.Generator().manual_seed(spec["seed"] + 1)
     b = spec["batch"]
-    if spec["model"] == "resnet50":
+    if spec["model"] in IMAGE_MODELS:
         s = spec["image_size"]
+        labels = b * s * s if spec["model"] == "unet" else b  # per pixel, NHW
         return {"input": torch.randn(b, 3, s, s, generator=g),
-                "labels": torch.randint(0, spec["classes"], (b,), generator=g)}
+                "labels": torch.randint(0, spec["classes"], (labels,), generator=g)}
     t, v = spec["seq"], spec["vocab"]
     return {"input_ids": torch.randint(0, v, (b, t), generator=g),
             "labels": torch.randint(0, v, (b * t,), generator=g)}
@@ -283,9 +431,10 @@ def train(spec, variant):
         torch.cuda.synchronize()
         free, total = torch.cuda.mem_get_info(dev)
         device_before = device_high = total - free
-    model = build_model(spec, inplace=variant["inplace"]).to(dev).train()
+    model = build_model(spec, inplace=variant["inplace"],
+                        sdpa=variant.get("sdpa", False)).to(dev).train()
     inputs = {k: v.to(dev) for k, v in make_inputs(spec).items()}
-    data = inputs["input"] if spec["model"] == "resnet50" else inputs["input_ids"]
+    data = inputs["input"] if spec["model"] in IMAGE_MODELS else inputs["input_ids"]
     labels = inputs["labels"]
     if spec["optimizer"] == "adam":
         opt = torch.optim.Adam(model.parameters(), lr=spec["lr"])

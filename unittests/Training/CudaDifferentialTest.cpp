@@ -9,6 +9,13 @@
 // against its CPU reference inside real training steps, forward, backward,
 // optimizer and loss scaling.
 //
+// Matrix products sum in another order on the GPU (cuBLAS, cuDNN), so values
+// agree to rounding, not bit for bit. Where a state is stored narrower than
+// it is computed (bf16 moments, 8-bit codes) a value an ulp apart can round
+// to the neighbouring step: bf16 values are compared to one bf16 ulp, 8-bit
+// codes may differ by one in a few elements, and such cases restart each
+// step from the CPU's state so that a flipped code does not compound.
+//
 // Without a usable CUDA device the GPU tests skip with the reason; the
 // coverage test still runs.
 //
@@ -23,6 +30,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <set>
@@ -82,6 +90,8 @@ struct Case {
   /// Relative (and absolute) tolerance on every value after `steps` steps.
   double tolerance;
   int steps;
+  /// Each step starts from the CPU's arguments (narrow optimizer states).
+  bool resync = false;
 };
 
 const Case kCases[] = {
@@ -92,11 +102,15 @@ const Case kCases[] = {
     // The MLP's weights are over 4096 elements: 8-bit state; Adafactor's
     // factored and unfactored state and its workspace reductions.
     {"MlpAdamW8bit", Case::Example, "mlp.mlir",
-     "memopt-pipeline{optimizer=adamw8bit lr=0.01}", 1e-4, 3},
+     "memopt-pipeline{optimizer=adamw8bit lr=0.01}", 1e-4, 3, true},
     {"MlpAdamBf16State", Case::Example, "mlp.mlir",
-     "memopt-pipeline{optimizer=adam lr=0.01 state-dtype=bf16}", 1e-4, 3},
-    {"MlpAdamClipped", Case::Example, "mlp.mlir",
-     "memopt-pipeline{optimizer=adam lr=0.01 clip-norm=0.5}", 1e-4, 3},
+     "memopt-pipeline{optimizer=adam lr=0.01 state-dtype=bf16}", 1e-4, 3,
+     true},
+    // Clipping under momentum, whose update is proportional to the clipped
+    // gradient (Adam's is nearly invariant to its scale, and so would hide a
+    // wrong coefficient; near eps it amplifies summation-order noise).
+    {"MlpMomentumClipped", Case::Example, "mlp.mlir",
+     "memopt-pipeline{optimizer=momentum lr=0.05 clip-norm=0.5}", 1e-4, 3},
     {"CnnAdafactor", Case::Example, "cnn.mlir",
      "memopt-pipeline{optimizer=adafactor lr=0.01 weight-decay=0.01}", 1e-3, 3},
     {"CnnMomentum", Case::Example, "cnn.mlir",
@@ -138,16 +152,19 @@ const Case kCases[] = {
      1e-4, 3},
     {"UNet", Case::Suite, "unet", "memopt-pipeline{optimizer=sgd lr=0.01}",
      1e-3, 2},
-    {"DenseNet", Case::Suite, "densenet121",
+    {"DenseNet", Case::Suite, "densenet121-64",
      "memopt-pipeline{optimizer=sgd lr=0.01}", 1e-3, 2},
     {"Zoo", Case::Inline, kZoo, "memopt-pipeline{optimizer=adam lr=0.01}", 1e-4,
      3},
     {"CnnFp16", Case::Example, "cnn.mlir",
      "memopt-pipeline{optimizer=momentum lr=0.05 precision=fp16}", 2e-2, 3},
     // Gradients as results: unscaled by memopt.unscale (updates unscale
-    // their f16 gradients themselves).
+    // their f16 gradients themselves). The scale is one at which this MLP's
+    // f16 gradients do not overflow (at 65536 the step is skipped and its
+    // gradients mean nothing).
     {"MlpFp16Gradients", Case::Example, "mlp.mlir",
-     "memopt-pipeline{optimizer=none precision=fp16}", 2e-2, 2},
+     "memopt-pipeline{optimizer=none precision=fp16 init-scale=1024}", 2e-2,
+     2},
     {"Gpt2Fp16Adam", Case::Suite, "gpt2",
      "memopt-pipeline{optimizer=adam lr=0.001 precision=fp16 "
      "growth-interval=2}",
@@ -170,14 +187,32 @@ std::string sourceOf(const Case &c) {
 }
 
 void expectClose(const std::vector<double> &cpu, const std::vector<double> &gpu,
-                 double tolerance, const std::string &what) {
+                 double tolerance, memopt::runtime::DType dtype,
+                 const std::string &what) {
+  using memopt::runtime::DType;
   ASSERT_EQ(cpu.size(), gpu.size()) << what;
+  if (dtype == DType::UI8) {
+    // 8-bit codes: a neighbouring code where the value sat on a boundary.
+    size_t flipped = 0;
+    for (size_t i = 0; i < cpu.size(); ++i) {
+      ASSERT_LE(std::fabs(cpu[i] - gpu[i]), 1.0)
+          << what << ": code " << i << ": cpu " << cpu[i] << ", cuda "
+          << gpu[i];
+      flipped += cpu[i] != gpu[i];
+    }
+    EXPECT_LE(flipped * 100, cpu.size())
+        << what << ": " << flipped << " of " << cpu.size()
+        << " codes are the neighbouring one";
+    return;
+  }
+  if (dtype == DType::BF16)
+    tolerance = std::max(tolerance, 1.0 / 128); // one bf16 ulp
   size_t bad = 0, worst = 0;
   double worstError = 0;
   for (size_t i = 0; i < cpu.size(); ++i) {
     double error = std::fabs(cpu[i] - gpu[i]);
-    bool nanMatch = std::isnan(cpu[i]) && std::isnan(gpu[i]);
-    if (!nanMatch && !(error <= tolerance * (1 + std::fabs(cpu[i])))) {
+    bool same = cpu[i] == gpu[i] || (std::isnan(cpu[i]) && std::isnan(gpu[i]));
+    if (!same && !(error <= tolerance * (1 + std::fabs(cpu[i])))) {
       ++bad;
       if (!(error <= worstError)) {
         worstError = error;
@@ -208,6 +243,7 @@ TEST_P(CudaDifferential, AgreesWithTheCpu) {
     gpu->run(step);
     for (size_t r = 0; r < cpu->plan().results.size(); ++r)
       expectClose(cpu->result(r), gpu->result(r), c.tolerance,
+                  cpu->plan().resultTensor(r).dtype,
                   "result " + std::to_string(r) + " at step " +
                       std::to_string(step));
     if (!training)
@@ -216,10 +252,14 @@ TEST_P(CudaDifferential, AgreesWithTheCpu) {
     gpu->applyUpdates();
     for (size_t a = 0; a < cpu->numArguments(); ++a)
       expectClose(cpu->argument(a), gpu->argument(a), c.tolerance,
+                  cpu->plan().argumentTensor(a).dtype,
                   cpu->plan().arguments[a].name + " after step " +
                       std::to_string(step));
     if (HasFailure())
       return;
+    if (c.resync)
+      for (size_t a = 0; a < cpu->numArguments(); ++a)
+        gpu->setArgument(a, cpu->argument(a));
   }
 }
 

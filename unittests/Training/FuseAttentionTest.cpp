@@ -114,3 +114,50 @@ TEST(FuseAttention, SeparateProjectionsMatchUnfused) {
 }
 
 } // namespace
+
+/// Fused attention with dropout draws its mask from the training step
+/// counter, so its steps say they read it: a backend that replays recorded
+/// work (the CUDA graph) must not freeze them, or every step would reuse the
+/// first step's mask (the CUDA backend did, until a GPU run showed it).
+TEST(FuseAttention, DropoutMaskFollowsTheStepCounter) {
+  auto step = CompiledStep::compile(suiteModelSource("gpt2"),
+                                    "memopt-pipeline{optimizer=none}");
+  ASSERT_TRUE(step);
+  size_t attention = 0;
+  for (const runtime::Step &s : step->plan().steps) {
+    if (s.kernel != runtime::KernelKind::Attention &&
+        s.kernel != runtime::KernelKind::AttentionBackward)
+      continue;
+    ++attention;
+    EXPECT_GT(s.get<runtime::AttentionAttrs>().p, 0);
+    EXPECT_TRUE(s.readsStepCounter()) << s.loc;
+  }
+  EXPECT_GT(attention, 0u);
+  step->randomize(3);
+  step->run(0);
+  std::vector<double> first = step->result(0);
+  step->randomize(3);
+  step->run(1);
+  EXPECT_NE(step->result(0), first) << "the same loss under another mask";
+  step->randomize(3);
+  step->run(0);
+  EXPECT_EQ(step->result(0), first) << "step 0's mask again";
+}
+
+/// Steps without a mask do not read the counter (a CUDA graph may replay
+/// them).
+TEST(FuseAttention, OnlyDropoutReadsTheStepCounter) {
+  runtime::Step s;
+  s.kernel = runtime::KernelKind::Attention;
+  s.attrs = runtime::AttentionAttrs{/*causal=*/true, /*scale=*/0.5, /*p=*/0,
+                                    /*seed=*/1};
+  EXPECT_FALSE(s.readsStepCounter());
+  s.attrs = runtime::AttentionAttrs{true, 0.5, 0.1, 1};
+  EXPECT_TRUE(s.readsStepCounter());
+  s.kernel = runtime::KernelKind::Dropout;
+  s.attrs = runtime::DropoutAttrs{0.1, 7};
+  EXPECT_TRUE(s.readsStepCounter());
+  s.kernel = runtime::KernelKind::Relu;
+  s.attrs = std::monostate{};
+  EXPECT_FALSE(s.readsStepCounter());
+}

@@ -23,9 +23,9 @@
 //
 // The first run of a plan is captured into a CUDA graph and later runs
 // replay it (one launch per step instead of one per kernel), since every
-// tensor stays at its address. Plans with dropout are the exception: its
-// mask depends on the step counter, a kernel argument the graph would
-// freeze, so they run kernel by kernel, as does a plan whose capture
+// tensor stays at its address. Plans with dropout (on its own or in fused
+// attention) are the exception: its mask depends on the step counter, a
+// kernel argument the graph would freeze, so they run kernel by kernel, as does a plan whose capture
 // failed (a library call a graph cannot record). MEMOPT_CUDA_GRAPHS=0 turns
 // graphs off.
 //
@@ -336,7 +336,7 @@ public:
     usesStepCounter = false;
     for (size_t s = 0; s < plan.steps.size(); ++s) {
       const Step &step = plan.steps[s];
-      usesStepCounter |= step.kernel == KernelKind::Dropout;
+      usesStepCounter |= step.readsStepCounter();
       useWorkspace(stepWorkspaces[s]);
       cuda::tuneStep(ctx, step, stepInputs[s], stepOutputs[s],
                      stepWorkspaces[s].bytes);

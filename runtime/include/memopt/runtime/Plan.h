@@ -94,6 +94,17 @@ struct Step {
   template <typename AttrsT> const AttrsT &get() const {
     return std::get<AttrsT>(attrs);
   }
+
+  /// Whether the kernel reads the training step counter: dropout, and
+  /// attention with dropout, draw their masks from it. A backend that
+  /// replays recorded work (a CUDA graph) must not freeze such a step.
+  bool readsStepCounter() const {
+    if (std::holds_alternative<DropoutAttrs>(attrs))
+      return true;
+    if (const auto *a = std::get_if<AttentionAttrs>(&attrs))
+      return a->p > 0;
+    return false;
+  }
 };
 
 class Plan {

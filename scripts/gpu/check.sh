@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the repository root, with .gpu/ from
+# scripts/gpu/bundle.sh beside it. Stages, in the order given:
+#   env      the device, driver, CUDA, cuDNN and PyTorch versions
+#   tests    every MemOptCudaTests case in its own process (a broken context
+#            cannot fail the next one); with MEMOPT_GPU_SANITIZE=1 the first
+#            two that fail are rerun under compute-sanitizer
+#   lit      test/Runtime/cuda.test's commands (the machine has no lit)
+#   quick    bench/gpu_compare.py --quick
+#   compare  bench/gpu_compare.py with the arguments after `--`
+# Everything goes to $OUT (default /tmp/memopt-gpu): log.txt, cuda_tests.txt,
+# gpu_compare*.json. With MEMOPT_GPU_SECONDS=S the benchmark stages stop S
+# seconds after the script started (their JSON keeps every finished run).
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+out="${OUT:-/tmp/memopt-gpu}"
+mkdir -p "$out"
+exec > >(tee -a "$out/log.txt") 2>&1
+
+started=$(date +%s)
+budget="${MEMOPT_GPU_SECONDS:-100000}"
+left() { echo $((started + budget - $(date +%s))); }
+tests_failed=0
+
+stages=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do stages+=("$1"); shift; done
+[ "${1:-}" = "--" ] && shift
+compare_args=("$@")
+
+# The tests were built with this checkout at /work/main; make that path work.
+if [ "$root" != /work/main ] && [ ! -e /work/main ]; then
+  mkdir -p /work && ln -s "$root" /work/main
+fi
+tar -C .gpu -xzf .gpu/bundle.tgz || exit 1
+mkdir -p build-static/unittests/Training/models
+cp .gpu/models/*.mlir build-static/unittests/Training/models/
+
+# CUDA's libraries: the toolkit's, and cuDNN from wherever it is installed
+# (PyTorch's wheel carries one).
+libdirs="$root/.gpu/lib"
+for lib in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcudnn.so.9; do
+  found=$(find /usr/local/cuda/lib64/ /usr/local/cuda/targets/ /usr/lib/x86_64-linux-gnu/ \
+    /opt/ /usr/local/lib/ -name "$lib" -print -quit 2>/dev/null)
+  if [ -z "$found" ]; then
+    echo "check: $lib not found on this machine"
+  else
+    libdirs="$libdirs:$(dirname "$found")"
+  fi
+done
+mkdir -p .gpu/wrap
+for b in memopt-run memopt-opt MemOptCudaTests; do
+  printf '#!/bin/sh\nLD_LIBRARY_PATH="%s" exec "%s" "$@"\n' \
+    "$libdirs" "$root/.gpu/bin/$b" >".gpu/wrap/$b"
+  chmod +x ".gpu/wrap/$b"
+  LD_LIBRARY_PATH="$libdirs" ldd ".gpu/bin/$b" | grep "not found" |
+    sed "s/^/check: $b needs /"
+done
+export PATH="$root/.gpu/wrap:$root/.gpu/bin:$PATH"
+MEMOPT_GIT_COMMIT=$(cat .gpu/commit 2>/dev/null)
+MEMOPT_GIT_DIRTY=$(cat .gpu/dirty 2>/dev/null)
+export MEMOPT_GIT_COMMIT MEMOPT_GIT_DIRTY
+
+stage_env() {
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+  nvcc --version | tail -2
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda,
+"cudnn", torch.backends.cudnn.version(), torch.cuda.get_device_name())'
+  echo "libraries: $libdirs"
+}
+
+stage_tests() {
+  local list failed=() t rc
+  list=$(MemOptCudaTests --gtest_list_tests | awk '
+    /^[^ ]/ {suite=$1} /^  / {print suite $1}')
+  for t in $list; do
+    timeout 100 MemOptCudaTests --gtest_filter="$t" >"$out/one.txt" 2>&1
+    rc=$?
+    cat "$out/one.txt" >>"$out/cuda_tests.txt"
+    if [ $rc -eq 0 ]; then
+      grep -q "SKIPPED \]" "$out/one.txt" && echo "SKIP $t" || echo "PASS $t"
+    else
+      echo "FAIL $t (exit $rc)"
+      grep -E "Failure|error|Error|Expected|Which is|actual|CUDA" "$out/one.txt" | head -12
+      failed+=("$t")
+    fi
+  done
+  rm -f "$out/one.txt"
+  echo "tests: $(echo "$list" | wc -w) run, ${#failed[@]} failed"
+  tests_failed=${#failed[@]}
+  local n=0
+  [ "${MEMOPT_GPU_SANITIZE:-0}" = 1 ] || return 0
+  for t in "${failed[@]}"; do
+    grep -q "$t" "$out/cuda_tests.txt" || continue
+    [ $n -ge 2 ] && break
+    n=$((n + 1))
+    echo "== compute-sanitizer $t"
+    LD_LIBRARY_PATH="$libdirs" timeout 120 compute-sanitizer --tool memcheck \
+      --print-limit 5 .gpu/bin/MemOptCudaTests --gtest_filter="$t" 2>&1 |
+      grep -v "^\[ \|^Running\|^Note:" | head -40
+  done
+}
+
+stage_lit() {
+  local t
+  t=$(mktemp -d)
+  memopt-run examples/cnn.mlir --steps=5 --lr=0.05 --device=cpu >"$t/cpu" &&
+    memopt-run examples/cnn.mlir --steps=5 --lr=0.05 >"$t/auto" &&
+    grep -q "device: cuda (auto)" "$t/auto" &&
+    python3 test/Runtime/Inputs/compare_losses.py --tolerance 0.001 "$t/cpu" "$t/auto" &&
+    memopt-run examples/cnn.mlir --steps=5 --lr=0.05 --device=cpu --precision=fp16 >"$t/cpu16" &&
+    memopt-run examples/cnn.mlir --steps=5 --lr=0.05 --device=cuda --precision=fp16 \
+      --checkpoint=sqrt --inplace >"$t/cuda16" &&
+    python3 test/Runtime/Inputs/compare_losses.py --tolerance 0.01 "$t/cpu16" "$t/cuda16" &&
+    grep -q "loss scale: 65536 -> 65536, 0 of 5 steps skipped" "$t/cuda16"
+  echo "lit cuda.test: exit $?"
+  tail -n 6 "$t"/auto "$t"/cuda16
+}
+
+stage_quick() {
+  [ "$(left)" -gt 30 ] || { echo "quick: no time left"; return; }
+  PYTHONUNBUFFERED=1 timeout "$(left)" python3 bench/gpu_compare.py --quick \
+    --memopt-run .gpu/wrap/memopt-run --timeout 120 \
+    --output "$out/gpu_compare_quick.json"
+  echo "gpu_compare --quick: exit $?"
+}
+
+stage_compare() {
+  [ "$tests_failed" -eq 0 ] || echo "compare: note: $tests_failed CUDA tests failed"
+  [ "$(left)" -gt 30 ] || { echo "compare: no time left"; return; }
+  PYTHONUNBUFFERED=1 timeout "$(left)" python3 bench/gpu_compare.py \
+    --memopt-run .gpu/wrap/memopt-run \
+    --output "$out/gpu_compare.json" "${compare_args[@]}"
+  echo "gpu_compare: exit $?"
+}
+
+for s in "${stages[@]}"; do
+  echo "=== $s ($(date +%T))"
+  "stage_$s"
+done
+echo "=== done ($(date +%T))"
