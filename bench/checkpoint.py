@@ -417,9 +417,10 @@ def machine():
 
 
 def git_info():
-    # A copy without .git (the GPU machine's) says its commit in
-    # MEMOPT_GIT_COMMIT (scripts/gpu/bundle.sh records it).
-    if os.environ.get("MEMOPT_GIT_COMMIT") and not os.path.isdir(os.path.join(ROOT, ".git")):
+    # The GPU machine's copy of the tree says the commit its binaries were
+    # built from in MEMOPT_GIT_COMMIT (scripts/gpu/bundle.sh records it; the
+    # copy's own .git, where there is one, can be stale).
+    if os.environ.get("MEMOPT_GIT_COMMIT"):
         return {"commit": os.environ["MEMOPT_GIT_COMMIT"],
                 "dirty": os.environ.get("MEMOPT_GIT_DIRTY") == "1"}
 
