@@ -64,8 +64,9 @@ torch.cuda.max_memory_allocated() over steps 2..N (reset after the warm-up
 step 1) and the median of steps 2..N, each step timed between
 torch.cuda.synchronize() calls, plus the mean over all N steps; memopt-run's
 "measured high-water" (arena + arguments and constants + alignment), its
-cudaMemGetInfo high-water minus the before-plan value, and its mean step time
-over all N steps (memopt-run does not separate the first step). Both report
+cudaMemGetInfo high-water minus the before-plan value, its mean step time
+over all N steps and, from --step-times, each step's time and the median of
+steps 2..N (each step timed until its updates are applied). Both report
 the per-step loss. The driver-level view (cudaMemGetInfo high-water after any
 step minus before the model) is recorded for PyTorch too.
 
@@ -129,8 +130,9 @@ DEFINITIONS = {
                           "CUDA init; memopt: 'bytes in use before the plan'); "
                           "includes PyTorch's cached-but-free blocks and "
                           "library workspaces outside either allocator",
-    "step_ms_median": "PyTorch: median of steps 2..N, each between "
-                      "torch.cuda.synchronize() calls",
+    "step_ms_median": "median of steps 2..N (PyTorch: each between "
+                      "torch.cuda.synchronize() calls; memopt: memopt-run "
+                      "--step-times, each from its start to its applied updates)",
     "step_ms_mean_all": "mean over all N steps, the warm-up step included "
                         "(memopt-run's 'ms per step'; PyTorch likewise)",
     "losses": "the loss of every step (PyTorch: unscaled; memopt: 'step i/N loss X')",
@@ -149,6 +151,8 @@ _STEP_RE = re.compile(r"^(?:\[[# ]*\] )?step (\d+)/(\d+) loss (\S+)$")
 _SUMMARY_RE = re.compile(
     r"^loss (\S+) -> (\S+) over (\d+) steps, ([\d.]+) ms per step$")
 _KERNELS_RE = re.compile(r"^@(\S+) on (\S+): (\d+) kernels$")
+_STEP_TIMES_RE = re.compile(
+    r"^step times \(ms\): ([\d. ]+?)(?:; median after the first ([\d.]+))?$")
 _ARENA_RE = re.compile(
     r"^arena: (\d+) bytes planned; arguments and constants: (\d+) bytes$")
 _SCALE_RE = re.compile(
@@ -174,6 +178,10 @@ def parse_memopt_run(text):
         elif m := _SUMMARY_RE.match(line):
             out.update(loss_first=float(m.group(1)), loss_last=float(m.group(2)),
                        step_ms_mean_all=float(m.group(4)))
+        elif m := _STEP_TIMES_RE.match(line):
+            out["step_ms"] = [float(t) for t in m.group(1).split()]
+            if m.group(2):
+                out["step_ms_median"] = float(m.group(2))
         elif m := _KERNELS_RE.match(line):
             out.update(function=m.group(1), device=m.group(2),
                        kernels=int(m.group(3)))
@@ -195,16 +203,18 @@ def parse_memopt_run(text):
     return out
 
 
-# Real output of `build/bin/memopt-run examples/cnn.mlir --device=cpu --steps=2
-# --precision=fp16` (CPU: no cudaMemGetInfo line).
+# Real output of `build/bin/memopt-run examples/cnn.mlir --device=cpu --steps=3
+# --precision=fp16 --step-times` (CPU: no cudaMemGetInfo line).
 SAMPLE_CPU = """\
-@cnn_train on cpu: 73 kernels
-arena: 10093504 bytes planned; arguments and constants: 774320 bytes
-step 1/2 loss 2.320462
-step 2/2 loss 2.317305
-loss 2.320462 -> 2.317305 over 2 steps, 213.7 ms per step
-loss scale: 65536 -> 65536, 0 of 2 steps skipped (inf/NaN gradients)
-memory: measured high-water 10867908 bytes = arena 10093504 + arguments and constants 774320 + alignment 84
+@cnn_train on cpu: 67 kernels
+arena: 8917376 bytes planned; arguments and constants: 774320 bytes
+step 1/3 loss 2.320480
+step 2/3 loss 2.317322
+step 3/3 loss 2.297581
+loss 2.320480 -> 2.297581 over 3 steps, 245.7 ms per step
+step times (ms): 254.4 236.5 239.5; median after the first 238.0
+loss scale: 65536 -> 65536, 0 of 3 steps skipped (inf/NaN gradients)
+memory: measured high-water 9691780 bytes = arena 8917376 + arguments and constants 774320 + alignment 84
 """
 
 # FORMAT ONLY, not a measurement: the cudaMemGetInfo line as
@@ -219,12 +229,13 @@ SAMPLE_FORMAT = (
 
 def self_test():
     got = parse_memopt_run(SAMPLE_CPU)
-    want = {"losses": [2.320462, 2.317305], "steps": 2, "function": "cnn_train",
-            "device": "cpu", "kernels": 73, "arena_planned_bytes": 10093504,
-            "persistent_bytes": 774320, "loss_first": 2.320462,
-            "loss_last": 2.317305, "step_ms_mean_all": 213.7,
+    want = {"losses": [2.32048, 2.317322, 2.297581], "steps": 3,
+            "function": "cnn_train", "device": "cpu", "kernels": 67,
+            "arena_planned_bytes": 8917376, "persistent_bytes": 774320,
+            "loss_first": 2.32048, "loss_last": 2.297581, "step_ms_mean_all": 245.7,
+            "step_ms": [254.4, 236.5, 239.5], "step_ms_median": 238.0,
             "loss_scale_initial": 65536.0, "loss_scale_final": 65536.0,
-            "skipped_steps": 0, "peak_bytes": 10867908, "arena_bytes": 10093504,
+            "skipped_steps": 0, "peak_bytes": 9691780, "arena_bytes": 8917376,
             "arguments_and_constants_bytes": 774320, "alignment_bytes": 84}
     assert got == want, f"CPU sample: got {got}"
     assert got["peak_bytes"] == (got["arena_bytes"] + got["alignment_bytes"]
@@ -342,7 +353,7 @@ def run_memopt(memopt_run, mlir, spec, flags, weights, inputs, timeout):
     optimizer, lr = OPTIMIZER[spec["model"]]
     cmd = [memopt_run, mlir, f"--device={spec['device']}", f"--steps={spec['steps']}",
            f"--optimizer={optimizer}", f"--lr={lr}", f"--load-weights={weights}",
-           f"--inputs={inputs}"] + flags
+           f"--inputs={inputs}", "--step-times"] + flags
     record = {"command": " ".join(shlex.quote(c) for c in cmd)}
     started = time.perf_counter()
     try:

@@ -4,6 +4,9 @@
 
 #include "llvm/Support/Format.h"
 
+#include <algorithm>
+#include <vector>
+
 using namespace memopt::run;
 
 Progress::Progress(llvm::raw_ostream &os, unsigned total, std::string unit)
@@ -42,4 +45,21 @@ void Progress::finish() {
        << (unit.back() == 'h' ? "es, " : "s, ")
        << llvm::format("%.1f", 1000 * seconds / reported) << " ms per " << unit
        << "\n";
+}
+
+void memopt::run::printStepTimes(llvm::raw_ostream &os,
+                                 llvm::ArrayRef<double> stepMs) {
+  if (stepMs.empty())
+    return;
+  os << "step times (ms):";
+  for (double ms : stepMs)
+    os << " " << llvm::format("%.1f", ms);
+  if (stepMs.size() >= 2) {
+    std::vector<double> rest(stepMs.begin() + 1, stepMs.end());
+    std::sort(rest.begin(), rest.end());
+    size_t n = rest.size();
+    double median = n % 2 ? rest[n / 2] : (rest[n / 2 - 1] + rest[n / 2]) / 2;
+    os << "; median after the first " << llvm::format("%.1f", median);
+  }
+  os << "\n";
 }

@@ -9,6 +9,7 @@
 #ifndef MEMOPT_TOOLS_MEMOPT_RUN_PROGRESS_H
 #define MEMOPT_TOOLS_MEMOPT_RUN_PROGRESS_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -33,6 +34,11 @@ private:
   double firstLoss = 0, lastLoss = 0;
   std::chrono::steady_clock::time_point start;
 };
+
+/// `--step-times`: every step's wall time in ms and, with two or more
+/// steps, the median of those after the first (which warms up: algorithm
+/// search, graph capture, first-touch allocations), on one line.
+void printStepTimes(llvm::raw_ostream &os, llvm::ArrayRef<double> stepMs);
 
 } // namespace memopt::run
 

@@ -229,6 +229,11 @@ cl::opt<std::string> traceFile(
     cl::desc("Write a Chrome trace (Perfetto) of the last step's kernels and "
              "live bytes to this file, and print the per-kernel memory table"),
     cl::init(""), cl::cat(category));
+cl::opt<bool> stepTimes(
+    "step-times",
+    cl::desc("Also print each step's wall time and the median of the steps "
+             "after the first (which warms up)"),
+    cl::init(false), cl::cat(category));
 cl::opt<bool> compare(
     "compare",
     cl::desc("Run the baseline (no schedule, no planning) and the optimised "
@@ -438,8 +443,10 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
   double initialScale = scaleArg >= 0 ? readScale() : 0, scale = initialScale;
   unsigned skippedSteps = 0;
   auto start = std::chrono::steady_clock::now();
+  std::vector<double> stepMs;
   data.next(executor);
   for (unsigned step = 0; step < numSteps; ++step) {
+    auto stepStart = std::chrono::steady_clock::now();
     if (!traceFile.empty() && step + 1 == numSteps)
       executor.setStepObserver(
           [&](size_t i, double seconds) { stepSeconds[i] = seconds; });
@@ -467,6 +474,9 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
       skippedSteps += next < scale;
       scale = next;
     }
+    stepMs.push_back(1000 * std::chrono::duration<double>(
+                                std::chrono::steady_clock::now() - stepStart)
+                                .count());
   }
   summary.msPerStep =
       1000 *
@@ -474,6 +484,8 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
           .count() /
       numSteps;
   progress.finish();
+  if (stepTimes)
+    run::printStepTimes(out, stepMs);
   if (scaleArg >= 0)
     out << "loss scale: " << llvm::format("%g", initialScale) << " -> "
         << llvm::format("%g", scale) << ", " << skippedSteps << " of "
