@@ -104,8 +104,7 @@ const Case kCases[] = {
     {"MlpAdamW8bit", Case::Example, "mlp.mlir",
      "memopt-pipeline{optimizer=adamw8bit lr=0.01}", 1e-4, 3, true},
     {"MlpAdamBf16State", Case::Example, "mlp.mlir",
-     "memopt-pipeline{optimizer=adam lr=0.01 state-dtype=bf16}", 1e-4, 3,
-     true},
+     "memopt-pipeline{optimizer=adam lr=0.01 state-dtype=bf16}", 1e-4, 3, true},
     // Clipping under momentum, whose update is proportional to the clipped
     // gradient (Adam's is nearly invariant to its scale, and so would hide a
     // wrong coefficient; near eps it amplifies summation-order noise).
@@ -180,8 +179,7 @@ const Case kCases[] = {
     // logits reach hundreds, where an f16 ulp is 0.25, and its softmax
     // gradients then differ between any two summation orders.
     {"CnnFp16Gradients", Case::Example, "cnn.mlir",
-     "memopt-pipeline{optimizer=none precision=fp16 init-scale=1024}", 2e-2,
-     2},
+     "memopt-pipeline{optimizer=none precision=fp16 init-scale=1024}", 2e-2, 2},
     {"Gpt2Fp16Adam", Case::Suite, "gpt2",
      "memopt-pipeline{optimizer=adam lr=0.001 precision=fp16 "
      "growth-interval=2}",

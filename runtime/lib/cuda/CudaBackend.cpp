@@ -25,9 +25,9 @@
 // replay it (one launch per step instead of one per kernel), since every
 // tensor stays at its address. Plans with dropout (on its own or in fused
 // attention) are the exception: its mask depends on the step counter, a
-// kernel argument the graph would freeze, so they run kernel by kernel, as does a plan whose capture
-// failed (a library call a graph cannot record). MEMOPT_CUDA_GRAPHS=0 turns
-// graphs off.
+// kernel argument the graph would freeze, so they run kernel by kernel, as does
+// a plan whose capture failed (a library call a graph cannot record).
+// MEMOPT_CUDA_GRAPHS=0 turns graphs off.
 //
 //===----------------------------------------------------------------------===//
 
