@@ -8,8 +8,11 @@
 #   lit      test/Runtime/cuda.test's commands (the machine has no lit)
 #   quick    bench/gpu_compare.py --quick
 #   compare  bench/gpu_compare.py with the arguments after `--`
+#   trace    where the step's time goes: memopt-run --trace on the GPU for
+#            the benchmark models in f32 and fp16, summed by kernel kind
+#            (scripts/kernel_times.py) into kernel_times.txt
 # Everything goes to $OUT (default /tmp/memopt-gpu): log.txt, cuda_tests.txt,
-# gpu_compare*.json. With MEMOPT_GPU_SECONDS=S the benchmark stages stop S
+# gpu_compare*.json, kernel_times.txt. With MEMOPT_GPU_SECONDS=S the benchmark stages stop S
 # seconds after the script started (their JSON keeps every finished run).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -132,6 +135,26 @@ stage_compare() {
     --memopt-run .gpu/wrap/memopt-run \
     --output "$out/gpu_compare.json" "${compare_args[@]}"
   echo "gpu_compare: exit $?"
+}
+
+stage_trace() {
+  local t spec name flags
+  t=$(mktemp -d)
+  for spec in "cifar-resnet --depth 110 --batch 128" "resnet50 --batch 256" \
+    "unet --batch 8 --image-size 256 --classes 2" \
+    "gpt2 --batch 16 --seq 1024"; do
+    name=${spec%% *}
+    python3 examples/generate_models.py $spec -o "$t/$name.mlir" || continue
+    for flags in "" "--precision=fp16"; do
+      [ "$(left)" -gt 40 ] || { echo "trace: no time left"; return; }
+      echo "== $spec $flags" | tee -a "$out/kernel_times.txt"
+      timeout "$(left)" memopt-run "$t/$name.mlir" --device=cuda --steps=2 \
+        --step-times --trace="$t/trace.json" $flags >"$t/run.txt" 2>&1
+      grep -E "^step times|^loss |error" "$t/run.txt" | tee -a "$out/kernel_times.txt"
+      python3 scripts/kernel_times.py "$t/run.txt" --top 12 >>"$out/kernel_times.txt"
+    done
+  done
+  head -c 20000 "$out/kernel_times.txt"
 }
 
 for s in "${stages[@]}"; do
