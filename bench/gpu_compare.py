@@ -51,6 +51,9 @@ GPT-2; memopt with the same optimizer and lr):
                       GPT-2 has no ReLU: skipped)
   all                 checkpoint + amp + inplace   | sqrt + fp16 + inplace
   all-optimal         (memopt only)                | optimal + fp16 + inplace
+  tf32                (memopt only; PyTorch's      | --tf32 (TF32 convolutions
+                      plain already runs its       |  and GEMMs)
+                      convolutions in TF32)
   sdpa                (PyTorch only; GPT-2) plain  | (memopt's plain already
                       with scaled_dot_product_     |  fuses attention)
                       attention, PyTorch's fused
@@ -106,6 +109,7 @@ VARIANTS = {
     "all": ({"checkpoint": True, "amp": True, "inplace": True},
             ["--checkpoint=sqrt", "--precision=fp16", "--inplace"]),
     "all-optimal": (None, ["--checkpoint=optimal", "--precision=fp16", "--inplace"]),
+    "tf32": (None, ["--tf32"]),
     "sdpa": ({"checkpoint": False, "amp": False, "inplace": False, "sdpa": True}, None),
     "all-sdpa": ({"checkpoint": True, "amp": True, "inplace": True, "sdpa": True}, None),
 }

@@ -774,7 +774,7 @@ def gen_options(rng, ctx, work):
     if "precision" not in chosen and "loss-scale" in chosen and rng.random() < 0.7:
         args.append("--precision=fp16")
     flags = rng.sample(["--inplace", "--no-optimize", "--verbose", "--partition=false",
-                        "--compare", "--abn", "--step-times"], rng.choice([0, 0, 0, 1]))
+                        "--compare", "--abn", "--step-times", "--tf32"], rng.choice([0, 0, 0, 1]))
     cmd = [ctx.tools["memopt-run"], "model.mlir"]
     if "device" not in chosen:
         cmd.append("--device=cpu")

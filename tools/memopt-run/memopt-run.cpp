@@ -40,6 +40,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <random>
 
 using namespace mlir;
@@ -229,6 +230,13 @@ cl::opt<std::string> traceFile(
     cl::desc("Write a Chrome trace (Perfetto) of the last step's kernels and "
              "live bytes to this file, and print the per-kernel memory table"),
     cl::init(""), cl::cat(category));
+cl::opt<bool> tf32(
+    "tf32",
+    cl::desc("On the GPU, let f32 convolutions and matrix products use TF32 "
+             "tensor cores (PyTorch does for convolutions by default): "
+             "faster, no longer within f32 rounding of the CPU (sets "
+             "MEMOPT_CUDA_TF32=1; no effect on the CPU)"),
+    cl::init(false), cl::cat(category));
 cl::opt<bool> stepTimes(
     "step-times",
     cl::desc("Also print each step's wall time and the median of the steps "
@@ -668,6 +676,9 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv, "memopt-run: compile a memopt graph and run it\n");
+  // The CUDA backend reads it when it starts.
+  if (tf32)
+    ::setenv("MEMOPT_CUDA_TF32", "1", /*overwrite=*/1);
 
   DialectRegistry registry;
   registerAllDialects(registry);

@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <optional>
 #include <set>
 
@@ -92,6 +93,8 @@ struct Case {
   int steps;
   /// Each step starts from the CPU's arguments (narrow optimizer states).
   bool resync = false;
+  /// The GPU may use TF32 tensor cores for f32 (MEMOPT_CUDA_TF32=1).
+  bool tf32 = false;
 };
 
 const Case kCases[] = {
@@ -170,6 +173,10 @@ const Case kCases[] = {
      "memopt-pipeline{optimizer=sgd lr=0.01}", 1e-3, 2, true},
     {"Zoo", Case::Inline, kZoo, "memopt-pipeline{optimizer=adam lr=0.01}", 1e-4,
      3},
+    // TF32 convolutions and GEMMs (memopt-run --tf32): a 10-bit mantissa,
+    // so fp16's tolerance.
+    {"CnnTf32", Case::Example, "cnn.mlir",
+     "memopt-pipeline{optimizer=momentum lr=0.05}", 2e-2, 2, false, true},
     {"CnnFp16", Case::Example, "cnn.mlir",
      "memopt-pipeline{optimizer=momentum lr=0.05 precision=fp16}", 2e-2, 3},
     // Gradients as results: unscaled by memopt.unscale (updates unscale
@@ -248,7 +255,12 @@ TEST_P(CudaDifferential, AgreesWithTheCpu) {
     GTEST_SKIP() << "no usable CUDA device: " << *why;
   auto cpu = CompiledStep::compile(sourceOf(c), c.pipeline);
   ASSERT_TRUE(cpu);
+  // The CUDA backend reads MEMOPT_CUDA_TF32 when it starts.
+  if (c.tf32)
+    ::setenv("MEMOPT_CUDA_TF32", "1", 1);
   std::unique_ptr<CompiledStep> gpu = cpu->onDevice("cuda");
+  if (c.tf32)
+    ::unsetenv("MEMOPT_CUDA_TF32");
   cpu->randomize(17);
   for (size_t i = 0; i < cpu->numArguments(); ++i)
     gpu->setArgument(i, cpu->argument(i));

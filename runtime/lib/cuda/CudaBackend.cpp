@@ -250,6 +250,8 @@ public:
                     CUBLAS_DEFAULT_MATH |
                     CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)),
             "cublasSetMathMode");
+      const char *tf32 = std::getenv("MEMOPT_CUDA_TF32");
+      ctx.tf32 = tf32 && std::string(tf32) == "1";
       check(cudnnCreate(&ctx.cudnn), "cudnnCreate");
       check(cudnnSetStream(ctx.cudnn, ctx.stream), "cudnnSetStream");
       check(cudaMalloc(reinterpret_cast<void **>(&ctx.errorFlag), sizeof(int)),

@@ -46,6 +46,9 @@ struct CudaContext {
   /// A device int: kernels that find bad data (an id or label out of range)
   /// set it to 1 + the step index; the backend checks it after the step.
   int *errorFlag = nullptr;
+  /// f32 convolutions and GEMMs may use TF32 tensor cores (MEMOPT_CUDA_TF32=1,
+  /// memopt-run --tf32): faster, no longer within f32 rounding of the CPU.
+  bool tf32 = false;
 };
 
 /// The most dimensions a tensor of the plan has (checked on the host).

@@ -42,6 +42,13 @@ cudnnDataType_t cudnnType(DType t) {
               runtime::concat("cuDNN called with dtype ", dtypeName(t)));
 }
 
+cublasComputeType_t gemmCompute(DType ab, const CudaContext &cuda) {
+  if (ab == DType::F64)
+    return CUBLAS_COMPUTE_64F;
+  return ab == DType::F32 && cuda.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                       : CUBLAS_COMPUTE_32F;
+}
+
 cudaDataType_t cudaType(DType t) {
   switch (t) {
   case DType::F32:

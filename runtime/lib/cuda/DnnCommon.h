@@ -25,6 +25,10 @@ cudnnDataType_t cudnnType(DType t);
 /// others).
 cudaDataType_t cudaType(DType t);
 
+/// cuBLAS's compute type for GEMMs with `ab` operands: f64, or f32
+/// accumulation (TF32 tensor cores for f32 operands where `cuda.tf32`).
+cublasComputeType_t gemmCompute(DType ab, const CudaContext &cuda);
+
 /// cuDNN's scaling factors: double for f64 tensors, float otherwise.
 struct Scale {
   float f;

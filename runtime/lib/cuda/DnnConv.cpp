@@ -4,9 +4,10 @@
 // (cross-correlation, groups, f32 compute; f64 tensors compute in f64).
 // f32 convolutions use CUDNN_FMA_MATH: cuDNN's default math type lets
 // Ampere and later GPUs compute f32 convolutions in TF32, whose 10-bit
-// mantissa would put them far from the CPU reference. f16/bf16 use tensor
-// cores (CUDNN_TENSOR_OP_MATH) with f32 accumulation, like the CPU backend,
-// which widens them to f32.
+// mantissa would put them far from the CPU reference (MEMOPT_CUDA_TF32=1
+// allows it, as PyTorch's torch.backends.cudnn.allow_tf32 does by default).
+// f16/bf16 use tensor cores (CUDNN_TENSOR_OP_MATH) with f32 accumulation, like
+// the CPU backend, which widens them to f32.
 //
 // The convolution algorithm of each step is chosen once: tuneStep, at load
 // time, times cuDNN's candidates on the step's own buffers and keeps the
@@ -133,8 +134,12 @@ struct ConvSetup {
   cudnnMathType_t defaultMath;
 
   /// `tensors` must have no empty tensor.
-  ConvSetup(ConvOp convOp, const Step &step, const ConvTensors &tensors)
-      : op(convOp), dtype(tensors.y->dtype), t(tensors) {
+  /// Whether f32 may use TF32 tensor cores.
+  bool tf32;
+
+  ConvSetup(ConvOp convOp, const Step &step, const ConvTensors &tensors,
+            bool allowTf32)
+      : op(convOp), dtype(tensors.y->dtype), t(tensors), tf32(allowTf32) {
     const Conv2DAttrs &a = step.get<Conv2DAttrs>();
     x.set(*t.x);
     y.set(*t.y);
@@ -150,7 +155,7 @@ struct ConvSetup {
           "cudnnSetConvolutionGroupCount");
     switch (dtype) {
     case DType::F32:
-      defaultMath = CUDNN_FMA_MATH; // No TF32.
+      defaultMath = tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
       break;
     case DType::F16:
     case DType::BF16:
@@ -169,10 +174,10 @@ struct ConvSetup {
   }
 };
 
-/// Whether an algorithm reported with math type `math` computes as the CPU
-/// reference does: f32 convolutions must not use TF32 tensor cores.
-bool mathAllowed(DType dtype, cudnnMathType_t math) {
-  return dtype != DType::F32 || math == CUDNN_FMA_MATH;
+/// Whether an algorithm reported with math type `math` may run: f32
+/// convolutions use TF32 tensor cores only where the context allows it.
+bool mathAllowed(const ConvSetup &s, cudnnMathType_t math) {
+  return s.dtype != DType::F32 || s.tf32 || math == CUDNN_FMA_MATH;
 }
 
 /// One candidate of cuDNN's heuristics or of its timed search, whatever the
@@ -327,7 +332,7 @@ CacheEntry &entryFor(const Step &step, const std::vector<int64_t> &signature) {
 /// algorithm 0 (implicit GEMM / ALGO_0: no workspace).
 Choice heuristicChoice(const CudaContext &cuda, ConvSetup &s) {
   for (const AlgoPerf &p : heuristicAlgos(cuda.cudnn, s)) {
-    if (p.status != CUDNN_STATUS_SUCCESS || !mathAllowed(s.dtype, p.math))
+    if (p.status != CUDNN_STATUS_SUCCESS || !mathAllowed(s, p.math))
       continue;
     s.setMath(p.math);
     size_t bytes = 0;
@@ -379,7 +384,7 @@ void runConvolution(const KernelCall &call, ConvOp op) {
       fillWithBias(call, out, call.in(2), out.dim(2) * out.dim(3));
     return;
   }
-  ConvSetup s(op, call.step, tensors);
+  ConvSetup s(op, call.step, tensors, call.cuda.tf32);
   const Choice c = chooseAlgo(call.cuda, call.step, s);
   s.setMath(c.math);
   cudnnHandle_t h = call.cuda.cudnn;
@@ -440,13 +445,13 @@ void tuneStep(CudaContext &cuda, const Step &step,
   const std::vector<int64_t> signature = convSignature(step, tensors);
   std::optional<Choice> best;
   if (!anyEmpty(tensors)) {
-    ConvSetup s(*op, step, tensors);
+    ConvSetup s(*op, step, tensors, cuda.tf32);
     const size_t scratch =
         cuda.workspace ? std::min(cuda.workspaceBytes, workspaceLimit) : 0;
     for (const AlgoPerf &p : timedAlgos(
              cuda.cudnn, s, scratch ? cuda.workspace : nullptr, scratch)) {
       if (p.status != CUDNN_STATUS_SUCCESS || p.memory > workspaceLimit ||
-          !mathAllowed(s.dtype, p.math))
+          !mathAllowed(s, p.math))
         continue;
       s.setMath(p.math);
       size_t bytes = 0;

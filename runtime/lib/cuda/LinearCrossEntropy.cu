@@ -93,8 +93,7 @@ struct Gemm {
 void gemm(const KernelCall &call, const Gemm &g, const void *a, const void *b,
           const Scale &beta, void *c) {
   const cudaDataType_t tab = cudaType(g.ab), tc = cudaType(g.c);
-  const cublasComputeType_t compute =
-      g.ab == DType::F64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+  const cublasComputeType_t compute = gemmCompute(g.ab, call.cuda);
   check(cublasGemmEx(call.cuda.cublas, g.transB ? CUBLAS_OP_T : CUBLAS_OP_N,
                      g.transA ? CUBLAS_OP_T : CUBLAS_OP_N, toInt(g.n, "GEMM N"),
                      toInt(g.m, "GEMM M"), toInt(g.k, "GEMM K"),
