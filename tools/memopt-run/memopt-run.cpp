@@ -16,6 +16,7 @@
 #include "memopt/InitAll.h"
 #include "memopt/Support/InputLimits.h"
 #include "memopt/runtime/Backend.h"
+#include "memopt/runtime/BlasCore.h"
 #include "memopt/runtime/Error.h"
 #include "memopt/runtime/Executor.h"
 #include "memopt/runtime/Plan.h"
@@ -42,6 +43,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <random>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace memopt;
@@ -421,8 +423,19 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
   // Data loaded from --inputs stays as loaded: no dataset overwrites it.
   run::DataFeed data(*plan, graph, inputs ? "fixed" : dataSpec.getValue(),
                      evalMode ? "test" : "train", seed);
-  if (verbose)
+  if (verbose) {
     out << "  data: " << data.describe() << "\n";
+    std::string blas = runtime::blasCoreName();
+    if (!blas.empty()) {
+      out << "  blas: OpenBLAS " << blas << " kernels";
+      if (const char *fallback = std::getenv("MEMOPT_OPENBLAS_FALLBACK"))
+        out << " (OPENBLAS_CORETYPE set by memopt-run: OpenBLAS chose "
+            << fallback << " for this CPU)";
+      else if (std::getenv("OPENBLAS_CORETYPE"))
+        out << " (OPENBLAS_CORETYPE)";
+      out << "\n";
+    }
+  }
 
   out << "@" << graph.functionName << " on " << deviceName << ": "
       << plan->steps.size() << " kernels\n";
@@ -674,6 +687,14 @@ FailureOr<CompiledGraph> compileInput(MLIRContext &context,
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
+  // OpenBLAS picks its kernels when it loads, before main: where it fell
+  // back to generic ones on this CPU, run again with the right ones.
+  if (auto core = runtime::betterBlasCore()) {
+    ::setenv("OPENBLAS_CORETYPE", core->c_str(), /*overwrite=*/1);
+    ::setenv("MEMOPT_OPENBLAS_FALLBACK", runtime::blasCoreName().c_str(), 1);
+    ::execv("/proc/self/exe", argv);
+    ::unsetenv("OPENBLAS_CORETYPE"); // exec failed: go on as loaded
+  }
   cl::ParseCommandLineOptions(
       argc, argv, "memopt-run: compile a memopt graph and run it\n");
   // The CUDA backend reads it when it starts.

@@ -16,7 +16,10 @@
 #include "Convert.h"
 #include "CpuKernels.h"
 
+#include "memopt/runtime/BlasCore.h"
+
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <new>
@@ -274,6 +277,18 @@ private:
 } // namespace
 
 std::unique_ptr<Backend> createCpuBackend() {
+  // Once a process: OpenBLAS on its generic kernels makes every GEMM
+  // several times slower, and only the program's environment can fix it.
+  static const bool warned = [] {
+    if (auto core = betterBlasCore())
+      std::fprintf(stderr,
+                   "memopt: OpenBLAS runs its generic %s kernels on this CPU "
+                   "(matrix products several times slower); start the "
+                   "program with OPENBLAS_CORETYPE=%s\n",
+                   blasCoreName().c_str(), core->c_str());
+    return true;
+  }();
+  (void)warned;
   return std::make_unique<CpuBackend>();
 }
 
