@@ -111,10 +111,13 @@ ConvTensors convTensors(ConvOp op, const std::vector<TensorRef> &inputs,
 
 /// Everything an algorithm choice depends on: a cached choice is only used
 /// for a step with the same signature.
-std::vector<int64_t> convSignature(const Step &step, const ConvTensors &t) {
+std::vector<int64_t> convSignature(const Step &step, const ConvTensors &t,
+                                   bool tf32) {
   const Conv2DAttrs &a = step.get<Conv2DAttrs>();
+  // TF32 is part of it: a choice made where TF32 was allowed must not run
+  // in a backend that computes in strict f32.
   std::vector<int64_t> s = {static_cast<int64_t>(step.kernel),
-                            static_cast<int64_t>(t.x->dtype)};
+                            static_cast<int64_t>(t.x->dtype), tf32};
   for (const TensorRef *r : {t.x, t.w, t.y})
     s.insert(s.end(), r->shape->begin(), r->shape->end());
   s.insert(s.end(), {a.strides[0], a.strides[1], a.padding[0], a.padding[1],
@@ -355,7 +358,7 @@ Choice heuristicChoice(const CudaContext &cuda, ConvSetup &s) {
 
 Choice chooseAlgo(const CudaContext &cuda, const Step &step, ConvSetup &s) {
   std::lock_guard<std::mutex> lock(cacheMutex());
-  CacheEntry &e = entryFor(step, convSignature(step, s.t));
+  CacheEntry &e = entryFor(step, convSignature(step, s.t, s.tf32));
   if (e.tuned && e.tuned->bytes <= cuda.workspaceBytes)
     return *e.tuned;
   if (e.fallback && e.fallbackLimit == cuda.workspaceBytes)
@@ -442,7 +445,8 @@ void tuneStep(CudaContext &cuda, const Step &step,
   if (!op)
     return;
   const ConvTensors tensors = convTensors(*op, inputs, outputs);
-  const std::vector<int64_t> signature = convSignature(step, tensors);
+  const std::vector<int64_t> signature =
+      convSignature(step, tensors, cuda.tf32);
   std::optional<Choice> best;
   if (!anyEmpty(tensors)) {
     ConvSetup s(*op, step, tensors, cuda.tf32);
