@@ -53,6 +53,31 @@ TEST(CrossEntropyKernelTest, LargeLogitsStayFinite) {
   EXPECT_NEAR(got[0], (row0 + row1) / 2, 1e-3);
 }
 
+/// Non-finite logits give what log-sum-exp means: a row of -inf but the
+/// label's finite logit still sums to that logit; a +inf logit makes the
+/// log-sum-exp, and so the loss, +inf; a NaN poisons the mean; the gradient
+/// of a row with a -inf logit is 0 there.
+TEST(CrossEntropyKernelTest, NonFiniteLogits) {
+  const double inf = INFINITY;
+  HostTensor labels{DType::I64, {1}, {1}};
+  auto loss = [&](std::vector<double> row) {
+    HostTensor logits{DType::F32, {1, 3}, std::move(row)};
+    return runOp1("cross_entropy", json::object(), {logits, labels},
+                  {DType::F32, {}})[0];
+  };
+  EXPECT_NEAR(loss({-inf, 2, -inf}), 0, 1e-7);
+  EXPECT_NEAR(loss({-inf, 2, 2}), std::log(2.0), 1e-6);
+  EXPECT_EQ(loss({inf, 2, 0}), inf);
+  EXPECT_TRUE(std::isnan(loss({std::nan(""), 2, 0})));
+  HostTensor logits{DType::F32, {1, 3}, {-inf, 0, 0}};
+  HostTensor one{DType::F32, {}, {1}};
+  auto grad = runOp1("cross_entropy_backward", json::object(),
+                     {one, logits, labels}, {DType::F32, {1, 3}});
+  EXPECT_EQ(grad[0], 0);
+  EXPECT_NEAR(grad[1], -0.5, 1e-7);
+  EXPECT_NEAR(grad[2], 0.5, 1e-7);
+}
+
 TEST(CrossEntropyKernelTest, LabelOutOfRangeIsAnError) {
   HostTensor logits = randomTensor(DType::F32, {3, 4}, 1);
   for (double bad : {4.0, -1.0}) {

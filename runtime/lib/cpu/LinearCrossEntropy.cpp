@@ -2,19 +2,20 @@
 //
 // linear_cross_entropy(hidden, weight, labels): `chunk` rows at a time, the
 // logits hidden·weightᵀ of those rows (a BLAS GEMM into the step's
-// workspace), each row's log-sum-exp in double (as cross_entropy computes
-// it) and its loss lse − logit[label]; the loss is their mean. The N×V
+// workspace), each row's log-sum-exp (RowSoftmax.h, as cross_entropy
+// computes it) and its loss lse − logit[label]; the loss is their mean. The N×V
 // logits never exist.
 //
 // linear_cross_entropy_backward recomputes each chunk's logits, turns them
-// in place into dlogits = grad_loss · (exp(logit − lse) − onehot) / N (in
-// double, as cross_entropy_backward), and multiplies: grad_hidden's rows =
+// in place into dlogits = grad_loss · (exp(logit − lse) − onehot) / N (as
+// cross_entropy_backward), and multiplies: grad_hidden's rows =
 // dlogits·weight, grad_weight += dlogitsᵀ·hidden.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
 #include "Gemm.h"
+#include "RowSoftmax.h"
 #include "WorkspaceRows.h"
 
 #include "memopt/runtime/ElementwiseMath.h"
@@ -50,11 +51,9 @@ template <typename T> void linearCrossEntropyImpl(const KernelCall &call) {
               logits, classes);
     for (int64_t i = 0; i < rows; ++i) {
       const T *row = logits + i * classes;
-      math::LogSumExp<double> sum;
-      for (int64_t j = 0; j < classes; ++j)
-        sum.add(static_cast<double>(row[j]));
-      lse[r0 + i] = static_cast<T>(sum.value());
-      total += sum.value() - static_cast<double>(row[labels[r0 + i]]);
+      const double l = rowLogSumExp(row, classes);
+      lse[r0 + i] = static_cast<T>(l);
+      total += l - static_cast<double>(row[labels[r0 + i]]);
     }
   }
   *call.out(0).as<T>() = static_cast<T>(total / static_cast<double>(n));
@@ -84,12 +83,8 @@ void linearCrossEntropyBackwardImpl(const KernelCall &call) {
             T(0), d, classes);
     for (int64_t i = 0; i < rows; ++i) {
       T *row = d + i * classes;
-      const double l = static_cast<double>(lse[r0 + i]);
-      const int64_t label = labels[r0 + i];
-      for (int64_t j = 0; j < classes; ++j) {
-        double p = math::exp(static_cast<double>(row[j]) - l);
-        row[j] = static_cast<T>((p - (j == label ? 1.0 : 0.0)) * scale);
-      }
+      rowSoftmaxGradient(row, classes, static_cast<double>(lse[r0 + i]),
+                         labels[r0 + i], scale, row);
     }
     // grad_hidden's rows = dlogits · weight; grad_weight += dlogitsᵀ · hidden.
     gemm<T>(false, false, rows, width, classes, T(1), d, classes, w, ld, T(0),

@@ -2,8 +2,9 @@
 //
 // Both reduce by the mean, accumulating in double. cross_entropy computes
 // log-sum-exp - logit[label] per row with the max subtracted (no overflow
-// for large logits); a label outside [0, C) is a kernel failure, as in
-// PyTorch, rather than a read out of bounds.
+// for large logits; RowSoftmax.h, shared with linear_cross_entropy); a
+// label outside [0, C) is a kernel failure, as in PyTorch, rather than a
+// read out of bounds.
 //
 // The gradients: cross_entropy_backward writes
 // grad_loss * (softmax(logits) - onehot(labels)) / N, checking every label
@@ -14,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
+#include "RowSoftmax.h"
 
 #include "memopt/runtime/ElementwiseMath.h"
 
@@ -31,10 +33,7 @@ template <typename T> void crossEntropyImpl(const KernelCall &call) {
   double total = 0;
   for (int64_t r = 0; r < n; ++r) {
     const T *row = px + r * c;
-    math::LogSumExp<double> lse;
-    for (int64_t j = 0; j < c; ++j)
-      lse.add(static_cast<double>(row[j]));
-    total += lse.value() - static_cast<double>(row[label[r]]);
+    total += rowLogSumExp(row, c) - static_cast<double>(row[label[r]]);
   }
   *call.out(0).as<T>() = static_cast<T>(total / static_cast<double>(n));
 }
@@ -61,18 +60,8 @@ template <typename T> void crossEntropyBackwardImpl(const KernelCall &call) {
   T *out = call.out(0).as<T>();
   for (int64_t r = 0; r < n; ++r) {
     const T *row = px + r * c;
-    T *dst = out + r * c;
-    double max = static_cast<double>(row[0]);
-    for (int64_t j = 1; j < c; ++j)
-      max = std::max(max, static_cast<double>(row[j]));
-    double sum = 0;
-    for (int64_t j = 0; j < c; ++j)
-      sum += math::exp(static_cast<double>(row[j]) - max);
-    const double inv = 1 / sum;
-    for (int64_t j = 0; j < c; ++j) {
-      double p = math::exp(static_cast<double>(row[j]) - max) * inv;
-      dst[j] = static_cast<T>((p - (j == label[r] ? 1.0 : 0.0)) * scale);
-    }
+    rowSoftmaxGradient(row, c, rowLogSumExp(row, c), label[r], scale,
+                       out + r * c);
   }
 }
 

@@ -1,0 +1,71 @@
+//===- RowSoftmax.h - a row's log-sum-exp and softmax gradient --*- C++ -*-===//
+//
+// Internal to the CPU backend: cross_entropy and linear_cross_entropy,
+// forward and backward, share these. A row's maximum first, then each
+// exp(x − max): the difference is exact for the elements that matter, so
+// exp runs in the element type's precision (expf for f32, f16 and bf16,
+// several times faster than exp in double; exp for f64), and the sum and
+// the log-sum-exp are kept in double. A gradient from a saved log-sum-exp
+// l is exp(x − max) · exp(max − l), the second factor once per row in
+// double.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMOPT_RUNTIME_LIB_CPU_ROWSOFTMAX_H
+#define MEMOPT_RUNTIME_LIB_CPU_ROWSOFTMAX_H
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+namespace memopt::runtime::cpu {
+
+/// The precision exp runs in for elements of type T.
+template <typename T>
+using RowExpType = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+/// The row's maximum; NaN if an element is NaN, -inf for an empty row.
+template <typename T> RowExpType<T> rowMax(const T *row, int64_t c) {
+  using E = RowExpType<T>;
+  E max = -std::numeric_limits<E>::infinity();
+  bool nan = false;
+  for (int64_t j = 0; j < c; ++j) {
+    const E x = static_cast<E>(row[j]);
+    nan |= x != x;
+    max = x > max ? x : max;
+  }
+  return nan ? std::numeric_limits<E>::quiet_NaN() : max;
+}
+
+/// log Σ exp(row[j]): -inf for an empty or all -inf row, +inf where an
+/// element is +inf, NaN where one is NaN.
+template <typename T> double rowLogSumExp(const T *row, int64_t c) {
+  using E = RowExpType<T>;
+  const E max = rowMax(row, c);
+  if (!std::isfinite(max))
+    return static_cast<double>(max);
+  double sum = 0;
+  for (int64_t j = 0; j < c; ++j)
+    sum += static_cast<double>(std::exp(static_cast<E>(row[j]) - max));
+  return static_cast<double>(max) + std::log(sum);
+}
+
+/// dst[j] = scale · (softmax(row)[j] − [j == label]), with softmax(row)[j] =
+/// exp(row[j] − lse). `dst` may be `row`.
+template <typename T>
+void rowSoftmaxGradient(const T *row, int64_t c, double lse, int64_t label,
+                        double scale, T *dst) {
+  using E = RowExpType<T>;
+  const E max = rowMax(row, c);
+  const double k = std::exp(static_cast<double>(max) - lse);
+  for (int64_t j = 0; j < c; ++j) {
+    const double p =
+        static_cast<double>(std::exp(static_cast<E>(row[j]) - max)) * k;
+    dst[j] = static_cast<T>((p - (j == label ? 1.0 : 0.0)) * scale);
+  }
+}
+
+} // namespace memopt::runtime::cpu
+
+#endif // MEMOPT_RUNTIME_LIB_CPU_ROWSOFTMAX_H
