@@ -506,6 +506,22 @@ def run_steps(run, path, flags):
     return float(ms.group(1)), [float(loss.group(1)), float(loss.group(2))]
 
 
+def wait_with_usage(proc, timeout, poll=0.005):
+    """Waits for a subprocess.Popen for at most `timeout` seconds: (wait
+    status, resource usage), or None after killing it at the deadline."""
+    import time
+    deadline = time.monotonic() + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            return status, usage
+        if time.monotonic() > deadline:
+            proc.kill()
+            os.wait4(proc.pid, 0)
+            return None
+        time.sleep(poll)
+
+
 def write_json(path, data):
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),

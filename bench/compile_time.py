@@ -98,16 +98,10 @@ def run_measured(cmd, timeout):
     start = time.monotonic()
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
-        deadline = start + timeout
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                proc.kill()
-                os.wait4(proc.pid, 0)
-                return None, time.monotonic() - start, None, ""
-            time.sleep(0.005)
+        waited = checkpoint.wait_with_usage(proc, timeout)
+        if waited is None:
+            return None, time.monotonic() - start, None, ""
+        status, usage = waited
         wall = time.monotonic() - start
         err.seek(0)
         text = err.read().decode(errors="replace")

@@ -176,16 +176,10 @@ def run_measured(cmd, timeout, parse):
     record = {"command": " ".join(cmd[:2] + ["..."] if "--worker" in cmd else cmd)}
     with tempfile.TemporaryFile("w+") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, text=True)
-        deadline = time.monotonic() + timeout
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                proc.kill()
-                os.wait4(proc.pid, 0)
-                return {**record, "status": "timeout"}
-            time.sleep(0.05)
+        waited = checkpoint.wait_with_usage(proc, timeout, poll=0.05)
+        if waited is None:
+            return {**record, "status": "timeout"}
+        status, usage = waited
         out.seek(0)
         text = out.read()
     record["peak_rss_bytes"] = usage.ru_maxrss * 1024
