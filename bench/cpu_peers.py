@@ -31,7 +31,8 @@ each side with its own seeded initialisation, since only time is compared):
             LM-head loss by default)
 
 Every run is its own process and trains for N steps (default 8) on one fixed
-batch; the time is the median of steps 2..N (memopt-run --step-times;
+batch (memopt-run reads the classifiers' batch with --inputs; the decoder's
+token batch is fixed already); the time is the median of steps 2..N (memopt-run --step-times;
 PyTorch: each step between perf_counter calls). A round runs every model on
 both systems; the JSON keeps every round, and the table the median over the
 rounds of each time and of the per-round ratio. Peak RSS (the whole process,
@@ -60,12 +61,15 @@ import checkpoint  # noqa: E402  (machine, git and binary info, JSON writing)
 
 MODELS = {
     "mlp": {"gen": ["mlp", "--hidden", "256,128", "--batch", "32"],
-            "torch": {"kind": "mlp", "widths": [784, 256, 128, 10], "batch": 32}},
+            "torch": {"kind": "mlp", "widths": [784, 256, 128, 10], "batch": 32},
+            "inputs": {"input": [32, 784], "labels": [32, 10]}},
     "mlp-deep": {"gen": ["mlp", "--hidden", ",".join(["512"] * 16), "--batch", "64"],
                  "torch": {"kind": "mlp", "widths": [784] + [512] * 16 + [10],
-                           "batch": 64}},
+                           "batch": 64},
+                 "inputs": {"input": [64, 784], "labels": [64, 10]}},
     "cnn-bn": {"file": os.path.join(ROOT, "examples", "cnn.mlir"),
-               "torch": {"kind": "cnn", "batch": 32}},
+               "torch": {"kind": "cnn", "batch": 32},
+               "inputs": {"images": [32, 3, 32, 32], "labels": [32, 10]}},
     "decoder": {"gen": ["gpt2", "--layers", "2", "--dim", "256", "--heads", "4",
                         "--seq", "256", "--batch", "4", "--vocab", "4096"],
                 "torch": {"kind": "gpt2", "layers": 2, "dim": 256, "heads": 4,
@@ -156,9 +160,24 @@ def run_torch(model, variant, steps, timeout):
 # memopt side
 # --------------------------------------------------------------------------
 
-def run_memopt(memopt_run, mlir, steps, timeout):
+def write_inputs(model, path):
+    """A fixed batch for a classifier graph, so that memopt-run trains on one
+    batch as the PyTorch side does (its synthetic classifier data is drawn
+    anew each step, on the step's thread: about 2 of the small MLP's 2.8 ms).
+    Labels: [batch, classes] gives their count and range."""
+    import torch
+    import gpu_compare_torch as gt
+    g = torch.Generator().manual_seed(1)
+    tensors = {}
+    for name, shape in MODELS[model]["inputs"].items():
+        tensors[name] = (torch.randint(0, shape[1], (shape[0],), generator=g)
+                         if name == "labels" else torch.randn(*shape, generator=g))
+    gt.write_safetensors(path, tensors)
+
+
+def run_memopt(memopt_run, mlir, steps, timeout, inputs=None):
     cmd = [memopt_run, mlir, "--device=cpu", f"--steps={steps}", "--optimizer=sgd",
-           f"--lr={LR}", "--step-times"]
+           f"--lr={LR}", "--step-times"] + ([f"--inputs={inputs}"] if inputs else [])
 
     def parse(out):
         m = _STEP_TIMES.search(out)
@@ -243,9 +262,12 @@ def main(argv=None):
                        "optimizer": "sgd", "lr": LR},
             "rounds": []}
     with tempfile.TemporaryDirectory(prefix="cpu_peers.") as tmp:
-        graphs = {}
+        graphs, inputs = {}, {}
         for m in models:
             spec = MODELS[m]
+            if "inputs" in spec:
+                inputs[m] = os.path.join(tmp, f"{m}.inputs.safetensors")
+                write_inputs(m, inputs[m])
             if "file" in spec:
                 graphs[m] = spec["file"]
             else:
@@ -262,7 +284,8 @@ def main(argv=None):
                                  **run_torch(m, v, args.steps, args.timeout)})
                 log(f"round {r + 1} {m} memopt ...")
                 runs.append({"model": m, "system": "memopt", "variant": "plain",
-                             **run_memopt(memopt_run, graphs[m], args.steps, args.timeout)})
+                             **run_memopt(memopt_run, graphs[m], args.steps, args.timeout,
+                                          inputs.get(m))})
             data["rounds"].append(runs)
             checkpoint.write_json(output, data)
     log(f"wrote {output}")
