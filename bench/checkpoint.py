@@ -509,7 +509,6 @@ def run_steps(run, path, flags):
 def wait_with_usage(proc, timeout, poll=0.005):
     """Waits for a subprocess.Popen for at most `timeout` seconds: (wait
     status, resource usage), or None after killing it at the deadline."""
-    import time
     deadline = time.monotonic() + timeout
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)

@@ -18,8 +18,6 @@
 #include "RowSoftmax.h"
 #include "WorkspaceRows.h"
 
-#include "memopt/runtime/ElementwiseMath.h"
-
 #include <algorithm>
 #include <vector>
 

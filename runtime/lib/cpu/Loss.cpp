@@ -17,10 +17,6 @@
 #include "CpuKernels.h"
 #include "RowSoftmax.h"
 
-#include "memopt/runtime/ElementwiseMath.h"
-
-#include <algorithm>
-
 namespace memopt::runtime::cpu {
 
 namespace {
