@@ -31,6 +31,7 @@ for b in bin/memopt-run bin/memopt-opt unittests/Training/MemOptCudaTests; do
   strip -o "$out/bin/$(basename "$b")" "$build/$b"
 done
 cp "$build"/unittests/Training/models/*.mlir "$out/models/"
+nvcc -O2 -arch=sm_90 "$root/bench/gpu/lce_gemm.cu" -lcublas -o "$out/bin/lce_gemm"
 # Libraries the machine may lack: everything but glibc, libstdc++/libgcc
 # (newer there) and CUDA's own (cudart, cuBLAS, cuDNN are there).
 for lib in $(ldd "$out"/bin/* 2>/dev/null | awk '/=>/ {print $3}' | sort -u); do

@@ -8,11 +8,18 @@
 #   lit      test/Runtime/cuda.test's commands (the machine has no lit)
 #   quick    bench/gpu_compare.py --quick
 #   compare  bench/gpu_compare.py with the arguments after `--`
+#   cudnn    each convolution's algorithm: memopt-run with MEMOPT_CUDNN_LOG=1
+#            for one step of the benchmark models (f32, TF32, fp16), then
+#            the chosen algorithms' total time against cuDNN's fastest with
+#            the workspace it asks for (scripts/cudnn_choices.py)
+#   lce      bench/gpu/lce_gemm (built by bundle.sh): the LM head's GEMMs
+#            by chunk height, leading dimension, compute type, workspace
 #   trace    where the step's time goes: memopt-run --trace on the GPU for
 #            the benchmark models in f32 and fp16, summed by kernel kind
 #            (scripts/kernel_times.py) into kernel_times.txt
 # Everything goes to $OUT (default /tmp/memopt-gpu): log.txt, cuda_tests.txt,
-# gpu_compare*.json, kernel_times.txt. With MEMOPT_GPU_SECONDS=S the benchmark stages stop S
+# gpu_compare*.json, kernel_times.txt. MEMOPT_GPU_TRACE="gpt2 unet" limits the
+# trace stage to those models. With MEMOPT_GPU_SECONDS=S the benchmark stages stop S
 # seconds after the script started (their JSON keeps every finished run).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -52,7 +59,8 @@ for lib in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcudnn.so.9; do
   fi
 done
 mkdir -p .gpu/wrap
-for b in memopt-run memopt-opt MemOptCudaTests; do
+for b in memopt-run memopt-opt MemOptCudaTests lce_gemm; do
+  [ -e ".gpu/bin/$b" ] || continue
   printf '#!/bin/sh\nLD_LIBRARY_PATH="%s" exec "%s" "$@"\n' \
     "$libdirs" "$root/.gpu/bin/$b" >".gpu/wrap/$b"
   chmod +x ".gpu/wrap/$b"
@@ -137,6 +145,30 @@ stage_compare() {
   echo "gpu_compare: exit $?"
 }
 
+stage_cudnn() {
+  local t spec name flags
+  t=$(mktemp -d)
+  for spec in "resnet50 --batch 256" "cifar-resnet --depth 110 --batch 128" \
+    "unet --batch 8 --image-size 256 --classes 2"; do
+    name=${spec%% *}
+    python3 examples/generate_models.py $spec -o "$t/$name.mlir" || continue
+    for flags in "" "--tf32" "--precision=fp16"; do
+      [ "$(left)" -gt 40 ] || { echo "cudnn: no time left"; return; }
+      echo "== $spec $flags" | tee -a "$out/cudnn_choices.txt"
+      MEMOPT_CUDNN_LOG=1 timeout "$(left)" memopt-run "$t/$name.mlir" \
+        --device=cuda --steps=1 $flags >"$t/run.txt" 2>"$t/log.txt"
+      grep "^cudnn:" "$t/log.txt" >>"$out/cudnn_choices.log"
+      python3 scripts/cudnn_choices.py "$t/log.txt" --top 8 |
+        tee -a "$out/cudnn_choices.txt"
+    done
+  done
+}
+
+stage_lce() {
+  [ -x .gpu/bin/lce_gemm ] || { echo "lce: no .gpu/bin/lce_gemm"; return; }
+  timeout "$(left)" .gpu/wrap/lce_gemm | tee "$out/lce_gemm.txt"
+}
+
 stage_trace() {
   local t spec name flags
   t=$(mktemp -d)
@@ -144,6 +176,7 @@ stage_trace() {
     "unet --batch 8 --image-size 256 --classes 2" \
     "gpt2 --batch 16 --seq 1024"; do
     name=${spec%% *}
+    case " ${MEMOPT_GPU_TRACE:-$name} " in *" $name "*) ;; *) continue ;; esac
     python3 examples/generate_models.py $spec -o "$t/$name.mlir" || continue
     for flags in "" "--precision=fp16"; do
       [ "$(left)" -gt 40 ] || { echo "trace: no time left"; return; }

@@ -26,8 +26,11 @@
 #include "DnnCommon.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <unordered_map>
 
 namespace memopt::runtime::cuda {
@@ -190,6 +193,8 @@ struct AlgoPerf {
   cudnnStatus_t status;
   size_t memory;
   cudnnMathType_t math;
+  /// Milliseconds (timed searches only).
+  float time;
 };
 
 template <typename Perf>
@@ -197,7 +202,7 @@ std::vector<AlgoPerf> toAlgoPerfs(const Perf *perfs, int count) {
   std::vector<AlgoPerf> out;
   for (int i = 0; i < count; ++i)
     out.push_back({static_cast<int>(perfs[i].algo), perfs[i].status,
-                   perfs[i].memory, perfs[i].mathType});
+                   perfs[i].memory, perfs[i].mathType, perfs[i].time});
   return out;
 }
 
@@ -268,6 +273,42 @@ std::vector<AlgoPerf> timedAlgos(cudnnHandle_t h, const ConvSetup &s, void *ws,
               CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, perfs, ws,
               wsBytes),
           "cudnnFindConvolutionBackwardFilterAlgorithmEx");
+    return toAlgoPerfs(perfs, count);
+  }
+  }
+  return {};
+}
+
+/// cuDNN's timed search with as much workspace as each algorithm asks for
+/// (cuDNN allocates it): what the step's planned workspace costs in speed.
+/// Only for MEMOPT_CUDNN_LOG, at load time, outside any graph capture.
+std::vector<AlgoPerf> unlimitedAlgos(cudnnHandle_t h, const ConvSetup &s) {
+  int count = 0;
+  switch (s.op) {
+  case ConvOp::Forward: {
+    cudnnConvolutionFwdAlgoPerf_t perfs[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    check(cudnnFindConvolutionForwardAlgorithm(h, s.x, s.w, s.conv, s.y,
+                                               CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                               &count, perfs),
+          "cudnnFindConvolutionForwardAlgorithm");
+    return toAlgoPerfs(perfs, count);
+  }
+  case ConvOp::BackwardData: {
+    cudnnConvolutionBwdDataAlgoPerf_t
+        perfs[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    check(cudnnFindConvolutionBackwardDataAlgorithm(
+              h, s.w, s.y, s.conv, s.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+              &count, perfs),
+          "cudnnFindConvolutionBackwardDataAlgorithm");
+    return toAlgoPerfs(perfs, count);
+  }
+  case ConvOp::BackwardFilter: {
+    cudnnConvolutionBwdFilterAlgoPerf_t
+        perfs[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    check(cudnnFindConvolutionBackwardFilterAlgorithm(
+              h, s.x, s.y, s.conv, s.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+              &count, perfs),
+          "cudnnFindConvolutionBackwardFilterAlgorithm");
     return toAlgoPerfs(perfs, count);
   }
   }
@@ -426,6 +467,48 @@ void runConvolution(const KernelCall &call, ConvOp op) {
   }
 }
 
+/// Whether MEMOPT_CUDNN_LOG=1 asks for each convolution's choice on stderr.
+bool logChoices() {
+  static const bool on = [] {
+    const char *env = std::getenv("MEMOPT_CUDNN_LOG");
+    return env && std::string(env) == "1";
+  }();
+  return on;
+}
+
+std::string dimsOf(const TensorRef &t) {
+  std::string out;
+  for (int64_t d : *t.shape)
+    out += (out.empty() ? "" : "x") + std::to_string(d);
+  return out;
+}
+
+/// One line per tuned convolution: its shapes, the planned workspace, the
+/// choice and its time, and the fastest algorithm with the workspace it
+/// would want.
+void logChoice(const CudaContext &cuda, const Step &step, ConvSetup &s,
+               size_t workspaceLimit, const std::optional<Choice> &best,
+               float bestTime) {
+  std::string line = runtime::concat(
+      "cudnn: ", kernelName(step.kernel), " x ", dimsOf(*s.t.x), " w ",
+      dimsOf(*s.t.w), " y ", dimsOf(*s.t.y), " ", dtypeName(s.dtype),
+      " workspace ", workspaceLimit, " B: ");
+  if (best)
+    line += runtime::concat("algo ", best->algo, " math ", best->math, " ",
+                            bestTime, " ms ", best->bytes, " B");
+  else
+    line += "no timed choice";
+  for (const AlgoPerf &p : unlimitedAlgos(cuda.cudnn, s)) {
+    if (p.status != CUDNN_STATUS_SUCCESS || !mathAllowed(s, p.math))
+      continue;
+    line += runtime::concat("; unlimited: algo ", p.algo, " math ", p.math, " ",
+                            p.time, " ms ", p.memory, " B");
+    break;
+  }
+  s.setMath(s.defaultMath);
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
 } // namespace
 
 void conv2d(const KernelCall &call) { runConvolution(call, ConvOp::Forward); }
@@ -448,6 +531,7 @@ void tuneStep(CudaContext &cuda, const Step &step,
   const std::vector<int64_t> signature =
       convSignature(step, tensors, cuda.tf32);
   std::optional<Choice> best;
+  float bestTime = 0;
   if (!anyEmpty(tensors)) {
     ConvSetup s(*op, step, tensors, cuda.tf32);
     const size_t scratch =
@@ -464,8 +548,11 @@ void tuneStep(CudaContext &cuda, const Step &step,
           bytes > workspaceLimit)
         continue;
       best = Choice{p.algo, p.math, std::max(bytes, p.memory)};
+      bestTime = p.time;
       break;
     }
+    if (logChoices())
+      logChoice(cuda, step, s, workspaceLimit, best, bestTime);
   }
   std::lock_guard<std::mutex> lock(cacheMutex());
   CacheEntry &e = entryFor(step, signature);
