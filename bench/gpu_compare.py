@@ -54,6 +54,10 @@ GPT-2; memopt with the same optimizer and lr):
   tf32                (memopt only; PyTorch's      | --tf32 (TF32 convolutions
                       plain already runs its       |  and GEMMs)
                       convolutions in TF32)
+  plain-ws1g          (memopt only)                | --conv-workspace=1GiB (every
+  tf32-ws1g                                        |  convolution may use 1 GiB:
+  amp-ws1g                                         |  cuDNN's faster algorithms)
+                                                   |  with tf32 / amp's flags
   sdpa                (PyTorch only; GPT-2) plain  | (memopt's plain already
                       with scaled_dot_product_     |  fuses attention)
                       attention, PyTorch's fused
@@ -110,6 +114,9 @@ VARIANTS = {
             ["--checkpoint=sqrt", "--precision=fp16", "--inplace"]),
     "all-optimal": (None, ["--checkpoint=optimal", "--precision=fp16", "--inplace"]),
     "tf32": (None, ["--tf32"]),
+    "plain-ws1g": (None, ["--conv-workspace=1GiB"]),
+    "tf32-ws1g": (None, ["--tf32", "--conv-workspace=1GiB"]),
+    "amp-ws1g": (None, ["--precision=fp16", "--conv-workspace=1GiB"]),
     "sdpa": ({"checkpoint": False, "amp": False, "inplace": False, "sdpa": True}, None),
     "all-sdpa": ({"checkpoint": True, "amp": True, "inplace": True, "sdpa": True}, None),
 }

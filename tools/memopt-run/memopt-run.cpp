@@ -156,6 +156,13 @@ cl::opt<std::string> workspaceLimit(
              "4MiB (--memopt-workspace-limit): convolutions then work a "
              "chunk of output rows at a time; no cap by default"),
     cl::init(""), cl::cat(category));
+cl::opt<std::string> convWorkspace(
+    "conv-workspace",
+    cl::desc("Workspace bytes every convolution reserves at least, e.g. "
+             "512MiB (--memopt-conv-workspace), so cuDNN may choose faster "
+             "algorithms at the cost of planned memory; one image's im2col "
+             "matrix by default"),
+    cl::init(""), cl::cat(category));
 cl::opt<bool> partition(
     "partition",
     cl::desc("Choose what the backward pass keeps by a minimum cut and "
@@ -320,6 +327,8 @@ LogicalResult fillPipelineOptions(ModuleOp module, bool optimize,
     options.budget = budget;
   if (!workspaceLimit.empty())
     options.workspaceLimit = workspaceLimit;
+  if (!convWorkspace.empty())
+    options.convWorkspace = convWorkspace;
   if (!training || evalMode) {
     // Options of the backward pass and the optimizer have nothing to act on.
     for (const cl::Option *option : std::initializer_list<const cl::Option *>{

@@ -9,7 +9,11 @@
 // embeddings as they are) and labels N integers; the loss is 0-d and the
 // per-row log-sum-exp of the logits N. The kernels compute the logits of
 // `chunk` rows at a time (chunk x V elements of the compute type, their
-// workspace), never NxV.
+// workspace), never NxV. After the rows, where a cap leaves room, the
+// workspace holds kGemmScratchBytes (plus alignment slack) that the CUDA
+// backend gives cuBLAS for the chunk's GEMMs: without a workspace cuBLAS
+// runs the head's GEMMs 3.7x slower at 80-row chunks on an H200
+// (bench/gpu/lce_gemm.cu); the CPU leaves it unused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +23,13 @@
 #include "memopt/Contract/ShapeRule.h"
 
 namespace memopt::shapes {
+
+/// The GEMM scratch after a chunk's rows: 32 MiB, the workspace PyTorch
+/// gives cuBLAS on Hopper GPUs.
+constexpr int64_t kGemmScratchBytes = int64_t(32) << 20;
+/// Its start is rounded up to this many bytes (cuBLAS's requirement for a
+/// workspace pointer), so the compiler reserves this much more.
+constexpr int64_t kGemmScratchAlignment = 256;
 
 /// linear_cross_entropy: NxH `hidden`, VxH `weight` and N `labels` (ranks
 /// 2, 2 and 1, as each side checks) give the N log-sum-exps in `lse` (the

@@ -45,6 +45,13 @@
 // dtype: rounding-level differences, relative to lse rather than to the
 // loss (visible only for a loss near 0).
 //
+// cuBLAS: the workspace's bytes after the chunk's rows, when they hold
+// memopt::shapes::kGemmScratchBytes from a 256-byte boundary on (the
+// compiler reserves that much after the rows unless a cap leaves no room),
+// are cuBLAS's workspace for this step's GEMMs; without one cuBLAS runs them
+// several times slower (bench/gpu/lce_gemm.cu). The handle gets no
+// workspace again after the step.
+//
 // Memory: the workspace only. A plan with no room for one row of logits
 // (the compiler always reserves at least one row when N and V are not 0)
 // gets min(chunk, N) rows with cudaMallocAsync on the stream, freed on the
@@ -56,6 +63,7 @@
 #include "Device.cuh"
 #include "DnnCommon.h"
 
+#include "memopt/Contract/LinearCrossEntropyShapes.h"
 #include "memopt/runtime/ElementwiseMath.h"
 
 #include <algorithm>
@@ -113,7 +121,7 @@ public:
              size_t computeBytes, int64_t chunk)
       : stream(call.cuda.stream) {
     const int64_t most = std::max<int64_t>(1, std::min(chunk, n));
-    const size_t rowBytes = static_cast<size_t>(classes) * computeBytes;
+    rowBytes = static_cast<size_t>(classes) * computeBytes;
     if (rowBytes == 0 || n == 0) {
       // No logits to hold: every row in one pass, no memory.
       rows = std::max<int64_t>(n, 1);
@@ -147,8 +155,26 @@ public:
     }
   }
 
+  /// The workspace's bytes after the rows, from a kGemmScratchAlignment
+  /// boundary, when they hold kGemmScratchBytes (else null).
+  void *gemmScratch() const {
+    if (owned || !data)
+      return nullptr;
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(data);
+    const uintptr_t end = begin + bytes;
+    const uintptr_t align = memopt::shapes::kGemmScratchAlignment;
+    const uintptr_t start =
+        (begin + static_cast<uintptr_t>(rows) * rowBytes + align - 1) / align *
+        align;
+    if (start > end || end - start < memopt::shapes::kGemmScratchBytes)
+      return nullptr;
+    return reinterpret_cast<void *>(start);
+  }
+
   /// Rows per chunk.
   int64_t rows = 1;
+  /// Bytes of one row of logits.
+  size_t rowBytes = 0;
   /// The memory (null when there is none) and its size, which may exceed
   /// rows x V elements (the whole workspace).
   void *data = nullptr;
@@ -157,6 +183,30 @@ public:
 private:
   cudaStream_t stream;
   bool owned = false;
+};
+
+/// Gives cuBLAS the chunk's GEMM scratch for the step's GEMMs, and none
+/// again afterwards (the other GEMM steps have no workspace).
+class GemmScratch {
+public:
+  GemmScratch(const KernelCall &call, const LogitChunk &chunk)
+      : handle(call.cuda.cublas) {
+    if (void *p = chunk.gemmScratch()) {
+      check(cublasSetWorkspace(handle, p, memopt::shapes::kGemmScratchBytes),
+            "cublasSetWorkspace");
+      set = true;
+    }
+  }
+  ~GemmScratch() {
+    if (set)
+      cublasSetWorkspace(handle, nullptr, 0);
+  }
+  GemmScratch(const GemmScratch &) = delete;
+  GemmScratch &operator=(const GemmScratch &) = delete;
+
+private:
+  cublasHandle_t handle;
+  bool set = false;
 };
 
 /// The merge of every thread's log-sum-exp, in thread 0 (other threads get
@@ -339,6 +389,7 @@ void linearCrossEntropy(const KernelCall &call) {
   const bool f64 = inDouble(h);
   LogitChunk chunk(call, n, classes, f64 ? 8 : 4,
                    call.step.get<LinearCrossEntropyAttrs>().chunk);
+  GemmScratch scratch(call, chunk);
 
   for (int64_t r0 = 0; r0 < n; r0 += chunk.rows) {
     const int64_t rows = std::min(n - r0, chunk.rows);
@@ -416,6 +467,7 @@ void linearCrossEntropyBackward(const KernelCall &call) {
   const bool narrow = h.dtype == DType::F16 || h.dtype == DType::BF16;
   LogitChunk chunk(call, n, classes, f64 ? 8 : 4,
                    call.step.get<LinearCrossEntropyAttrs>().chunk);
+  GemmScratch scratch(call, chunk);
   // dlogits: the chunk as h.dtype elements, rows `ld` elements apart.
   const int64_t ld = narrow ? 2 * classes : classes;
   const size_t hBytes = dtypeSize(h.dtype);

@@ -160,7 +160,7 @@ LogicalResult MemOptDialect::verifyOperationAttribute(Operation *op,
   Attribute value = attr.getValue();
   bool isFunc = isa<FunctionOpInterface>(op);
   if (name == kArenaBytesAttrName || name == kArenaLowerBoundAttrName ||
-      name == kWorkspaceLimitAttrName) {
+      name == kWorkspaceLimitAttrName || name == kConvWorkspaceAttrName) {
     auto bytes = dyn_cast<IntegerAttr>(value);
     if (!isFunc || !bytes || bytes.getInt() < 0)
       return op->emitError() << "'" << name

@@ -11,7 +11,9 @@
 //   (f64 for f64 tensors, else f32), which the CPU backend lowers them with
 //   and which bounds the cuDNN algorithms the CUDA backend may choose (the
 //   implicit-GEMM ones need none). A 1×1 convolution with unit stride and no
-//   padding reads its input as that matrix and needs nothing.
+//   padding reads its input as that matrix and needs nothing. At least the
+//   function's `memopt.conv_workspace` (--memopt-conv-workspace), within
+//   the cap, so that cuDNN may choose faster algorithms.
 // * The losses: one double partial sum per block of a parallel reduction
 //   (cross_entropy: a warp per row, 8 rows a block; mse_loss: 256 elements
 //   a block), at most 1024 blocks; nothing when one block suffices.
@@ -20,9 +22,9 @@
 //   forward and two backward (memopt/Contract/AttentionShapes.h); under a
 //   cap as many rows as fit, at least one.
 // * linear_cross_entropy and its backward: one chunk of logits, `chunk`
-//   rows of V elements of the compute type
-//   (memopt/Contract/LinearCrossEntropyShapes.h); under a cap as many rows
-//   as fit, at least one.
+//   rows of V elements of the compute type, then 32 MiB of GEMM scratch
+//   for cuBLAS (memopt/Contract/LinearCrossEntropyShapes.h); under a cap as
+//   many rows as fit, at least one, and the scratch only if it fits too.
 // * adafactor_update: the row factors' means and the partial sums of its
 //   reductions, a few KiB of doubles (memopt/Contract/OptimizerShapes.h),
 //   kept even above a cap; clip_coefficient: its running sum of squares and
@@ -47,6 +49,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memopt/Contract/AttentionShapes.h"
+#include "memopt/Contract/LinearCrossEntropyShapes.h"
 #include "memopt/Contract/OptimizerShapes.h"
 #include "memopt/Contract/ReductionLayout.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
@@ -82,10 +85,20 @@ int64_t rowsOfScratch(int64_t rowBytes, int64_t maxRows, int64_t limit) {
   return rowBytes * std::clamp<int64_t>(limit / rowBytes, 1, maxRows);
 }
 
+/// The function's `memopt.conv_workspace` (0 without one).
+int64_t convWorkspaceFloor(Operation *op) {
+  if (auto func = op->getParentOfType<FunctionOpInterface>())
+    if (auto floor = func->getAttrOfType<IntegerAttr>(
+            MemOptDialect::kConvWorkspaceAttrName))
+      return floor.getInt();
+  return 0;
+}
+
 /// The im2col matrix of one image-group of a convolution with weight
 /// `weight` (K×C/g×R×S) and output `output` (N×K×OH×OW), in chunks of whole
 /// output rows when `limit` cannot hold it all, or 0 when the input already
-/// is that matrix.
+/// is that matrix; at least the function's `memopt.conv_workspace` within
+/// `limit`.
 int64_t convWorkspace(Operation *op, Value weight, Value output,
                       ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
                       int64_t limit) {
@@ -93,11 +106,12 @@ int64_t convWorkspace(Operation *op, Value weight, Value output,
   int64_t r = w.getDimSize(2), s = w.getDimSize(3);
   bool direct = r == 1 && s == 1 && strides[0] == 1 && strides[1] == 1 &&
                 padding[0] == 0 && padding[1] == 0;
-  if (direct)
-    return 0;
-  return rowsOfScratch(w.getDimSize(1) * r * s * y.getDimSize(3) *
-                           computeBytes(op),
-                       y.getDimSize(2), limit);
+  int64_t im2col = direct
+                       ? 0
+                       : rowsOfScratch(w.getDimSize(1) * r * s *
+                                           y.getDimSize(3) * computeBytes(op),
+                                       y.getDimSize(2), limit);
+  return std::max(im2col, std::min(convWorkspaceFloor(op), limit));
 }
 
 /// Partial sums of a loss reduction that wants `blocks` blocks: none for
@@ -192,9 +206,13 @@ int64_t AttentionBackwardOp::getWorkspaceBytes(int64_t limit) {
 static int64_t linearCrossEntropyWorkspace(Operation *op, Value hidden,
                                            Value weight, int64_t chunk,
                                            int64_t limit) {
-  return rowsOfScratch(shapedType(weight).getDimSize(0) * computeBytes(op),
-                       std::min(chunk, shapedType(hidden).getDimSize(0)),
-                       limit);
+  int64_t logits =
+      rowsOfScratch(shapedType(weight).getDimSize(0) * computeBytes(op),
+                    std::min(chunk, shapedType(hidden).getDimSize(0)), limit);
+  if (logits == 0)
+    return 0;
+  int64_t scratch = shapes::kGemmScratchBytes + shapes::kGemmScratchAlignment;
+  return limit - logits >= scratch ? logits + scratch : logits;
 }
 
 int64_t AdafactorUpdateOp::getWorkspaceBytes(int64_t /*limit*/) {

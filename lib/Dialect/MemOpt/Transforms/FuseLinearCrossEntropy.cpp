@@ -38,7 +38,7 @@ using namespace memopt;
 namespace {
 
 /// The f32 bytes of logits a chunk holds by default.
-constexpr int64_t kDefaultChunkBytes = int64_t(16) << 20;
+constexpr int64_t kDefaultChunkBytes = int64_t(64) << 20;
 
 /// A head the pass fuses: the ops it replaces and the fused op's operands.
 struct Head {

@@ -72,6 +72,11 @@ void buildMemOptPipeline(OpPassManager &pm,
     pm.addPass(createMemOptAutodiff(autodiff));
   }
   // Before checkpointing: its budgets measure the capped workspaces.
+  if (!options.convWorkspace.empty()) {
+    MemOptConvWorkspaceOptions conv;
+    conv.bytes = options.convWorkspace;
+    pm.addPass(createMemOptConvWorkspace(conv));
+  }
   if (!options.workspaceLimit.empty()) {
     MemOptWorkspaceLimitOptions limit;
     limit.bytes = options.workspaceLimit;

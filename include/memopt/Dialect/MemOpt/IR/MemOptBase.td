@@ -79,6 +79,10 @@ def MemOpt_Dialect : Dialect {
     /// (`--memopt-workspace-limit`); no cap without it.
     static constexpr ::llvm::StringLiteral kWorkspaceLimitAttrName =
         "memopt.workspace_limit";
+    /// On a function: the workspace bytes every convolution reserves at
+    /// least, for faster cuDNN algorithms (`--memopt-conv-workspace`).
+    static constexpr ::llvm::StringLiteral kConvWorkspaceAttrName =
+        "memopt.conv_workspace";
     /// On an op: its result 0 is computed in place into the operand this
     /// integer names; the two share one buffer (`--memopt-inplace`).
     static constexpr ::llvm::StringLiteral kInPlaceAttrName = "memopt.inplace";

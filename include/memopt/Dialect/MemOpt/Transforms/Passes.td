@@ -486,6 +486,34 @@ def MemOptWorkspaceLimit : Pass<"memopt-workspace-limit"> {
   ];
 }
 
+def MemOptConvWorkspace : Pass<"memopt-conv-workspace"> {
+  let summary = "Give every convolution a larger workspace for faster algorithms";
+  let description = [{
+    Sets `memopt.conv_workspace` on every function: each convolution
+    (forward and both gradients) reserves at least these bytes of workspace
+    in the arena, instead of the one image's im2col matrix it reserves by
+    default, so that cuDNN may choose among its faster algorithms, most of
+    which want hundreds of MiB at ImageNet sizes (MEMOPT_CUDNN_LOG=1 shows
+    what each convolution chose and what the fastest would want). The
+    workspace lives only while its op runs, and the memory analysis, the
+    report, checkpointing's budgets and the planner all count it, so the
+    plan stays the measured peak. `--memopt-workspace-limit` still caps it.
+    Run it before any of those (`--memopt-pipeline` does, with
+    `conv-workspace=`).
+
+    ```sh
+    memopt-opt step.mlir --memopt-conv-workspace=bytes=512MiB --memopt-plan-memory
+    ```
+
+    Runs on a `builtin.module` (each memopt graph in it) or nested on each
+    `func.func`. Other functions and declarations are left alone.
+  }];
+  let options = [
+    Option<"bytes", "bytes", "std::string", /*default=*/"\"\"",
+           "The bytes each convolution reserves at least, e.g. 512MiB (required)">
+  ];
+}
+
 def MemOptEvalMode : Pass<"memopt-eval-mode", "mlir::ModuleOp"> {
   let summary = "Rewrite training graphs for evaluation (PyTorch's eval() + no_grad)";
   let description = [{

@@ -132,6 +132,12 @@ struct MemOptPipelineOptions
       *this, "workspace-limit",
       ::llvm::cl::desc("Most workspace bytes any one kernel reserves, e.g. "
                        "4MiB (--memopt-workspace-limit); no cap by default")};
+  Option<std::string> convWorkspace{
+      *this, "conv-workspace",
+      ::llvm::cl::desc("Workspace bytes every convolution reserves at least, "
+                       "e.g. 512MiB, so cuDNN may pick faster algorithms "
+                       "(--memopt-conv-workspace); one image's im2col "
+                       "matrix by default")};
   Option<PipelineMode> mode{
       *this, "mode",
       ::llvm::cl::desc("The step to build; eval runs --memopt-eval-mode "

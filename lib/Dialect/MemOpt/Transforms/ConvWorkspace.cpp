@@ -1,0 +1,54 @@
+//===- ConvWorkspace.cpp - larger workspaces for faster convolutions ------===//
+//
+// `--memopt-conv-workspace=bytes=B`: records B as the functions'
+// `memopt.conv_workspace`, the workspace every convolution reserves at
+// least (WorkspaceModel.cpp), which the memory analysis, the planner and the
+// lowering apply through getWorkspaceBytes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
+#include "memopt/Dialect/MemOpt/Transforms/Passes.h"
+#include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#define DEBUG_TYPE "memopt-conv-workspace"
+
+namespace memopt {
+#define GEN_PASS_DEF_MEMOPTCONVWORKSPACE
+#include "memopt/Dialect/MemOpt/Transforms/Passes.h.inc"
+} // namespace memopt
+
+using namespace mlir;
+using namespace memopt;
+
+namespace {
+
+struct MemOptConvWorkspacePass
+    : public memopt::impl::MemOptConvWorkspaceBase<MemOptConvWorkspacePass> {
+  using MemOptConvWorkspaceBase::MemOptConvWorkspaceBase;
+
+  void runOnOperation() override {
+    std::optional<int64_t> floor = parseByteSize(bytes);
+    if (!floor) {
+      getOperation()->emitError()
+          << "memopt-conv-workspace: bytes must be a byte size such as "
+             "512MiB, 65536 or 0, got '"
+          << bytes << "'";
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> graphs;
+    if (failed(collectMemOptGraphs(getOperation(), "memopt-conv-workspace",
+                                   graphs)))
+      return signalPassFailure();
+    Builder b(&getContext());
+    for (func::FuncOp func : graphs)
+      func->setAttr(MemOptDialect::kConvWorkspaceAttrName,
+                    b.getI64IntegerAttr(*floor));
+  }
+};
+
+} // namespace

@@ -1,0 +1,23 @@
+// RUN: memopt-opt %s --memopt-schedule --memopt-plan-memory --convert-memopt-to-memrt | FileCheck %s
+// RUN: memopt-opt %s --memopt-workspace-limit=bytes=40MiB --memopt-schedule --memopt-plan-memory --convert-memopt-to-memrt | FileCheck %s
+// RUN: memopt-opt %s --memopt-workspace-limit=bytes=2000 --memopt-schedule --memopt-plan-memory --convert-memopt-to-memrt | FileCheck %s --check-prefix=CAP
+
+// The LM head's workspace: one chunk of logits (4 rows of 100 f32, 1600
+// bytes), then 32 MiB of GEMM scratch for cuBLAS from a 256-byte boundary
+// (1600 + 33554432 + 256 = 33556288 bytes). Under a cap that cannot hold
+// the scratch, the rows alone (cuBLAS then runs without a workspace).
+// CHECK-LABEL: func.func @head
+// CHECK:         memrt.kernel "linear_cross_entropy" {{.*}} workspace(%{{.*}} : memref<33556288xi8>)
+// CHECK:         memrt.kernel "linear_cross_entropy_backward" {{.*}} workspace(%{{.*}} : memref<33556288xi8>)
+// CAP-LABEL: func.func @head
+// CAP:           memrt.kernel "linear_cross_entropy" {{.*}} workspace(%{{.*}} : memref<1600xi8>)
+// CAP:           memrt.kernel "linear_cross_entropy_backward" {{.*}} workspace(%{{.*}} : memref<1600xi8>)
+func.func @head(%h: tensor<16x8xf32>, %w: tensor<100x8xf32>, %l: tensor<16xi64>)
+    -> (tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>) {
+  %loss, %lse = memopt.linear_cross_entropy %h, %w, %l {chunk = 4 : i64}
+      : tensor<16x8xf32>, tensor<100x8xf32>, tensor<16xi64>
+  %dh, %dw = memopt.linear_cross_entropy_backward %loss, %h, %w, %l, %lse {chunk = 4 : i64}
+      : (tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>, tensor<16xi64>, tensor<16xf32>)
+      -> (tensor<16x8xf32>, tensor<100x8xf32>)
+  return %loss, %dh, %dw : tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>
+}
