@@ -26,7 +26,8 @@ one of five kinds, taken in turn:
                2^64, "1.5GiB", "-0" and valid ones.
   passopts     memopt-opt pass options (--memopt-autodiff, -checkpoint,
                -partition, -plan-memory, -mixed-precision, -microbatch,
-               -workspace-limit, -report, -pipeline, also as --pass-pipeline)
+               -workspace-limit, -conv-workspace, -report, -pipeline, also as
+               --pass-pipeline)
                with such values, unknown option names and malformed lists.
   safetensors  weights (--load-weights) and data (--inputs) files: truncated,
                header length past the end or huge, header not JSON or not an
@@ -713,6 +714,7 @@ def run_options(model, batch, function):
         "budget": (COMMON + ["1", "1000", "64KiB", "1MiB", "100GiB", "9e18", "0.5"],
                    budget_rule),
         "workspace-limit": (COMMON + ["4KiB", "1MiB", "1 GiB", "1XiB"], workspace_rule),
+        "conv-workspace": (COMMON + ["4KiB", "1MiB", "1XiB"], workspace_rule),
         "precision": (COMMON + ["fp32", "fp16", "bf16", "FP16", "fp8"],
                       one_of({"fp32", "fp16", "bf16"})),
         "checkpoint": (COMMON + ["none", "sqrt", "budget", "optimal", "revolve"],
@@ -872,6 +874,10 @@ def pass_table(batch):
                                        "--memopt-schedule", "--memopt-plan-memory"], {
             "bytes": (COMMON + ["4KiB"], lambda v: None if byte_size(v) is not None
                       else False)}),
+        "conv-workspace": (lambda o: ["--memopt-autodiff", f"--memopt-conv-workspace={o}",
+                                      "--memopt-schedule", "--memopt-plan-memory"], {
+            "bytes": (COMMON + ["4KiB"], lambda v: None if byte_size(v) is not None
+                      else False)}),
         "lora": (lambda o: [f"--memopt-lora={o}"], {
             # Required; the seeds' names differ, biases are not 2-D.
             "targets": (["w1", "w1|w2", "nope", "(", ""],
@@ -887,7 +893,8 @@ def pass_table(batch):
         "pipeline": (lambda o: [f"--memopt-pipeline={o}"], dict(
             mp, optimizer=autodiff["optimizer"], lr=lr, momentum=autodiff["momentum"],
             **{"weight-decay": autodiff["weight-decay"],
-               "workspace-limit": (COMMON + ["4KiB"], workspace_rule)},
+               "workspace-limit": (COMMON + ["4KiB"], workspace_rule),
+               "conv-workspace": (COMMON + ["4KiB"], workspace_rule)},
             precision=(["fp32", "fp16", "bf16", "abc", ""],
                        one_of({"fp32", "fp16", "bf16"})),
             checkpoint=(["none", "sqrt", "budget", "optimal", "abc", ""],

@@ -208,9 +208,12 @@ std::string sourceOf(const Case &c) {
   return {};
 }
 
+/// `before`, when given, is the value both sides started the step from:
+/// the message then shows each side's change of the worst element.
 void expectClose(const std::vector<double> &cpu, const std::vector<double> &gpu,
                  double tolerance, memopt::runtime::DType dtype,
-                 const std::string &what) {
+                 const std::string &what,
+                 const std::vector<double> *before = nullptr) {
   using memopt::runtime::DType;
   ASSERT_EQ(cpu.size(), gpu.size()) << what;
   if (dtype == DType::UI8) {
@@ -242,9 +245,14 @@ void expectClose(const std::vector<double> &cpu, const std::vector<double> &gpu,
       }
     }
   }
+  std::string change;
+  if (bad && before && before->size() == cpu.size())
+    change = " (changed by " + std::to_string(cpu[worst] - (*before)[worst]) +
+             " on the cpu, " + std::to_string(gpu[worst] - (*before)[worst]) +
+             " on cuda)";
   EXPECT_EQ(bad, 0u) << what << ": " << bad << " of " << cpu.size()
                      << " elements differ; worst element " << worst << ": cpu "
-                     << cpu[worst] << ", cuda " << gpu[worst];
+                     << cpu[worst] << ", cuda " << gpu[worst] << change;
 }
 
 class CudaDifferential : public ::testing::TestWithParam<Case> {};
@@ -266,6 +274,10 @@ TEST_P(CudaDifferential, AgreesWithTheCpu) {
     gpu->setArgument(i, cpu->argument(i));
   bool training = !cpu->plan().updates.empty();
   for (int step = 0; step < c.steps; ++step) {
+    std::vector<std::vector<double>> before;
+    if (c.resync)
+      for (size_t a = 0; a < cpu->numArguments(); ++a)
+        before.push_back(cpu->argument(a));
     cpu->run(step);
     gpu->run(step);
     for (size_t r = 0; r < cpu->plan().results.size(); ++r)
@@ -281,7 +293,8 @@ TEST_P(CudaDifferential, AgreesWithTheCpu) {
       expectClose(cpu->argument(a), gpu->argument(a), c.tolerance,
                   cpu->plan().argumentTensor(a).dtype,
                   cpu->plan().arguments[a].name + " after step " +
-                      std::to_string(step));
+                      std::to_string(step),
+                  c.resync ? &before[a] : nullptr);
     if (HasFailure())
       return;
     if (c.resync)
