@@ -12,9 +12,6 @@
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
 #include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Builders.h"
-
 #define DEBUG_TYPE "memopt-conv-workspace"
 
 namespace memopt {
@@ -32,22 +29,10 @@ struct MemOptConvWorkspacePass
   using MemOptConvWorkspaceBase::MemOptConvWorkspaceBase;
 
   void runOnOperation() override {
-    std::optional<int64_t> floor = parseByteSize(bytes);
-    if (!floor) {
-      getOperation()->emitError()
-          << "memopt-conv-workspace: bytes must be a byte size such as "
-             "512MiB, 65536 or 0, got '"
-          << bytes << "'";
-      return signalPassFailure();
-    }
-    SmallVector<func::FuncOp> graphs;
-    if (failed(collectMemOptGraphs(getOperation(), "memopt-conv-workspace",
-                                   graphs)))
-      return signalPassFailure();
-    Builder b(&getContext());
-    for (func::FuncOp func : graphs)
-      func->setAttr(MemOptDialect::kConvWorkspaceAttrName,
-                    b.getI64IntegerAttr(*floor));
+    if (failed(setByteSizeOnGraphs(getOperation(), "memopt-conv-workspace",
+                                   bytes, "512MiB, 65536 or 0",
+                                   MemOptDialect::kConvWorkspaceAttrName)))
+      signalPassFailure();
   }
 };
 

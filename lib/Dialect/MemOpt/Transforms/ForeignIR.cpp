@@ -11,8 +11,10 @@
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
 
 #include "memopt/Analysis/MemoryAnalysis.h"
+#include "memopt/Support/ByteSize.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -180,5 +182,21 @@ memopt::collectMemOptGraphs(Operation *anchor, StringRef pass,
       return failure();
     graphs.push_back(func);
   }
+  return success();
+}
+
+LogicalResult memopt::setByteSizeOnGraphs(Operation *anchor, StringRef pass,
+                                          StringRef bytes, StringRef examples,
+                                          StringRef attr) {
+  std::optional<int64_t> size = parseByteSize(bytes);
+  if (!size)
+    return anchor->emitError() << pass << ": bytes must be a byte size such as "
+                               << examples << ", got '" << bytes << "'";
+  SmallVector<func::FuncOp> graphs;
+  if (failed(collectMemOptGraphs(anchor, pass, graphs)))
+    return failure();
+  Builder b(anchor->getContext());
+  for (func::FuncOp func : graphs)
+    func->setAttr(attr, b.getI64IntegerAttr(*size));
   return success();
 }

@@ -11,9 +11,6 @@
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
 #include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Builders.h"
-
 #define DEBUG_TYPE "memopt-workspace-limit"
 
 namespace memopt {
@@ -31,22 +28,10 @@ struct MemOptWorkspaceLimitPass
   using MemOptWorkspaceLimitBase::MemOptWorkspaceLimitBase;
 
   void runOnOperation() override {
-    std::optional<int64_t> limit = parseByteSize(bytes);
-    if (!limit) {
-      getOperation()->emitError()
-          << "memopt-workspace-limit: bytes must be a byte size such as "
-             "4MiB, 65536 or 0, got '"
-          << bytes << "'";
-      return signalPassFailure();
-    }
-    SmallVector<func::FuncOp> graphs;
-    if (failed(collectMemOptGraphs(getOperation(), "memopt-workspace-limit",
-                                   graphs)))
-      return signalPassFailure();
-    Builder b(&getContext());
-    for (func::FuncOp func : graphs)
-      func->setAttr(MemOptDialect::kWorkspaceLimitAttrName,
-                    b.getI64IntegerAttr(*limit));
+    if (failed(setByteSizeOnGraphs(getOperation(), "memopt-workspace-limit",
+                                   bytes, "4MiB, 65536 or 0",
+                                   MemOptDialect::kWorkspaceLimitAttrName)))
+      signalPassFailure();
   }
 };
 

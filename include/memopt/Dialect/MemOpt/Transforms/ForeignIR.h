@@ -62,6 +62,16 @@ llvm::LogicalResult
 collectMemOptGraphs(mlir::Operation *anchor, llvm::StringRef pass,
                     llvm::SmallVectorImpl<mlir::func::FuncOp> &graphs);
 
+/// Sets the integer attribute `attr` to the byte size `bytes` (a pass's
+/// `bytes=` option, parseByteSize) on every graph collectMemOptGraphs
+/// returns; a value that is not a byte size is an error on `anchor` naming
+/// `pass` and the `examples` of valid sizes.
+llvm::LogicalResult setByteSizeOnGraphs(mlir::Operation *anchor,
+                                        llvm::StringRef pass,
+                                        llvm::StringRef bytes,
+                                        llvm::StringRef examples,
+                                        llvm::StringRef attr);
+
 } // namespace memopt
 
 #endif // MEMOPT_DIALECT_MEMOPT_TRANSFORMS_FOREIGNIR_H
