@@ -107,3 +107,54 @@ TEST(PoolKernelTest, GlobalAverage) {
 }
 
 } // namespace
+
+/// 2x2 windows 2 apart without padding take a fast path in both directions;
+/// it must give the general scan's bits: ties go to the first maximum in
+/// row-major order, a NaN wins and propagates, odd edges get no gradient,
+/// and each gradient lands as 0 + g (a -0 gradient gives +0).
+TEST(PoolKernelTest, MaxTwoByTwoMatchesTheGeneralScan) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const int64_t n = 2, c = 3, h = 5, w = 7, oh = 2, ow = 3;
+  HostTensor x{DType::F32, {n, c, h, w}, {}};
+  const double pool[] = {-1, 0, 1, 1, 0.5, -1};
+  for (int64_t i = 0; i < n * c * h * w; ++i)
+    x.values.push_back(i % 37 == 5 ? nan : pool[(i * 7 + i / 5) % 6]);
+  HostTensor dy{DType::F32, {n, c, oh, ow}, {}};
+  for (int64_t i = 0; i < n * c * oh * ow; ++i)
+    dy.values.push_back(i % 4 == 0 ? -0.0 : 0.25 * static_cast<double>(i));
+  std::vector<double> wantY, wantDx(x.values.size(), 0.0);
+  for (int64_t p = 0; p < n * c; ++p)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j) {
+        int64_t arg = (p * h + 2 * i) * w + 2 * j;
+        double best = x.values[arg];
+        for (int64_t a = 0; a < 2; ++a)
+          for (int64_t b = 0; b < 2; ++b) {
+            int64_t at = (p * h + 2 * i + a) * w + 2 * j + b;
+            if (!(x.values[at] <= best)) {
+              best = x.values[at];
+              arg = at;
+            }
+          }
+        wantY.push_back(best);
+        wantDx[arg] = 0.0 + dy.values[(p * oh + i) * ow + j];
+      }
+  json attrs = {
+      {"kernel_size", {2, 2}}, {"strides", {2, 2}}, {"padding", {0, 0}}};
+  auto same = [](const std::vector<double> &got,
+                 const std::vector<double> &want) {
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (std::isnan(want[i])) {
+        EXPECT_TRUE(std::isnan(got[i])) << "element " << i;
+        continue;
+      }
+      EXPECT_EQ(got[i], want[i]) << "element " << i;
+      EXPECT_EQ(std::signbit(got[i]), std::signbit(want[i])) << "element " << i;
+    }
+  };
+  same(runOp1("max_pool2d", attrs, {x}, {DType::F32, {n, c, oh, ow}}), wantY);
+  same(
+      runOp1("max_pool2d_backward", attrs, {dy, x}, {DType::F32, {n, c, h, w}}),
+      wantDx);
+}

@@ -27,6 +27,36 @@ namespace memopt::runtime::cpu {
 
 namespace {
 
+/// Σ f(i) over i in [0, count) in double, in four interleaved partial sums
+/// (i mod 4) added as (s0 + s1) + (s2 + s3): four independent chains of
+/// additions instead of one, several times faster on long channels. The
+/// order is fixed, so the result is the same on every run.
+template <typename F> double sumOf(int64_t count, F f) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int64_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    s0 += f(i);
+    s1 += f(i + 1);
+    s2 += f(i + 2);
+    s3 += f(i + 3);
+  }
+  for (; i < count; ++i)
+    s0 += f(i);
+  return (s0 + s1) + (s2 + s3);
+}
+
+/// Σ over the images of channel `ch` of an N x C x inner tensor of
+/// f(offset of the element), one sumOf per image, added in image order.
+template <typename F>
+double channelSum(int64_t n, int64_t c, int64_t ch, int64_t inner, F f) {
+  double sum = 0;
+  for (int64_t img = 0; img < n; ++img) {
+    const int64_t base = (img * c + ch) * inner;
+    sum += sumOf(inner, [&](int64_t i) { return f(base + i); });
+  }
+  return sum;
+}
+
 /// Training-mode batch norm: `activation` maps each normalised value before
 /// it is stored (the identity for batch_norm) and `savedInvStd`, when not
 /// null, receives each channel's 1/sqrt(var + epsilon). batch_norm_act runs
@@ -49,21 +79,13 @@ void batchNormTraining(const KernelCall &call, double epsilon, double momentum,
   T *newMean = call.out(1).as<T>(), *newVar = call.out(2).as<T>();
 
   for (int64_t ch = 0; ch < c; ++ch) {
-    double sum = 0;
-    for (int64_t img = 0; img < n; ++img) {
-      const T *p = px + (img * c + ch) * inner;
-      for (int64_t i = 0; i < inner; ++i)
-        sum += static_cast<double>(p[i]);
-    }
+    const double sum = channelSum(
+        n, c, ch, inner, [&](int64_t i) { return static_cast<double>(px[i]); });
     const double mean = sum / static_cast<double>(count);
-    double squares = 0;
-    for (int64_t img = 0; img < n; ++img) {
-      const T *p = px + (img * c + ch) * inner;
-      for (int64_t i = 0; i < inner; ++i) {
-        double d = static_cast<double>(p[i]) - mean;
-        squares += d * d;
-      }
-    }
+    const double squares = channelSum(n, c, ch, inner, [&](int64_t i) {
+      const double d = static_cast<double>(px[i]) - mean;
+      return d * d;
+    });
     const double var = squares / static_cast<double>(count);
     const double unbiased = squares / static_cast<double>(count - 1);
     const double invStd = math::inverseStd(var, epsilon);
@@ -144,15 +166,14 @@ template <typename T> void layerNormImpl(const KernelCall &call) {
   for (int64_t r = 0; r < rows; ++r) {
     const T *p = px + r * width;
     T *q = py + r * width;
-    double sum = 0;
-    for (int64_t i = 0; i < width; ++i)
-      sum += static_cast<double>(p[i]);
-    const double mean = sum / static_cast<double>(width);
-    double squares = 0;
-    for (int64_t i = 0; i < width; ++i) {
-      double d = static_cast<double>(p[i]) - mean;
-      squares += d * d;
-    }
+    // The sums channelStats takes in the backward pass, in its order.
+    const double mean =
+        sumOf(width, [&](int64_t i) { return static_cast<double>(p[i]); }) /
+        static_cast<double>(width);
+    const double squares = sumOf(width, [&](int64_t i) {
+      const double d = static_cast<double>(p[i]) - mean;
+      return d * d;
+    });
     const double invStd =
         math::inverseStd(squares / static_cast<double>(width), epsilon);
     const T m = static_cast<T>(mean), s = static_cast<T>(invStd);
@@ -172,22 +193,14 @@ template <typename T>
 Stats channelStats(const T *px, int64_t n, int64_t c, int64_t ch, int64_t inner,
                    double epsilon) {
   const double count = static_cast<double>(n * inner);
-  double sum = 0;
-  for (int64_t img = 0; img < n; ++img) {
-    const T *p = px + (img * c + ch) * inner;
-    for (int64_t i = 0; i < inner; ++i)
-      sum += static_cast<double>(p[i]);
-  }
   Stats s;
-  s.mean = sum / count;
-  double squares = 0;
-  for (int64_t img = 0; img < n; ++img) {
-    const T *p = px + (img * c + ch) * inner;
-    for (int64_t i = 0; i < inner; ++i) {
-      double d = static_cast<double>(p[i]) - s.mean;
-      squares += d * d;
-    }
-  }
+  s.mean = channelSum(n, c, ch, inner,
+                      [&](int64_t i) { return static_cast<double>(px[i]); }) /
+           count;
+  const double squares = channelSum(n, c, ch, inner, [&](int64_t i) {
+    const double d = static_cast<double>(px[i]) - s.mean;
+    return d * d;
+  });
   s.invStd = math::inverseStd(squares / count, epsilon);
   return s;
 }
@@ -205,15 +218,13 @@ template <typename T> void batchNormBackwardImpl(const KernelCall &call) {
 
   for (int64_t ch = 0; ch < c; ++ch) {
     const Stats st = channelStats(px, n, c, ch, inner, epsilon);
-    double sumDy = 0, sumDyCentred = 0;
-    for (int64_t img = 0; img < n; ++img) {
-      const int64_t base = (img * c + ch) * inner;
-      for (int64_t i = 0; i < inner; ++i) {
-        const double d = static_cast<double>(pdy[base + i]);
-        sumDy += d;
-        sumDyCentred += d * (static_cast<double>(px[base + i]) - st.mean);
-      }
-    }
+    const double sumDy = channelSum(n, c, ch, inner, [&](int64_t i) {
+      return static_cast<double>(pdy[i]);
+    });
+    const double sumDyCentred = channelSum(n, c, ch, inner, [&](int64_t i) {
+      return static_cast<double>(pdy[i]) *
+             (static_cast<double>(px[i]) - st.mean);
+    });
     const double sumDyXhat = sumDyCentred * st.invStd;
     dgamma[ch] = static_cast<T>(sumDyXhat);
     dbeta[ch] = static_cast<T>(sumDy);

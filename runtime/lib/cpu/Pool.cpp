@@ -22,6 +22,33 @@ namespace memopt::runtime::cpu {
 
 namespace {
 
+/// Whether the windows are 2x2, 2 apart and unpadded (the common max
+/// pooling between convolutions): each input element is in at most one
+/// window, and every window lies inside the plane.
+bool isTwoByTwo(const Pool2DAttrs &a) {
+  return a.kernelSize[0] == 2 && a.kernelSize[1] == 2 && a.strides[0] == 2 &&
+         a.strides[1] == 2 && a.padding[0] == 0 && a.padding[1] == 0;
+}
+
+/// The position in {0, 1, w, w + 1} of a 2x2 window's maximum, found by the
+/// general scan's rule (the first maximum in row-major order; `!(v <=
+/// best)` also selects NaN, which then propagates).
+template <typename T> inline int64_t argMax2x2(const T *in, int64_t w) {
+  int64_t arg = 0;
+  T best = in[0];
+  if (!(in[1] <= best)) {
+    best = in[1];
+    arg = 1;
+  }
+  if (!(in[w] <= best)) {
+    best = in[w];
+    arg = w;
+  }
+  if (!(in[w + 1] <= best))
+    arg = w + 1;
+  return arg;
+}
+
 template <typename T, bool IsMax> void pool2dImpl(const KernelCall &call) {
   const TensorRef &x = call.in(0), &y = call.out(0);
   const Pool2DAttrs &a = call.step.get<Pool2DAttrs>();
@@ -31,6 +58,17 @@ template <typename T, bool IsMax> void pool2dImpl(const KernelCall &call) {
   const T divisor = static_cast<T>(kh * kw);
   const T *px = x.as<const T>();
   T *py = y.as<T>();
+  if (IsMax && isTwoByTwo(a)) {
+    // The general loop's result, without its per-window bounds.
+    for (int64_t p = 0; p < planes; ++p)
+      for (int64_t oy = 0; oy < oh; ++oy) {
+        const T *in = px + p * h * w + 2 * oy * w;
+        T *out = py + (p * oh + oy) * ow;
+        for (int64_t ox = 0; ox < ow; ++ox)
+          out[ox] = in[2 * ox + argMax2x2(in + 2 * ox, w)];
+      }
+    return;
+  }
   for (int64_t p = 0; p < planes; ++p) {
     const T *in = px + p * h * w;
     T *out = py + p * oh * ow;
@@ -90,6 +128,19 @@ void pool2dBackwardImpl(const KernelCall &call) {
   const T *px = IsMax ? x->as<const T>() : nullptr;
   T *pdx = dx.as<T>();
   std::fill(pdx, pdx + dx.numElements, T(0));
+  if (IsMax && isTwoByTwo(a)) {
+    // Disjoint windows: each gradient lands on one zero, as `0 + g` (so a
+    // -0 gradient gives +0, as the general loop's sum does).
+    for (int64_t p = 0; p < planes; ++p)
+      for (int64_t oy = 0; oy < oh; ++oy) {
+        const T *in = px + p * h * w + 2 * oy * w;
+        const T *grad = pdy + (p * oh + oy) * ow;
+        T *out = pdx + p * h * w + 2 * oy * w;
+        for (int64_t ox = 0; ox < ow; ++ox)
+          out[2 * ox + argMax2x2(in + 2 * ox, w)] = T(0) + grad[ox];
+      }
+    return;
+  }
   for (int64_t p = 0; p < planes; ++p) {
     const T *in = IsMax ? px + p * h * w : nullptr;
     const T *grad = pdy + p * oh * ow;
