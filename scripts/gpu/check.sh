@@ -118,6 +118,11 @@ stage_lit() {
   memopt-run examples/cnn.mlir --steps=5 --lr=0.05 --device=cpu >"$t/cpu" &&
     memopt-run examples/cnn.mlir --steps=5 --lr=0.05 >"$t/auto" &&
     grep -q "device: cuda (auto)" "$t/auto" &&
+    grep -q "note: convolutions get one image's im2col" "$t/auto" &&
+    memopt-run examples/cnn.mlir --steps=5 --lr=0.05 --device=cuda \
+      --conv-workspace=64MiB >"$t/wide" &&
+    ! grep -q "note: convolutions" "$t/wide" &&
+    python3 test/Runtime/Inputs/compare_losses.py --tolerance 0.001 "$t/cpu" "$t/wide" &&
     python3 test/Runtime/Inputs/compare_losses.py --tolerance 0.001 "$t/cpu" "$t/auto" &&
     memopt-run examples/cnn.mlir --steps=5 --lr=0.05 --device=cpu --precision=fp16 >"$t/cpu16" &&
     memopt-run examples/cnn.mlir --steps=5 --lr=0.05 --device=cuda --precision=fp16 \

@@ -379,6 +379,13 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
   auto plan = runtime::Plan::parse(graph.planJson);
   std::unique_ptr<runtime::Backend> backend = chooseBackend(out);
   std::string deviceName(backend->name());
+  if (deviceName == "cuda" && convWorkspace.empty() &&
+      llvm::any_of(plan->steps, [](const runtime::Step &step) {
+        return step.kernel == runtime::KernelKind::Conv2D;
+      }))
+    out << "note: convolutions get one image's im2col matrix of workspace; "
+           "--conv-workspace=1GiB lets cuDNN use its faster algorithms "
+           "(MEMOPT_CUDNN_LOG=1 shows each choice)\n";
   // The driver's view of device memory (CUDA): before the plan's memory,
   // and the most seen after any step.
   std::optional<uint64_t> deviceBefore = backend->deviceBytesInUse();
