@@ -715,6 +715,11 @@ def run_options(model, batch, function):
                    budget_rule),
         "workspace-limit": (COMMON + ["4KiB", "1MiB", "1 GiB", "1XiB"], workspace_rule),
         "conv-workspace": (COMMON + ["4KiB", "1MiB", "1XiB"], workspace_rule),
+        # llvm::cl int: 0 keeps OpenBLAS's choice, negatives are refused;
+        # "-0" reads as 0, "" is refused.
+        "cpu-threads": (COMMON + ["1", "2", "3"],
+                        lambda v: v == "-0" or
+                        (re.fullmatch(r"[0-9]+", v) is not None and int(v) < 2 ** 31)),
         "precision": (COMMON + ["fp32", "fp16", "bf16", "FP16", "fp8"],
                       one_of({"fp32", "fp16", "bf16"})),
         "checkpoint": (COMMON + ["none", "sqrt", "budget", "optimal", "revolve"],

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memopt/runtime/CpuThreads.h"
 #include "memopt/runtime/memopt_runtime.h"
 
 #include "memopt/runtime/Error.h"
@@ -167,10 +168,16 @@ const char *memopt_status_string(memopt_status status) {
 
 size_t memopt_dtype_size(memopt_dtype dtype) {
   int value = static_cast<int>(dtype);
-  if (value < MEMOPT_F32 || value > MEMOPT_I64)
+  if (value < MEMOPT_F32 || value > MEMOPT_UI8)
     return 0;
   return dtypeSize(static_cast<DType>(dtype));
 }
+
+memopt_status memopt_set_cpu_threads(int threads) {
+  return guard([&] { setCpuThreads(threads); });
+}
+
+int memopt_cpu_threads(void) { return cpuThreads(); }
 
 memopt_status memopt_plan_load_file(const char *path, memopt_plan **out) {
   return guard([&] {

@@ -17,6 +17,7 @@
 #include "memopt/Support/InputLimits.h"
 #include "memopt/runtime/Backend.h"
 #include "memopt/runtime/BlasCore.h"
+#include "memopt/runtime/CpuThreads.h"
 #include "memopt/runtime/Error.h"
 #include "memopt/runtime/Executor.h"
 #include "memopt/runtime/Plan.h"
@@ -163,6 +164,12 @@ cl::opt<std::string> convWorkspace(
              "algorithms at the cost of planned memory; one image's im2col "
              "matrix by default"),
     cl::init(""), cl::cat(category));
+// Not --threads: libLLVM registers a hidden option of that name.
+cl::opt<int> cpuThreads(
+    "cpu-threads",
+    cl::desc("Threads the CPU's matrix products (OpenBLAS) use; 0, the "
+             "default, keeps OpenBLAS's own choice (one per core)"),
+    cl::init(0), cl::cat(category));
 cl::opt<bool> partition(
     "partition",
     cl::desc("Choose what the backward pass keeps by a minimum cut and "
@@ -449,7 +456,8 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
             << fallback << " for this CPU)";
       else if (std::getenv("OPENBLAS_CORETYPE"))
         out << " (OPENBLAS_CORETYPE)";
-      out << "\n";
+      int n = runtime::cpuThreads();
+      out << ", " << n << (n == 1 ? " thread" : " threads") << "\n";
     }
   }
 
@@ -735,6 +743,14 @@ int main(int argc, char **argv) {
     llvm::errs() << "memopt-run: error: --microbatches must be at least 1\n";
     return 1;
   }
+  if (cpuThreads < 0) {
+    llvm::errs() << "memopt-run: error: --cpu-threads must be at least 1 (0 "
+                    "keeps OpenBLAS's choice), got "
+                 << cpuThreads << "\n";
+    return 1;
+  }
+  if (cpuThreads > 0)
+    runtime::setCpuThreads(cpuThreads);
   if (noOptimize && !budget.empty()) {
     llvm::errs()
         << "memopt-run: error: --budget has no effect with --no-optimize "

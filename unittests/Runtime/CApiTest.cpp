@@ -223,7 +223,23 @@ TEST(CApiTest, ErrorsAreStatusCodesWithMessages) {
   EXPECT_STREQ(memopt_status_string(MEMOPT_ERROR_KERNEL_FAILURE),
                "MEMOPT_ERROR_KERNEL_FAILURE");
   EXPECT_EQ(memopt_dtype_size(MEMOPT_BF16), 2u);
+  EXPECT_EQ(memopt_dtype_size(MEMOPT_UI8), 1u);
+  EXPECT_EQ(memopt_dtype_size(static_cast<memopt_dtype>(7)), 0u);
   EXPECT_EQ(memopt_dtype_size(static_cast<memopt_dtype>(9)), 0u);
+}
+
+TEST(CApiTest, CpuThreads) {
+  int before = memopt_cpu_threads();
+  ASSERT_GE(before, 1);
+  EXPECT_EQ(memopt_set_cpu_threads(0), MEMOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(memopt_last_error()).find("at least 1, got 0"),
+            std::string::npos);
+  EXPECT_EQ(memopt_set_cpu_threads(-3), MEMOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(memopt_cpu_threads(), before);
+  ASSERT_EQ(memopt_set_cpu_threads(1), MEMOPT_OK);
+  EXPECT_EQ(memopt_cpu_threads(), 1);
+  ASSERT_EQ(memopt_set_cpu_threads(before), MEMOPT_OK);
+  EXPECT_EQ(memopt_cpu_threads(), before);
 }
 
 TEST(CApiTest, TrainingStepsWithApplyUpdates) {
