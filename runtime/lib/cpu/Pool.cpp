@@ -32,21 +32,27 @@ bool isTwoByTwo(const Pool2DAttrs &a) {
 
 /// The position in {0, 1, w, w + 1} of a 2x2 window's maximum, found by the
 /// general scan's rule (the first maximum in row-major order; `!(v <=
-/// best)` also selects NaN, which then propagates).
+/// best)` also selects NaN, which then propagates), with selects rather
+/// than branches (random data would mispredict half of them).
 template <typename T> inline int64_t argMax2x2(const T *in, int64_t w) {
   int64_t arg = 0;
   T best = in[0];
-  if (!(in[1] <= best)) {
-    best = in[1];
-    arg = 1;
+  const int64_t at[3] = {1, w, w + 1};
+  for (int k = 0; k < 3; ++k) {
+    const T v = in[at[k]];
+    const bool take = !(v <= best);
+    best = take ? v : best;
+    arg = take ? at[k] : arg;
   }
-  if (!(in[w] <= best)) {
-    best = in[w];
-    arg = w;
-  }
-  if (!(in[w + 1] <= best))
-    arg = w + 1;
   return arg;
+}
+
+/// The maximum of a 2x2 window by the same rule.
+template <typename T> inline T max2x2(const T *in, int64_t w) {
+  T best = in[0];
+  for (const T v : {in[1], in[w], in[w + 1]})
+    best = !(v <= best) ? v : best;
+  return best;
 }
 
 template <typename T, bool IsMax> void pool2dImpl(const KernelCall &call) {
@@ -65,7 +71,7 @@ template <typename T, bool IsMax> void pool2dImpl(const KernelCall &call) {
         const T *in = px + p * h * w + 2 * oy * w;
         T *out = py + (p * oh + oy) * ow;
         for (int64_t ox = 0; ox < ow; ++ox)
-          out[ox] = in[2 * ox + argMax2x2(in + 2 * ox, w)];
+          out[ox] = max2x2(in + 2 * ox, w);
       }
     return;
   }
