@@ -1,6 +1,6 @@
-// RUN: memopt-opt %s --memopt-schedule --memopt-plan-memory --convert-memopt-to-memrt | FileCheck %s
-// RUN: memopt-opt %s --memopt-workspace-limit=bytes=40MiB --memopt-schedule --memopt-plan-memory --convert-memopt-to-memrt | FileCheck %s
-// RUN: memopt-opt %s --memopt-workspace-limit=bytes=2000 --memopt-schedule --memopt-plan-memory --convert-memopt-to-memrt | FileCheck %s --check-prefix=CAP
+// RUN: memopt-opt %s -split-input-file --memopt-schedule --memopt-plan-memory --convert-memopt-to-memrt | FileCheck %s
+// RUN: memopt-opt %s -split-input-file --memopt-workspace-limit=bytes=40MiB --memopt-schedule --memopt-plan-memory --convert-memopt-to-memrt | FileCheck %s
+// RUN: memopt-opt %s -split-input-file --memopt-workspace-limit=bytes=2000 --memopt-schedule --memopt-plan-memory --convert-memopt-to-memrt | FileCheck %s --check-prefix=CAP
 
 // The LM head's workspace: one chunk of logits (4 rows of 100 f32, 1600
 // bytes), then 32 MiB of GEMM scratch for cuBLAS from a 256-byte boundary
@@ -17,6 +17,27 @@ func.func @head(%h: tensor<16x8xf32>, %w: tensor<100x8xf32>, %l: tensor<16xi64>)
   %loss, %lse = memopt.linear_cross_entropy %h, %w, %l {chunk = 4 : i64}
       : tensor<16x8xf32>, tensor<100x8xf32>, tensor<16xi64>
   %dh, %dw = memopt.linear_cross_entropy_backward %loss, %h, %w, %l, %lse {chunk = 4 : i64}
+      : (tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>, tensor<16xi64>, tensor<16xf32>)
+      -> (tensor<16x8xf32>, tensor<100x8xf32>)
+  return %loss, %dh, %dw : tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>
+}
+
+// -----
+
+// All 16 rows in one chunk: the GEMMs are as large as the batch, and no
+// scratch is reserved (16 rows of 100 f32).
+// CHECK-LABEL: func.func @one_chunk
+// CHECK:         memrt.kernel "linear_cross_entropy" {{.*}} workspace(%{{.*}} : memref<6400xi8>)
+// CHECK:         memrt.kernel "linear_cross_entropy_backward" {{.*}} workspace(%{{.*}} : memref<6400xi8>)
+// Under the cap, 5 of the 16 rows a chunk (2000 bytes), and no room for the
+// scratch.
+// CAP-LABEL: func.func @one_chunk
+// CAP:           memrt.kernel "linear_cross_entropy" {{.*}} workspace(%{{.*}} : memref<2000xi8>)
+func.func @one_chunk(%h: tensor<16x8xf32>, %w: tensor<100x8xf32>, %l: tensor<16xi64>)
+    -> (tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>) {
+  %loss, %lse = memopt.linear_cross_entropy %h, %w, %l {chunk = 16 : i64}
+      : tensor<16x8xf32>, tensor<100x8xf32>, tensor<16xi64>
+  %dh, %dw = memopt.linear_cross_entropy_backward %loss, %h, %w, %l, %lse {chunk = 16 : i64}
       : (tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>, tensor<16xi64>, tensor<16xf32>)
       -> (tensor<16x8xf32>, tensor<100x8xf32>)
   return %loss, %dh, %dw : tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>

@@ -9,11 +9,12 @@
 // embeddings as they are) and labels N integers; the loss is 0-d and the
 // per-row log-sum-exp of the logits N. The kernels compute the logits of
 // `chunk` rows at a time (chunk x V elements of the compute type, their
-// workspace), never NxV. After the rows, where a cap leaves room, the
-// workspace holds kGemmScratchBytes (plus alignment slack) that the CUDA
-// backend gives cuBLAS for the chunk's GEMMs: without a workspace cuBLAS
-// runs the head's GEMMs 3.7x slower at 80-row chunks on an H200
-// (bench/gpu/lce_gemm.cu); the CPU leaves it unused.
+// workspace), never NxV. After the rows, when the N rows take more than
+// one chunk and a cap leaves room, the workspace holds kGemmScratchBytes
+// (plus alignment slack) that the CUDA backend gives cuBLAS for the
+// chunk's GEMMs: without a workspace cuBLAS runs the head's GEMMs 3.7x
+// slower at 80-row chunks on an H200 (bench/gpu/lce_gemm.cu), 1.2x at 1024
+// rows; the CPU leaves it unused.
 //
 //===----------------------------------------------------------------------===//
 

@@ -22,9 +22,10 @@
 //   forward and two backward (memopt/Contract/AttentionShapes.h); under a
 //   cap as many rows as fit, at least one.
 // * linear_cross_entropy and its backward: one chunk of logits, `chunk`
-//   rows of V elements of the compute type, then 32 MiB of GEMM scratch
-//   for cuBLAS (memopt/Contract/LinearCrossEntropyShapes.h); under a cap as
-//   many rows as fit, at least one, and the scratch only if it fits too.
+//   rows of V elements of the compute type, then, when the N rows take more
+//   than one chunk, 32 MiB of GEMM scratch for cuBLAS
+//   (memopt/Contract/LinearCrossEntropyShapes.h); under a cap as many rows
+//   as fit, at least one, and the scratch only if it fits too.
 // * adafactor_update: the row factors' means and the partial sums of its
 //   reductions, a few KiB of doubles (memopt/Contract/OptimizerShapes.h),
 //   kept even above a cap; clip_coefficient: its running sum of squares and
@@ -206,11 +207,15 @@ int64_t AttentionBackwardOp::getWorkspaceBytes(int64_t limit) {
 static int64_t linearCrossEntropyWorkspace(Operation *op, Value hidden,
                                            Value weight, int64_t chunk,
                                            int64_t limit) {
-  int64_t logits =
-      rowsOfScratch(shapedType(weight).getDimSize(0) * computeBytes(op),
-                    std::min(chunk, shapedType(hidden).getDimSize(0)), limit);
-  if (logits == 0)
-    return 0;
+  int64_t rowBytes = shapedType(weight).getDimSize(0) * computeBytes(op);
+  int64_t rows = shapedType(hidden).getDimSize(0);
+  int64_t logits = rowsOfScratch(rowBytes, std::min(chunk, rows), limit);
+  // The GEMM scratch only where the head takes more than one chunk: its
+  // GEMMs are then short in one dimension, where cuBLAS needs a workspace;
+  // in one chunk they are as large as the batch (and a small model's plan
+  // would grow by the scratch for nothing on the CPU).
+  if (logits == 0 || logits / rowBytes >= rows)
+    return logits;
   int64_t scratch = shapes::kGemmScratchBytes + shapes::kGemmScratchAlignment;
   return limit - logits >= scratch ? logits + scratch : logits;
 }
