@@ -7,8 +7,11 @@ Each `cudnn:` line (runtime/lib/cuda/DnnConv.cpp) names a convolution step's
 shapes, its planned workspace, the algorithm chosen by timing among those
 that fit it, and cuDNN's fastest algorithm when it may take the workspace it
 asks for. Prints, per kernel kind, the chosen algorithms' total time against
-the unconstrained fastest, then the N convolutions that lose the most to
-their planned workspace: what a larger workspace would buy.
+the unconstrained fastest, the N convolutions that lose the most to their
+planned workspace, and for floors of 16 MiB to 1 GiB what `--conv-workspace`
+would buy: a convolution whose fastest algorithm fits the floor is counted
+at that algorithm's time, any other at its current choice (an estimate: a
+larger workspace may also admit an algorithm between the two).
 """
 import argparse
 import collections
@@ -58,6 +61,20 @@ def main(argv=None):
     for kind, n in sorted(untimed.items()):
         print(f"{kind}: {n} without a timed choice (no algorithm fits)")
     gaps.sort(key=lambda g: -g[0])
+    print("--conv-workspace floor: estimated convolution ms (fastest fits / all)")
+    chosen_total = sum(g[7] for g in gaps)
+    print(f"  {'planned':>8}: {chosen_total:9.2f}")
+    for floor_mib in (16, 64, 128, 256, 512, 1024):
+        floor = floor_mib * 2**20
+        total, fits = 0.0, 0
+        for (_, kind, x, w, dtype, limit, algo, c, ualgo, u, ubytes) in gaps:
+            if ubytes <= max(floor, limit):
+                total += min(u, c)
+                fits += 1
+            else:
+                total += c
+        label = f"{floor_mib} MiB" if floor_mib < 1024 else "1 GiB"
+        print(f"  {label:>8}: {total:9.2f}  ({fits} / {len(gaps)})")
     print(f"largest losses to the planned workspace (top {args.top}):")
     for gap, kind, x, w, dtype, limit, algo, c, ualgo, u, ubytes in gaps[:args.top]:
         print(f"  {kind} x {x} w {w} {dtype}: workspace {limit / 2**20:.1f} MiB "
