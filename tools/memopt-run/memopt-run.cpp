@@ -386,7 +386,8 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
   auto plan = runtime::Plan::parse(graph.planJson);
   std::unique_ptr<runtime::Backend> backend = chooseBackend(out);
   std::string deviceName(backend->name());
-  if (deviceName == "cuda" && convWorkspace.empty() &&
+  // Not when the user capped workspaces: they chose memory over speed.
+  if (deviceName == "cuda" && convWorkspace.empty() && workspaceLimit.empty() &&
       llvm::any_of(plan->steps, [](const runtime::Step &step) {
         return step.kernel == runtime::KernelKind::Conv2D;
       }))
