@@ -32,9 +32,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <cstdlib>
+#include <functional>
 #include <optional>
+#include <random>
 #include <set>
 
 using namespace memopt::testing;
@@ -257,6 +258,48 @@ void expectClose(const std::vector<double> &cpu, const std::vector<double> &gpu,
                      << cpu[worst] << ", cuda " << gpu[worst] << change;
 }
 
+/// Starts `ref` from seeded random arguments and `other` from a copy, then
+/// runs both `c.steps` steps, calling `beforeStep` first each time, and
+/// requires every result and (after the updates) every argument to agree
+/// within the case's tolerance; with `c.resync` each step starts `other`
+/// from `ref`'s state. Stops at the first step that differs.
+void runSideBySide(CompiledStep &ref, CompiledStep &other, const Case &c,
+                   const std::function<void()> &beforeStep) {
+  ref.randomize(17);
+  for (size_t i = 0; i < ref.numArguments(); ++i)
+    other.setArgument(i, ref.argument(i));
+  bool training = !ref.plan().updates.empty();
+  for (int step = 0; step < c.steps; ++step) {
+    beforeStep();
+    std::vector<std::vector<double>> before;
+    if (c.resync)
+      for (size_t a = 0; a < ref.numArguments(); ++a)
+        before.push_back(ref.argument(a));
+    ref.run(step);
+    other.run(step);
+    for (size_t r = 0; r < ref.plan().results.size(); ++r)
+      expectClose(ref.result(r), other.result(r), c.tolerance,
+                  ref.plan().resultTensor(r).dtype,
+                  "result " + std::to_string(r) + " at step " +
+                      std::to_string(step));
+    if (!training)
+      continue;
+    ref.applyUpdates();
+    other.applyUpdates();
+    for (size_t a = 0; a < ref.numArguments(); ++a)
+      expectClose(ref.argument(a), other.argument(a), c.tolerance,
+                  ref.plan().argumentTensor(a).dtype,
+                  ref.plan().arguments[a].name + " after step " +
+                      std::to_string(step),
+                  c.resync ? &before[a] : nullptr);
+    if (::testing::Test::HasFailure())
+      return;
+    if (c.resync)
+      for (size_t a = 0; a < ref.numArguments(); ++a)
+        other.setArgument(a, ref.argument(a));
+  }
+}
+
 class CudaDifferential : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CudaDifferential, AgreesWithTheCpu) {
@@ -271,38 +314,7 @@ TEST_P(CudaDifferential, AgreesWithTheCpu) {
   std::unique_ptr<CompiledStep> gpu = cpu->onDevice("cuda");
   if (c.tf32)
     ::unsetenv("MEMOPT_CUDA_TF32");
-  cpu->randomize(17);
-  for (size_t i = 0; i < cpu->numArguments(); ++i)
-    gpu->setArgument(i, cpu->argument(i));
-  bool training = !cpu->plan().updates.empty();
-  for (int step = 0; step < c.steps; ++step) {
-    std::vector<std::vector<double>> before;
-    if (c.resync)
-      for (size_t a = 0; a < cpu->numArguments(); ++a)
-        before.push_back(cpu->argument(a));
-    cpu->run(step);
-    gpu->run(step);
-    for (size_t r = 0; r < cpu->plan().results.size(); ++r)
-      expectClose(cpu->result(r), gpu->result(r), c.tolerance,
-                  cpu->plan().resultTensor(r).dtype,
-                  "result " + std::to_string(r) + " at step " +
-                      std::to_string(step));
-    if (!training)
-      continue;
-    cpu->applyUpdates();
-    gpu->applyUpdates();
-    for (size_t a = 0; a < cpu->numArguments(); ++a)
-      expectClose(cpu->argument(a), gpu->argument(a), c.tolerance,
-                  cpu->plan().argumentTensor(a).dtype,
-                  cpu->plan().arguments[a].name + " after step " +
-                      std::to_string(step),
-                  c.resync ? &before[a] : nullptr);
-    if (HasFailure())
-      return;
-    if (c.resync)
-      for (size_t a = 0; a < cpu->numArguments(); ++a)
-        gpu->setArgument(a, cpu->argument(a));
-  }
+  runSideBySide(*cpu, *gpu, c, [] {});
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, CudaDifferential, ::testing::ValuesIn(kCases),
@@ -333,44 +345,19 @@ TEST_P(CudaCaseConditioning, PerturbedCpuStaysWithinTolerance) {
   auto a = CompiledStep::compile(sourceOf(c), c.pipeline);
   ASSERT_TRUE(a);
   auto b = CompiledStep::compile(sourceOf(c), c.pipeline);
-  a->randomize(17);
-  for (size_t i = 0; i < a->numArguments(); ++i)
-    b->setArgument(i, a->argument(i));
   std::mt19937_64 rng(c.steps);
   std::normal_distribution<double> noise(0, 3e-7);
-  bool training = !a->plan().updates.empty();
-  for (int step = 0; step < c.steps; ++step) {
-    for (size_t i = 0; i < a->numArguments(); ++i) {
-      if (a->plan().arguments[i].role != ArgumentRole::Param ||
-          a->plan().argumentTensor(i).dtype != DType::F32)
+  runSideBySide(*a, *b, c, [&] {
+    for (size_t i = 0; i < b->numArguments(); ++i) {
+      if (b->plan().arguments[i].role != ArgumentRole::Param ||
+          b->plan().argumentTensor(i).dtype != DType::F32)
         continue;
       std::vector<double> v = b->argument(i);
       for (double &x : v)
         x = static_cast<float>(x * (1 + noise(rng)));
       b->setArgument(i, v);
     }
-    a->run(step);
-    b->run(step);
-    for (size_t r = 0; r < a->plan().results.size(); ++r)
-      expectClose(a->result(r), b->result(r), c.tolerance,
-                  a->plan().resultTensor(r).dtype,
-                  "result " + std::to_string(r) + " at step " +
-                      std::to_string(step));
-    if (!training)
-      continue;
-    a->applyUpdates();
-    b->applyUpdates();
-    for (size_t i = 0; i < a->numArguments(); ++i)
-      expectClose(a->argument(i), b->argument(i), c.tolerance,
-                  a->plan().argumentTensor(i).dtype,
-                  a->plan().arguments[i].name + " after step " +
-                      std::to_string(step));
-    if (HasFailure())
-      return;
-    if (c.resync)
-      for (size_t i = 0; i < a->numArguments(); ++i)
-        b->setArgument(i, a->argument(i));
-  }
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, CudaCaseConditioning,
@@ -456,4 +443,3 @@ TEST(CudaDifferentialCoverage, EveryKernelKindIsExercised) {
 }
 
 } // namespace
-
