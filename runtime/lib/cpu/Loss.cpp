@@ -56,7 +56,9 @@ template <typename T> void crossEntropyBackwardImpl(const KernelCall &call) {
   T *out = call.out(0).as<T>();
   for (int64_t r = 0; r < n; ++r) {
     const T *row = px + r * c;
-    rowSoftmaxGradient(row, c, rowLogSumExp(row, c), label[r], scale,
+    // One pass for the maximum, which both need.
+    const RowExpType<T> max = rowMax(row, c);
+    rowSoftmaxGradient(row, c, max, rowLogSumExp(row, c, max), label[r], scale,
                        out + r * c);
   }
 }

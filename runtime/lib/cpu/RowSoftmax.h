@@ -38,11 +38,12 @@ template <typename T> RowExpType<T> rowMax(const T *row, int64_t c) {
   return nan ? std::numeric_limits<E>::quiet_NaN() : max;
 }
 
-/// log Σ exp(row[j]): -inf for an empty or all -inf row, +inf where an
-/// element is +inf, NaN where one is NaN.
-template <typename T> double rowLogSumExp(const T *row, int64_t c) {
+/// log Σ exp(row[j]) given the row's maximum `max` (rowMax): -inf for an
+/// empty or all -inf row, +inf where an element is +inf, NaN where one is
+/// NaN.
+template <typename T>
+double rowLogSumExp(const T *row, int64_t c, RowExpType<T> max) {
   using E = RowExpType<T>;
-  const E max = rowMax(row, c);
   if (!std::isfinite(max))
     return static_cast<double>(max);
   double sum = 0;
@@ -51,19 +52,29 @@ template <typename T> double rowLogSumExp(const T *row, int64_t c) {
   return static_cast<double>(max) + std::log(sum);
 }
 
+template <typename T> double rowLogSumExp(const T *row, int64_t c) {
+  return rowLogSumExp(row, c, rowMax(row, c));
+}
+
 /// dst[j] = scale · (softmax(row)[j] − [j == label]), with softmax(row)[j] =
-/// exp(row[j] − lse). `dst` may be `row`.
+/// exp(row[j] − lse), given the row's maximum `max` (rowMax). `dst` may be
+/// `row`.
 template <typename T>
-void rowSoftmaxGradient(const T *row, int64_t c, double lse, int64_t label,
-                        double scale, T *dst) {
+void rowSoftmaxGradient(const T *row, int64_t c, RowExpType<T> max, double lse,
+                        int64_t label, double scale, T *dst) {
   using E = RowExpType<T>;
-  const E max = rowMax(row, c);
   const double k = std::exp(static_cast<double>(max) - lse);
   for (int64_t j = 0; j < c; ++j) {
     const double p =
         static_cast<double>(std::exp(static_cast<E>(row[j]) - max)) * k;
     dst[j] = static_cast<T>((p - (j == label ? 1.0 : 0.0)) * scale);
   }
+}
+
+template <typename T>
+void rowSoftmaxGradient(const T *row, int64_t c, double lse, int64_t label,
+                        double scale, T *dst) {
+  rowSoftmaxGradient(row, c, rowMax(row, c), lse, label, scale, dst);
 }
 
 } // namespace memopt::runtime::cpu
