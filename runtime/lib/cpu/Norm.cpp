@@ -57,6 +57,31 @@ double channelSum(int64_t n, int64_t c, int64_t ch, int64_t inner, F f) {
   return sum;
 }
 
+/// The mean and inverse standard deviation (of the biased variance).
+struct Stats {
+  double mean = 0, invStd = 0;
+  /// Σ (x − mean)², for the variance (biased or not).
+  double squares = 0;
+};
+
+/// The statistics of channel `ch` of an N x C x inner tensor, over every
+/// image (a layer-norm row is channel 0 of a 1 x 1 x width tensor).
+template <typename T>
+Stats channelStats(const T *px, int64_t n, int64_t c, int64_t ch, int64_t inner,
+                   double epsilon) {
+  const double count = static_cast<double>(n * inner);
+  Stats s;
+  s.mean = channelSum(n, c, ch, inner,
+                      [&](int64_t i) { return static_cast<double>(px[i]); }) /
+           count;
+  s.squares = channelSum(n, c, ch, inner, [&](int64_t i) {
+    const double d = static_cast<double>(px[i]) - s.mean;
+    return d * d;
+  });
+  s.invStd = math::inverseStd(s.squares / count, epsilon);
+  return s;
+}
+
 /// Training-mode batch norm: `activation` maps each normalised value before
 /// it is stored (the identity for batch_norm) and `savedInvStd`, when not
 /// null, receives each channel's 1/sqrt(var + epsilon). batch_norm_act runs
@@ -79,16 +104,9 @@ void batchNormTraining(const KernelCall &call, double epsilon, double momentum,
   T *newMean = call.out(1).as<T>(), *newVar = call.out(2).as<T>();
 
   for (int64_t ch = 0; ch < c; ++ch) {
-    const double sum = channelSum(
-        n, c, ch, inner, [&](int64_t i) { return static_cast<double>(px[i]); });
-    const double mean = sum / static_cast<double>(count);
-    const double squares = channelSum(n, c, ch, inner, [&](int64_t i) {
-      const double d = static_cast<double>(px[i]) - mean;
-      return d * d;
-    });
-    const double var = squares / static_cast<double>(count);
-    const double unbiased = squares / static_cast<double>(count - 1);
-    const double invStd = math::inverseStd(var, epsilon);
+    const Stats st = channelStats(px, n, c, ch, inner, epsilon);
+    const double mean = st.mean, invStd = st.invStd;
+    const double unbiased = st.squares / static_cast<double>(count - 1);
     // y = (x - mean) * invStd * gamma + beta, as one multiply-add.
     const double scale = static_cast<double>(gamma[ch]) * invStd;
     const T s = static_cast<T>(scale);
@@ -166,43 +184,13 @@ template <typename T> void layerNormImpl(const KernelCall &call) {
   for (int64_t r = 0; r < rows; ++r) {
     const T *p = px + r * width;
     T *q = py + r * width;
-    // The sums channelStats takes in the backward pass, in its order.
-    const double mean =
-        sumOf(width, [&](int64_t i) { return static_cast<double>(p[i]); }) /
-        static_cast<double>(width);
-    const double squares = sumOf(width, [&](int64_t i) {
-      const double d = static_cast<double>(p[i]) - mean;
-      return d * d;
-    });
-    const double invStd =
-        math::inverseStd(squares / static_cast<double>(width), epsilon);
-    const T m = static_cast<T>(mean), s = static_cast<T>(invStd);
+    // The statistics the backward pass takes (a row is channel 0 of a
+    // 1 x 1 x width tensor).
+    const Stats st = channelStats(p, 1, 1, 0, width, epsilon);
+    const T m = static_cast<T>(st.mean), s = static_cast<T>(st.invStd);
     for (int64_t i = 0; i < width; ++i)
       q[i] = (p[i] - m) * s * gamma[i] + beta[i];
   }
-}
-
-/// The mean and inverse standard deviation (of the biased variance).
-struct Stats {
-  double mean = 0, invStd = 0;
-};
-
-/// The statistics of channel `ch` of an N x C x inner tensor, over every
-/// image (a layer-norm row is channel 0 of a 1 x 1 x width tensor).
-template <typename T>
-Stats channelStats(const T *px, int64_t n, int64_t c, int64_t ch, int64_t inner,
-                   double epsilon) {
-  const double count = static_cast<double>(n * inner);
-  Stats s;
-  s.mean = channelSum(n, c, ch, inner,
-                      [&](int64_t i) { return static_cast<double>(px[i]); }) /
-           count;
-  const double squares = channelSum(n, c, ch, inner, [&](int64_t i) {
-    const double d = static_cast<double>(px[i]) - s.mean;
-    return d * d;
-  });
-  s.invStd = math::inverseStd(squares / count, epsilon);
-  return s;
 }
 
 template <typename T> void batchNormBackwardImpl(const KernelCall &call) {
