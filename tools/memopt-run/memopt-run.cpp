@@ -718,7 +718,9 @@ int main(int argc, char **argv) {
     ::setenv("OPENBLAS_CORETYPE", core->c_str(), /*overwrite=*/1);
     ::setenv("MEMOPT_OPENBLAS_FALLBACK", runtime::blasCoreName().c_str(), 1);
     ::execv("/proc/self/exe", argv);
-    ::unsetenv("OPENBLAS_CORETYPE"); // exec failed: go on as loaded
+    // exec failed: go on as loaded, claiming no choice.
+    ::unsetenv("OPENBLAS_CORETYPE");
+    ::unsetenv("MEMOPT_OPENBLAS_FALLBACK");
   }
   cl::ParseCommandLineOptions(
       argc, argv, "memopt-run: compile a memopt graph and run it\n");
