@@ -27,9 +27,6 @@ struct Gemm {
   bool transA, transB;
   int64_t m, n, k, lda, ldb;
 
-  cublasComputeType_t compute(const CudaContext &cuda) const {
-    return gemmCompute(dtype, cuda);
-  }
   /// Row-major op(A) is column-major op(A)^T: the swapped call below
   /// computes C^T = op(B)^T * op(A)^T, each operand transposed iff the
   /// row-major one is.
@@ -44,7 +41,7 @@ void gemm(const KernelCall &call, const Gemm &g, const void *a, const void *b,
                      toInt(g.m, "GEMM M"), toInt(g.k, "GEMM K"),
                      kOne.forType(g.dtype), b, t, toInt(g.ldb, "GEMM ldb"), a,
                      t, toInt(g.lda, "GEMM lda"), beta.forType(g.dtype), c, t,
-                     toInt(g.n, "GEMM ldc"), g.compute(call.cuda),
+                     toInt(g.n, "GEMM ldc"), gemmCompute(g.dtype, call.cuda),
                      CUBLAS_GEMM_DEFAULT),
         "cublasGemmEx");
 }
@@ -59,7 +56,7 @@ void gemmStridedBatched(const KernelCall &call, const Gemm &g, const void *a,
             b, t, toInt(g.ldb, "GEMM ldb"), strideB, a, t,
             toInt(g.lda, "GEMM lda"), strideA, kZero.forType(g.dtype), c, t,
             toInt(g.n, "GEMM ldc"), g.m * g.n, toInt(batch, "GEMM batch"),
-            g.compute(call.cuda), CUBLAS_GEMM_DEFAULT),
+            gemmCompute(g.dtype, call.cuda), CUBLAS_GEMM_DEFAULT),
         "cublasGemmStridedBatchedEx");
 }
 
