@@ -45,7 +45,6 @@ import argparse
 import datetime
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -58,6 +57,8 @@ GEN = os.path.join(ROOT, "examples", "generate_models.py")
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True  # no bench/__pycache__
 import checkpoint  # noqa: E402  (machine, git and binary info, JSON writing)
+from checkpoint import log  # noqa: E402
+from gpu_compare import parse_memopt_run  # noqa: E402  (memopt-run's output)
 
 MODELS = {
     "mlp": {"gen": ["mlp", "--hidden", "256,128", "--batch", "32"],
@@ -77,14 +78,7 @@ MODELS = {
 }
 QUICK_MODELS = ("mlp", "cnn-bn")
 LR = 0.01
-_STEP_TIMES = re.compile(r"^step times \(ms\): ([\d. ]+?)(?:; median after the first ([\d.]+))?$",
-                         re.M)
-_HIGH_WATER = re.compile(r"^memory: measured high-water (\d+) bytes", re.M)
 RESULT_TAG = "CPU_PEERS_RESULT "
-
-
-def log(*args):
-    print(*args, file=sys.stderr, flush=True)
 
 
 # --------------------------------------------------------------------------
@@ -180,13 +174,11 @@ def run_memopt(memopt_run, mlir, steps, timeout, inputs=None):
            f"--lr={LR}", "--step-times"] + ([f"--inputs={inputs}"] if inputs else [])
 
     def parse(out):
-        m = _STEP_TIMES.search(out)
-        hw = _HIGH_WATER.search(out)
-        if not m or not m.group(2):
+        got = parse_memopt_run(out)
+        if "step_ms_median" not in got:
             raise ValueError("no 'step times' line with a median")
-        return {"step_ms": [float(t) for t in m.group(1).split()],
-                "step_ms_median": float(m.group(2)),
-                "planned_high_water_bytes": int(hw.group(1)) if hw else None}
+        return {"step_ms": got["step_ms"], "step_ms_median": got["step_ms_median"],
+                "planned_high_water_bytes": got.get("peak_bytes")}
     return run_measured(cmd, timeout, parse)
 
 
