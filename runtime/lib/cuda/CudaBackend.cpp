@@ -33,6 +33,8 @@
 
 #include "CudaKernels.h"
 
+#include "memopt/runtime/EnvFlag.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -250,8 +252,7 @@ public:
                     CUBLAS_DEFAULT_MATH |
                     CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)),
             "cublasSetMathMode");
-      const char *tf32 = std::getenv("MEMOPT_CUDA_TF32");
-      ctx.tf32 = tf32 && std::string(tf32) == "1";
+      ctx.tf32 = envFlag("MEMOPT_CUDA_TF32", false);
       check(cudnnCreate(&ctx.cudnn), "cudnnCreate");
       check(cudnnSetStream(ctx.cudnn, ctx.stream), "cudnnSetStream");
       check(cudaMalloc(reinterpret_cast<void **>(&ctx.errorFlag), sizeof(int)),
@@ -533,10 +534,7 @@ private:
   /// The captured step, once the first run has been captured.
   cudaGraphExec_t graphExec = nullptr;
   /// MEMOPT_CUDA_GRAPHS=0 turns graph capture off (read once).
-  bool graphsEnabled = [] {
-    const char *env = std::getenv("MEMOPT_CUDA_GRAPHS");
-    return !(env && std::string(env) == "0");
-  }();
+  bool graphsEnabled = envFlag("MEMOPT_CUDA_GRAPHS", true);
   /// Whether a kernel of the plan reads the step counter (dropout).
   bool usesStepCounter = false;
   /// The plan's capture failed once: it runs kernel by kernel.

@@ -25,9 +25,10 @@
 #include "Bias.h"
 #include "DnnCommon.h"
 
+#include "memopt/runtime/EnvFlag.h"
+
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -469,10 +470,7 @@ void runConvolution(const KernelCall &call, ConvOp op) {
 
 /// Whether MEMOPT_CUDNN_LOG=1 asks for each convolution's choice on stderr.
 bool logChoices() {
-  static const bool on = [] {
-    const char *env = std::getenv("MEMOPT_CUDNN_LOG");
-    return env && std::string(env) == "1";
-  }();
+  static const bool on = envFlag("MEMOPT_CUDNN_LOG", false);
   return on;
 }
 
