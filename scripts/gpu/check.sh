@@ -128,8 +128,18 @@ stage_lit() {
     memopt-run examples/cnn.mlir --steps=5 --lr=0.05 --device=cuda --precision=fp16 \
       --checkpoint=sqrt --inplace >"$t/cuda16" &&
     python3 test/Runtime/Inputs/compare_losses.py --tolerance 0.01 "$t/cpu16" "$t/cuda16" &&
-    grep -q "loss scale: 65536 -> 65536, 0 of 5 steps skipped" "$t/cuda16"
+    grep -q "loss scale: 65536 -> 65536, 0 of 5 steps skipped" "$t/cuda16" &&
+    MEMOPT_CUDA_GRAPHS=0 MEMOPT_CUDA_TF32=0 memopt-run examples/cnn.mlir --steps=5 \
+      --lr=0.05 --device=cuda >"$t/nographs" &&
+    python3 test/Runtime/Inputs/compare_losses.py --tolerance 0.001 "$t/cpu" "$t/nographs" &&
+    ! MEMOPT_CUDA_GRAPHS=yes memopt-run examples/cnn.mlir --steps=1 --device=cuda \
+      >"$t/flag" 2>&1 &&
+    grep -q "MEMOPT_CUDA_GRAPHS must be 0 or 1, got 'yes'" "$t/flag" &&
+    ! MEMOPT_CUDA_TF32=on memopt-run examples/cnn.mlir --steps=1 --device=cuda \
+      >"$t/flag32" 2>&1 &&
+    grep -q "MEMOPT_CUDA_TF32 must be 0 or 1, got 'on'" "$t/flag32"
   echo "lit cuda.test: exit $?"
+  cat "$t/flag" "$t/flag32"
   tail -n 6 "$t"/auto "$t"/cuda16
 }
 
