@@ -36,7 +36,7 @@ nvcc -O2 -arch=sm_90 "$root/bench/gpu/lce_gemm.cu" -lcublas -o "$out/bin/lce_gem
 # (newer there) and CUDA's own (cudart, cuBLAS, cuDNN are there).
 for lib in $(ldd "$out"/bin/* 2>/dev/null | awk '/=>/ {print $3}' | sort -u); do
   case "$(basename "$lib")" in
-  libc.so* | libm.so* | libdl.so* | librt.so* | libpthread.so* | \
+  libc.so* | libm.so* | libmvec.so* | libdl.so* | librt.so* | libpthread.so* | \
     libstdc++.so* | libgcc_s.so* | libcud* | libcublas* | ld-linux*) ;;
   *) cp -L "$lib" "$out/lib/" ;;
   esac

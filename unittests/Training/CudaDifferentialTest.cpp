@@ -171,9 +171,11 @@ const Case kCases[] = {
     // 121 layers: the first step's rounding differences (within tolerance)
     // grow through the second step's backward (one gradient of 64 in the
     // stem's batch norm, on an H200), so each step starts from the CPU's
-    // arguments.
+    // arguments. That batch norm's gamma gradients are the sensitive ones
+    // (0.5% apart under a 3e-7 perturbation, see CudaCaseConditioning), so
+    // lr=0.001 keeps their updates small next to the parameters.
     {"DenseNet", Case::Suite, "densenet121-64",
-     "memopt-pipeline{optimizer=sgd lr=0.01}", 1e-3, 2, true},
+     "memopt-pipeline{optimizer=sgd lr=0.001}", 1e-3, 2, true},
     {"Zoo", Case::Inline, kZoo, "memopt-pipeline{optimizer=adam lr=0.01}", 1e-4,
      3},
     // TF32 convolutions and GEMMs (memopt-run --tf32): a 10-bit mantissa,
@@ -333,9 +335,12 @@ INSTANTIATE_TEST_SUITE_P(Models, CudaDifferential, ::testing::ValuesIn(kCases),
 /// CNN failed there in its third step, in 11 elements of 92160 (Adafactor
 /// normalises each 3x3 kernel's update by that kernel's own second moment,
 /// so a few elements' updates turn on rounding), and fails here from 3e-7
-/// on, in its third step, the same elements moving at 1e-5; DenseNet,
-/// which passed there, passes here up to 3e-7 (its stem batch norm fails
-/// from 5e-7). The Adafactor case therefore runs two steps.
+/// on, in its third step, the same elements moving at 1e-5. The Adafactor
+/// case therefore runs two steps. DenseNet passed there at lr=0.01 and
+/// passed here up to 3e-7, until the CPU's exp and erf became vector
+/// functions (other bits, the same accuracy): then one gamma gradient of its
+/// stem batch norm moved 0.85% at 3e-7. At lr=0.001 it passes up to 1e-6
+/// and fails from 3e-6.
 class CudaCaseConditioning : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CudaCaseConditioning, PerturbedCpuStaysWithinTolerance) {

@@ -17,12 +17,14 @@
 // dq = scale · dS·k and dk += scale · dSᵀ·q. It costs one more q·kᵀ than
 // the unfused backward and needs two strips.
 //
-// The matrix products are the BLAS GEMMs of Gemm.h.
+// The matrix products are the BLAS GEMMs of Gemm.h; in f32 the exponentials
+// are VectorMath.h's, a row at a time, as memopt.softmax's.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
 #include "Gemm.h"
+#include "VectorMath.h"
 #include "WorkspaceRows.h"
 
 #include "memopt/Contract/AttentionShapes.h"
@@ -32,6 +34,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 namespace memopt::runtime::cpu {
@@ -135,10 +138,18 @@ template <typename T> void attentionImpl(const KernelCall &call) {
         for (int64_t j = 1; j < valid; ++j)
           max = p[j] > max ? p[j] : max;
         T sum = T(0);
-        for (int64_t j = 0; j < valid; ++j) {
-          T e = math::exp(p[j] - max);
-          p[j] = e;
-          sum += e;
+        if constexpr (std::is_same_v<T, float>) {
+          for (int64_t j = 0; j < valid; ++j)
+            p[j] -= max;
+          vec::exp(p, p, valid);
+          for (int64_t j = 0; j < valid; ++j)
+            sum += p[j];
+        } else {
+          for (int64_t j = 0; j < valid; ++j) {
+            T e = math::exp(p[j] - max);
+            p[j] = e;
+            sum += e;
+          }
         }
         const T inv = T(1) / sum;
         for (int64_t j = 0; j < valid; ++j)
@@ -190,8 +201,14 @@ template <typename T> void attentionBackwardImpl(const KernelCall &call) {
         const int64_t row = r0 + i;
         const int64_t valid = a.causal ? row + 1 : width;
         T *p = pStrip + i * width, *kept = dStrip + i * width;
-        for (int64_t j = 0; j < valid; ++j)
-          p[j] = math::exp(p[j] - lh[row]);
+        if constexpr (std::is_same_v<T, float>) {
+          for (int64_t j = 0; j < valid; ++j)
+            p[j] -= lh[row];
+          vec::exp(p, p, valid);
+        } else {
+          for (int64_t j = 0; j < valid; ++j)
+            p[j] = math::exp(p[j] - lh[row]);
+        }
         std::fill(p + valid, p + width, T(0));
         std::copy(p, p + width, kept);
         mask.apply(kept, width, mask.first(z, h, row));

@@ -3,18 +3,58 @@
 // The scalar functions come from ElementwiseMath.h and Dropout.h, shared
 // with the CUDA backend. Each loop reads element i of every input before
 // writing element i, so every kernel here may run in place (Kernel.h).
+// GELU and its gradient in f32 evaluate erf and exp a chunk at a time
+// (VectorMath.h) and combine them with the shared formulas.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
 #include "Indexing.h"
+#include "VectorMath.h"
 
 #include "memopt/runtime/Dropout.h"
 #include "memopt/runtime/ElementwiseMath.h"
 
+#include <algorithm>
+#include <type_traits>
+
 namespace memopt::runtime::cpu {
 
 namespace {
+
+/// y = gelu(x) in f32, erf a chunk at a time; y may be x.
+void geluF32(const float *x, float *y, int64_t n) {
+  float part[vec::kChunk];
+  for (int64_t i0 = 0; i0 < n; i0 += vec::kChunk) {
+    const int64_t m = std::min(vec::kChunk, n - i0);
+    const float *xs = x + i0;
+    for (int64_t j = 0; j < m; ++j)
+      part[j] = math::geluErfArg(xs[j]);
+    vec::erf(part, part, m);
+    float *ys = y + i0;
+    for (int64_t j = 0; j < m; ++j)
+      ys[j] = math::geluFromParts(xs[j], part[j]);
+  }
+}
+
+/// dx = dy * gelu'(x) in f32, erf and exp a chunk at a time; dx may be dy
+/// or x.
+void geluBackwardF32(const float *dy, const float *x, float *dx, int64_t n) {
+  float erfPart[vec::kChunk], expPart[vec::kChunk];
+  for (int64_t i0 = 0; i0 < n; i0 += vec::kChunk) {
+    const int64_t m = std::min(vec::kChunk, n - i0);
+    const float *xs = x + i0, *dys = dy + i0;
+    for (int64_t j = 0; j < m; ++j) {
+      erfPart[j] = math::geluErfArg(xs[j]);
+      expPart[j] = math::geluExpArg(xs[j]);
+    }
+    vec::erf(erfPart, erfPart, m);
+    vec::exp(expPart, expPart, m);
+    float *dxs = dx + i0;
+    for (int64_t j = 0; j < m; ++j)
+      dxs[j] = dys[j] * math::geluGradFromParts(xs[j], erfPart[j], expPart[j]);
+  }
+}
 
 template <typename T, typename F>
 void map(const TensorRef &x, const TensorRef &y, F f) {
@@ -30,7 +70,10 @@ template <typename T> void unaryImpl(const KernelCall &call) {
   case KernelKind::Relu:
     return map<T>(x, y, [](T v) { return math::relu(v); });
   case KernelKind::Gelu:
-    return map<T>(x, y, [](T v) { return math::gelu(v); });
+    if constexpr (std::is_same_v<T, float>)
+      return geluF32(x.as<const float>(), y.as<float>(), y.numElements);
+    else
+      return map<T>(x, y, [](T v) { return math::gelu(v); });
   case KernelKind::Sigmoid:
     return map<T>(x, y, [](T v) { return math::sigmoid(v); });
   case KernelKind::Tanh:
@@ -132,7 +175,11 @@ template <typename T> void activationBackwardImpl(const KernelCall &call) {
   case KernelKind::ReluBackward:
     return map2<T>(g, s, y, [](T dy, T out) { return out > T(0) ? dy : T(0); });
   case KernelKind::GeluBackward:
-    return map2<T>(g, s, y, [](T dy, T x) { return dy * math::geluGrad(x); });
+    if constexpr (std::is_same_v<T, float>)
+      return geluBackwardF32(g.as<const float>(), s.as<const float>(),
+                             y.as<float>(), y.numElements);
+    else
+      return map2<T>(g, s, y, [](T dy, T x) { return dy * math::geluGrad(x); });
   case KernelKind::SigmoidBackward:
     return map2<T>(g, s, y, [](T dy, T out) {
       return dy * math::sigmoidGradFromOutput(out);

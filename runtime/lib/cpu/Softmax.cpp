@@ -4,7 +4,8 @@
 // +-1000 neither overflow nor underflow to 0/0. The causal variant (the last
 // axis of square ...xTxT scores) gives row i probability only on columns
 // j <= i; masked entries are exactly 0. Each row is read (max) before it is
-// written, so the kernel may run in place.
+// written, so the kernel may run in place. In f32 a contiguous row's
+// exponentials are VectorMath.h's, as fused attention's.
 //
 // The gradient y * (dy - sum(dy * y)) reduces each row (in double) before
 // writing it, so it may overwrite dy or y. Masked entries of a causal
@@ -13,12 +14,38 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
+#include "VectorMath.h"
 
 #include "memopt/runtime/ElementwiseMath.h"
+
+#include <type_traits>
 
 namespace memopt::runtime::cpu {
 
 namespace {
+
+/// out[j·inner] = exp(in[j·inner] − max) for j < valid; returns their sum,
+/// taken in order. out may be in.
+template <typename T>
+T shiftedExp(const T *in, T *out, int64_t valid, int64_t inner, T max) {
+  T sum = T(0);
+  if constexpr (std::is_same_v<T, float>) {
+    if (inner == 1) {
+      for (int64_t j = 0; j < valid; ++j)
+        out[j] = in[j] - max;
+      vec::exp(out, out, valid);
+      for (int64_t j = 0; j < valid; ++j)
+        sum += out[j];
+      return sum;
+    }
+  }
+  for (int64_t j = 0; j < valid; ++j) {
+    T e = math::exp(in[j * inner] - max);
+    out[j * inner] = e;
+    sum += e;
+  }
+  return sum;
+}
 
 template <typename T> void softmaxImpl(const KernelCall &call) {
   const TensorRef &x = call.in(0), &y = call.out(0);
@@ -44,12 +71,7 @@ template <typename T> void softmaxImpl(const KernelCall &call) {
       for (int64_t j = 1; j < valid; ++j)
         if (in[j * inner] > max)
           max = in[j * inner];
-      T sum = T(0);
-      for (int64_t j = 0; j < valid; ++j) {
-        T e = math::exp(in[j * inner] - max);
-        out[j * inner] = e;
-        sum += e;
-      }
+      const T sum = shiftedExp(in, out, valid, inner, max);
       const T inv = T(1) / sum;
       for (int64_t j = 0; j < valid; ++j)
         out[j * inner] *= inv;

@@ -80,15 +80,36 @@ template <typename T> MEMOPT_HD inline T reluGradFromOutput(T y) {
   return y > T(0) ? T(1) : T(0);
 }
 
+/// GELU's transcendental parts: gelu takes erf(geluErfArg(x)), geluGrad
+/// that and exp(geluExpArg(x)). The CPU's f32 kernels evaluate them a chunk
+/// at a time (lib/cpu/VectorMath.h) and finish with geluFromParts and
+/// geluGradFromParts, so the formulas stay these.
+template <typename T> MEMOPT_HD inline T geluErfArg(T x) {
+  return x * kInvSqrt2<T>();
+}
+template <typename T> MEMOPT_HD inline T geluExpArg(T x) {
+  return T(-0.5) * x * x;
+}
+/// x * Phi(x), given erfPart = erf(geluErfArg(x)).
+template <typename T> MEMOPT_HD inline T geluFromParts(T x, T erfPart) {
+  return T(0.5) * x * (T(1) + erfPart);
+}
+/// Phi(x) + x * phi(x), given erfPart = erf(geluErfArg(x)) and expPart =
+/// exp(geluExpArg(x)).
+template <typename T>
+MEMOPT_HD inline T geluGradFromParts(T x, T erfPart, T expPart) {
+  T cdf = T(0.5) * (T(1) + erfPart);
+  T pdf = kInvSqrt2Pi<T>() * expPart;
+  return cdf + x * pdf;
+}
+
 /// The exact GELU, x * Phi(x) with Phi(x) = (1 + erf(x / sqrt 2)) / 2.
 template <typename T> MEMOPT_HD inline T gelu(T x) {
-  return T(0.5) * x * (T(1) + erf(x * kInvSqrt2<T>()));
+  return geluFromParts(x, erf(geluErfArg(x)));
 }
 /// Phi(x) + x * phi(x), phi the standard normal density.
 template <typename T> MEMOPT_HD inline T geluGrad(T x) {
-  T cdf = T(0.5) * (T(1) + erf(x * kInvSqrt2<T>()));
-  T pdf = kInvSqrt2Pi<T>() * exp(T(-0.5) * x * x);
-  return cdf + x * pdf;
+  return geluGradFromParts(x, erf(geluErfArg(x)), exp(geluExpArg(x)));
 }
 
 /// The logistic function, evaluated so that exp never overflows: for x < 0
