@@ -167,8 +167,9 @@ cl::opt<std::string> convWorkspace(
 // Not --threads: libLLVM registers a hidden option of that name.
 cl::opt<int> cpuThreads(
     "cpu-threads",
-    cl::desc("Threads the CPU's matrix products (OpenBLAS) use; 0, the "
-             "default, keeps OpenBLAS's own choice (one per core)"),
+    cl::desc("Threads the CPU backend uses, for its matrix products "
+             "(OpenBLAS) and its own kernels; 0, the default, keeps "
+             "OpenBLAS's choice (one per core)"),
     cl::init(0), cl::cat(category));
 cl::opt<bool> partition(
     "partition",

@@ -19,6 +19,7 @@
 
 #include "CpuKernels.h"
 #include "Gemm.h"
+#include "ParallelFor.h"
 #include "WorkspaceRows.h"
 
 #include <algorithm>
@@ -148,11 +149,34 @@ private:
 };
 
 /// Calls `f(y0, y1)` for consecutive chunks of output rows covering
-/// [0, oh), `rows` at a time.
-template <typename F> void forEachRowChunk(int64_t oh, int64_t rows, F &&f) {
-  for (int64_t y0 = 0; y0 < oh; y0 += rows)
-    f(y0, std::min(oh, y0 + rows));
+/// [r0, r1), `rows` at a time.
+template <typename F>
+void forEachRowChunk(int64_t r0, int64_t r1, int64_t rows, F &&f) {
+  for (int64_t y0 = r0; y0 < r1; y0 += rows)
+    f(y0, std::min(r1, y0 + rows));
 }
+
+/// Multiply-adds below which a call's parts would cost more in waking
+/// threads than they save.
+constexpr int64_t kMinWorkPerPart = int64_t(1) << 20;
+
+/// How many parts a call of these sizes splits into: at most `limit` (the
+/// items it can split), at most the kernel threads, and only where each
+/// part gets kMinWorkPerPart.
+int partsFor(const ConvSizes &z, int64_t limit) {
+  const int64_t work = z.n * z.k * z.colRows * z.colCols;
+  const int64_t byWork = std::max<int64_t>(1, work / kMinWorkPerPart);
+  return static_cast<int>(std::max<int64_t>(
+      1, std::min({static_cast<int64_t>(kernelThreads()), limit, byWork})));
+}
+
+// The three kernels split into parts that write disjoint memory: conv2d by
+// output rows (or output columns when direct), each part building its rows'
+// im2col columns in its own slice of the workspace; the two gradients by
+// input channel, each part owning its channels' rows of the column matrix,
+// of the input gradient and of the weight gradient, and adding up the
+// images and chunks in the same order as one thread. Each part's products
+// are smaller than one thread's, which OpenBLAS may sum in another order.
 
 template <typename T> void conv2dImpl(const KernelCall &call) {
   const TensorRef &x = call.in(0), &w = call.in(1), &y = call.out(0);
@@ -162,33 +186,46 @@ template <typename T> void conv2dImpl(const KernelCall &call) {
   const T *px = x.as<const T>(), *pw = w.as<const T>();
   const T *bias = call.inputs.size() == 3 ? call.in(2).as<const T>() : nullptr;
   T *py = y.as<T>();
+  // Each part takes a slice of the workspace's rows (direct: of the columns).
+  const int parts =
+      partsFor(z, z.direct ? z.colCols : std::min(z.oh, col.rowsPerChunk));
+  const int64_t sliceRows = z.direct ? 0 : col.rowsPerChunk / parts;
 
-  for (int64_t img = 0; img < z.n; ++img) {
-    for (int64_t g = 0; g < z.groups; ++g) {
-      const T *src = px + (img * z.c + g * z.cg) * z.h * z.w;
-      T *dst = py + (img * z.k + g * z.kg) * z.colCols;
-      T beta = T(0);
-      if (bias) {
-        for (int64_t o = 0; o < z.kg; ++o)
-          std::fill(dst + o * z.colCols, dst + (o + 1) * z.colCols,
-                    bias[g * z.kg + o]);
-        beta = T(1);
+  parallelFor(parts, [&](int part) {
+    int64_t r0, r1;
+    splitRange(z.direct ? z.colCols : z.oh, parts, part, r0, r1);
+    // The part's output columns [c0, c1) of every image-group.
+    const int64_t c0 = z.direct ? r0 : r0 * z.ow,
+                  c1 = z.direct ? r1 : r1 * z.ow;
+    T *slice =
+        z.direct ? nullptr : col.data() + part * sliceRows * z.colRows * z.ow;
+    for (int64_t img = 0; img < z.n; ++img) {
+      for (int64_t g = 0; g < z.groups; ++g) {
+        const T *src = px + (img * z.c + g * z.cg) * z.h * z.w;
+        T *dst = py + (img * z.k + g * z.kg) * z.colCols;
+        T beta = T(0);
+        if (bias) {
+          for (int64_t o = 0; o < z.kg; ++o)
+            std::fill(dst + o * z.colCols + c0, dst + o * z.colCols + c1,
+                      bias[g * z.kg + o]);
+          beta = T(1);
+        }
+        const T *weights = pw + g * z.kg * z.colRows;
+        if (z.direct) {
+          gemm<T>(false, false, z.kg, c1 - c0, z.colRows, T(1), weights,
+                  z.colRows, src + c0, z.colCols, beta, dst + c0, z.colCols);
+          continue;
+        }
+        // Y_g[:, chunk] = W_g (kg x colRows) * col (colRows x chunk).
+        forEachRowChunk(r0, r1, sliceRows, [&](int64_t y0, int64_t y1) {
+          const int64_t cols = (y1 - y0) * z.ow;
+          im2col(src, z.cg, z.h, z.w, z.kh, z.kw, a, y0, y1, z.ow, slice);
+          gemm<T>(false, false, z.kg, cols, z.colRows, T(1), weights, z.colRows,
+                  slice, cols, beta, dst + y0 * z.ow, z.colCols);
+        });
       }
-      const T *weights = pw + g * z.kg * z.colRows;
-      if (z.direct) {
-        gemm<T>(false, false, z.kg, z.colCols, z.colRows, T(1), weights,
-                z.colRows, src, z.colCols, beta, dst, z.colCols);
-        continue;
-      }
-      // Y_g[:, chunk] = W_g (kg x colRows) * col (colRows x chunk).
-      forEachRowChunk(z.oh, col.rowsPerChunk, [&](int64_t y0, int64_t y1) {
-        const int64_t cols = (y1 - y0) * z.ow;
-        im2col(src, z.cg, z.h, z.w, z.kh, z.kw, a, y0, y1, z.ow, col.data());
-        gemm<T>(false, false, z.kg, cols, z.colRows, T(1), weights, z.colRows,
-                col.data(), cols, beta, dst + y0 * z.ow, z.colCols);
-      });
     }
-  }
+  });
 }
 
 template <typename T> void conv2dBackwardInputImpl(const KernelCall &call) {
@@ -200,27 +237,38 @@ template <typename T> void conv2dBackwardInputImpl(const KernelCall &call) {
   T *pdx = dx.as<T>();
   if (!z.direct)
     std::fill(pdx, pdx + dx.numElements, T(0));
-  for (int64_t img = 0; img < z.n; ++img) {
-    for (int64_t g = 0; g < z.groups; ++g) {
-      const T *grad = pdy + (img * z.k + g * z.kg) * z.colCols;
-      T *dst = pdx + (img * z.c + g * z.cg) * z.h * z.w;
-      const T *weights = pw + g * z.kg * z.colRows;
-      // A 1x1 unit conv's col is the input gradient itself.
-      if (z.direct) {
-        gemm<T>(true, false, z.colRows, z.colCols, z.kg, T(1), weights,
-                z.colRows, grad, z.colCols, T(0), dst, z.colCols);
-        continue;
+  const int64_t taps = z.kh * z.kw;
+  const int parts = partsFor(z, z.cg);
+  parallelFor(parts, [&](int part) {
+    int64_t ch0, ch1;
+    splitRange(z.cg, parts, part, ch0, ch1);
+    const int64_t rows = (ch1 - ch0) * taps;
+    // The part's rows of the column matrix at a fixed place: the parts
+    // move through the chunks independently, and a chunk can be shorter.
+    const int64_t chunkCols = col.rowsPerChunk * z.ow;
+    for (int64_t img = 0; img < z.n; ++img) {
+      for (int64_t g = 0; g < z.groups; ++g) {
+        const T *grad = pdy + (img * z.k + g * z.kg) * z.colCols;
+        T *dst = pdx + (img * z.c + g * z.cg + ch0) * z.h * z.w;
+        const T *weights = pw + g * z.kg * z.colRows + ch0 * taps;
+        // A 1x1 unit conv's col is the input gradient itself.
+        if (z.direct) {
+          gemm<T>(true, false, rows, z.colCols, z.kg, T(1), weights, z.colRows,
+                  grad, z.colCols, T(0), dst, z.colCols);
+          continue;
+        }
+        // col = W_g^T (colRows x kg) * dY_g[:, chunk] (kg x chunk), this
+        // part's channels' rows, scattered back by col2im.
+        forEachRowChunk(0, z.oh, col.rowsPerChunk, [&](int64_t y0, int64_t y1) {
+          const int64_t cols = (y1 - y0) * z.ow;
+          T *slice = col.data() + ch0 * taps * chunkCols;
+          gemm<T>(true, false, rows, cols, z.kg, T(1), weights, z.colRows,
+                  grad + y0 * z.ow, z.colCols, T(0), slice, cols);
+          col2im(slice, ch1 - ch0, z.h, z.w, z.kh, z.kw, a, y0, y1, z.ow, dst);
+        });
       }
-      // col = W_g^T (colRows x kg) * dY_g[:, chunk] (kg x chunk), scattered
-      // back by col2im.
-      forEachRowChunk(z.oh, col.rowsPerChunk, [&](int64_t y0, int64_t y1) {
-        const int64_t cols = (y1 - y0) * z.ow;
-        gemm<T>(true, false, z.colRows, cols, z.kg, T(1), weights, z.colRows,
-                grad + y0 * z.ow, z.colCols, T(0), col.data(), cols);
-        col2im(col.data(), z.cg, z.h, z.w, z.kh, z.kw, a, y0, y1, z.ow, dst);
-      });
     }
-  }
+  });
 }
 
 template <typename T> void conv2dBackwardWeightImpl(const KernelCall &call) {
@@ -230,27 +278,38 @@ template <typename T> void conv2dBackwardWeightImpl(const KernelCall &call) {
   ColumnBuffer<T> col(call, z);
   const T *pdy = dy.as<const T>(), *px = x.as<const T>();
   T *pdw = dw.as<T>();
-  for (int64_t img = 0; img < z.n; ++img) {
-    for (int64_t g = 0; g < z.groups; ++g) {
-      const T *src = px + (img * z.c + g * z.cg) * z.h * z.w;
-      const T *grad = pdy + (img * z.k + g * z.kg) * z.colCols;
-      T *dst = pdw + g * z.kg * z.colRows;
-      if (z.direct) {
-        gemm<T>(false, true, z.kg, z.colRows, z.colCols, T(1), grad, z.colCols,
-                src, z.colCols, img == 0 ? T(0) : T(1), dst, z.colRows);
-        continue;
+  const int64_t taps = z.kh * z.kw;
+  const int parts = partsFor(z, z.cg);
+  parallelFor(parts, [&](int part) {
+    int64_t ch0, ch1;
+    splitRange(z.cg, parts, part, ch0, ch1);
+    const int64_t rows = (ch1 - ch0) * taps;
+    // The part's rows of the column matrix at a fixed place: the parts
+    // move through the chunks independently, and a chunk can be shorter.
+    const int64_t chunkCols = col.rowsPerChunk * z.ow;
+    for (int64_t img = 0; img < z.n; ++img) {
+      for (int64_t g = 0; g < z.groups; ++g) {
+        const T *src = px + (img * z.c + g * z.cg + ch0) * z.h * z.w;
+        const T *grad = pdy + (img * z.k + g * z.kg) * z.colCols;
+        T *dst = pdw + g * z.kg * z.colRows + ch0 * taps;
+        if (z.direct) {
+          gemm<T>(false, true, z.kg, rows, z.colCols, T(1), grad, z.colCols,
+                  src, z.colCols, img == 0 ? T(0) : T(1), dst, z.colRows);
+          continue;
+        }
+        // dW_g[:, this part's rows] += dY_g[:, chunk] (kg x chunk) * col^T;
+        // the first chunk of the first image overwrites.
+        forEachRowChunk(0, z.oh, col.rowsPerChunk, [&](int64_t y0, int64_t y1) {
+          const int64_t cols = (y1 - y0) * z.ow;
+          T *slice = col.data() + ch0 * taps * chunkCols;
+          im2col(src, ch1 - ch0, z.h, z.w, z.kh, z.kw, a, y0, y1, z.ow, slice);
+          gemm<T>(false, true, z.kg, rows, cols, T(1), grad + y0 * z.ow,
+                  z.colCols, slice, cols, img == 0 && y0 == 0 ? T(0) : T(1),
+                  dst, z.colRows);
+        });
       }
-      // dW_g (kg x colRows) += dY_g[:, chunk] (kg x chunk) * col^T; the
-      // first chunk of the first image overwrites.
-      forEachRowChunk(z.oh, col.rowsPerChunk, [&](int64_t y0, int64_t y1) {
-        const int64_t cols = (y1 - y0) * z.ow;
-        im2col(src, z.cg, z.h, z.w, z.kh, z.kw, a, y0, y1, z.ow, col.data());
-        gemm<T>(false, true, z.kg, z.colRows, cols, T(1), grad + y0 * z.ow,
-                z.colCols, col.data(), cols, img == 0 && y0 == 0 ? T(0) : T(1),
-                dst, z.colRows);
-      });
     }
-  }
+  });
 }
 
 } // namespace

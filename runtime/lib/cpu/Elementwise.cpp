@@ -10,6 +10,7 @@
 
 #include "CpuKernels.h"
 #include "Indexing.h"
+#include "ParallelFor.h"
 #include "VectorMath.h"
 
 #include "memopt/runtime/Dropout.h"
@@ -56,12 +57,27 @@ void geluBackwardF32(const float *dy, const float *x, float *dx, int64_t n) {
   }
 }
 
+/// Element-wise loops split into contiguous ranges of this many elements,
+/// the parts taking whole ranges (so a part never splits a chunk of the
+/// vector paths below).
+constexpr int64_t kElementBlock = 4096;
+
+/// Calls body(begin, end) over [0, n) in parallel ranges (ParallelFor.h).
+template <typename F> void forElementRanges(int64_t n, F &&body) {
+  const int64_t blocks = (n + kElementBlock - 1) / kElementBlock;
+  parallelRange(blocks, kElementBlock, [&](int64_t b0, int64_t b1) {
+    body(b0 * kElementBlock, std::min(n, b1 * kElementBlock));
+  });
+}
+
 template <typename T, typename F>
 void map(const TensorRef &x, const TensorRef &y, F f) {
   const T *in = x.as<const T>();
   T *out = y.as<T>();
-  for (int64_t i = 0, n = y.numElements; i < n; ++i)
-    out[i] = f(in[i]);
+  forElementRanges(y.numElements, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      out[i] = f(in[i]);
+  });
 }
 
 template <typename T> void unaryImpl(const KernelCall &call) {
@@ -71,7 +87,9 @@ template <typename T> void unaryImpl(const KernelCall &call) {
     return map<T>(x, y, [](T v) { return math::relu(v); });
   case KernelKind::Gelu:
     if constexpr (std::is_same_v<T, float>)
-      return geluF32(x.as<const float>(), y.as<float>(), y.numElements);
+      return forElementRanges(y.numElements, [&](int64_t i0, int64_t i1) {
+        geluF32(x.as<const float>() + i0, y.as<float>() + i0, i1 - i0);
+      });
     else
       return map<T>(x, y, [](T v) { return math::gelu(v); });
   case KernelKind::Sigmoid:
@@ -98,8 +116,10 @@ void broadcastBinary(const TensorRef &a, const TensorRef &b, const TensorRef &y,
   T *out = y.as<T>();
   const int64_t n = y.numElements;
   if (a.numElements == n && b.numElements == n) {
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = op(pa[i], pb[i]);
+    forElementRanges(n, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i)
+        out[i] = op(pa[i], pb[i]);
+    });
     return;
   }
   if (a.numElements == n && b.numElements == 1) {
@@ -162,8 +182,10 @@ template <typename T, typename F>
 void map2(const TensorRef &a, const TensorRef &b, const TensorRef &y, F f) {
   const T *pa = a.as<const T>(), *pb = b.as<const T>();
   T *out = y.as<T>();
-  for (int64_t i = 0, n = y.numElements; i < n; ++i)
-    out[i] = f(pa[i], pb[i]);
+  forElementRanges(y.numElements, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      out[i] = f(pa[i], pb[i]);
+  });
 }
 
 /// grad * f'(saved). Where the derivative is a 0/1 or 1/alpha switch the
@@ -176,8 +198,10 @@ template <typename T> void activationBackwardImpl(const KernelCall &call) {
     return map2<T>(g, s, y, [](T dy, T out) { return out > T(0) ? dy : T(0); });
   case KernelKind::GeluBackward:
     if constexpr (std::is_same_v<T, float>)
-      return geluBackwardF32(g.as<const float>(), s.as<const float>(),
-                             y.as<float>(), y.numElements);
+      return forElementRanges(y.numElements, [&](int64_t i0, int64_t i1) {
+        geluBackwardF32(g.as<const float>() + i0, s.as<const float>() + i0,
+                        y.as<float>() + i0, i1 - i0);
+      });
     else
       return map2<T>(g, s, y, [](T dy, T x) { return dy * math::geluGrad(x); });
   case KernelKind::SigmoidBackward:

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
+#include "ParallelFor.h"
 
 #include "memopt/runtime/ElementwiseMath.h"
 
@@ -103,28 +104,30 @@ void batchNormTraining(const KernelCall &call, double epsilon, double momentum,
   T *py = call.out(0).as<T>();
   T *newMean = call.out(1).as<T>(), *newVar = call.out(2).as<T>();
 
-  for (int64_t ch = 0; ch < c; ++ch) {
-    const Stats st = channelStats(px, n, c, ch, inner, epsilon);
-    const double mean = st.mean, invStd = st.invStd;
-    const double unbiased = st.squares / static_cast<double>(count - 1);
-    // y = (x - mean) * invStd * gamma + beta, as one multiply-add.
-    const double scale = static_cast<double>(gamma[ch]) * invStd;
-    const T s = static_cast<T>(scale);
-    const T shift =
-        static_cast<T>(static_cast<double>(beta[ch]) - mean * scale);
-    for (int64_t img = 0; img < n; ++img) {
-      const T *p = px + (img * c + ch) * inner;
-      T *q = py + (img * c + ch) * inner;
-      for (int64_t i = 0; i < inner; ++i)
-        q[i] = activation(static_cast<T>(p[i] * s + shift));
+  parallelRange(c, 3 * n * inner, [&](int64_t c0, int64_t c1) {
+    for (int64_t ch = c0; ch < c1; ++ch) {
+      const Stats st = channelStats(px, n, c, ch, inner, epsilon);
+      const double mean = st.mean, invStd = st.invStd;
+      const double unbiased = st.squares / static_cast<double>(count - 1);
+      // y = (x - mean) * invStd * gamma + beta, as one multiply-add.
+      const double scale = static_cast<double>(gamma[ch]) * invStd;
+      const T s = static_cast<T>(scale);
+      const T shift =
+          static_cast<T>(static_cast<double>(beta[ch]) - mean * scale);
+      for (int64_t img = 0; img < n; ++img) {
+        const T *p = px + (img * c + ch) * inner;
+        T *q = py + (img * c + ch) * inner;
+        for (int64_t i = 0; i < inner; ++i)
+          q[i] = activation(static_cast<T>(p[i] * s + shift));
+      }
+      newMean[ch] = static_cast<T>(math::runningUpdate(
+          static_cast<double>(runMean[ch]), mean, momentum));
+      newVar[ch] = static_cast<T>(math::runningUpdate(
+          static_cast<double>(runVar[ch]), unbiased, momentum));
+      if (savedInvStd)
+        savedInvStd[ch] = static_cast<T>(invStd);
     }
-    newMean[ch] = static_cast<T>(
-        math::runningUpdate(static_cast<double>(runMean[ch]), mean, momentum));
-    newVar[ch] = static_cast<T>(math::runningUpdate(
-        static_cast<double>(runVar[ch]), unbiased, momentum));
-    if (savedInvStd)
-      savedInvStd[ch] = static_cast<T>(invStd);
-  }
+  });
 }
 
 template <typename T> void batchNormImpl(const KernelCall &call) {
@@ -157,20 +160,22 @@ template <typename T> void batchNormInferenceImpl(const KernelCall &call) {
   const T *runMean = call.in(3).as<const T>();
   const T *runVar = call.in(4).as<const T>();
   T *py = call.out(0).as<T>();
-  for (int64_t ch = 0; ch < c; ++ch) {
-    const double invStd =
-        math::inverseStd(static_cast<double>(runVar[ch]), attrs.epsilon);
-    const double scale = static_cast<double>(gamma[ch]) * invStd;
-    const T s = static_cast<T>(scale);
-    const T shift = static_cast<T>(static_cast<double>(beta[ch]) -
-                                   static_cast<double>(runMean[ch]) * scale);
-    for (int64_t img = 0; img < n; ++img) {
-      const T *p = px + (img * c + ch) * inner;
-      T *q = py + (img * c + ch) * inner;
-      for (int64_t i = 0; i < inner; ++i)
-        q[i] = p[i] * s + shift;
+  parallelRange(c, n * inner, [&](int64_t c0, int64_t c1) {
+    for (int64_t ch = c0; ch < c1; ++ch) {
+      const double invStd =
+          math::inverseStd(static_cast<double>(runVar[ch]), attrs.epsilon);
+      const double scale = static_cast<double>(gamma[ch]) * invStd;
+      const T s = static_cast<T>(scale);
+      const T shift = static_cast<T>(static_cast<double>(beta[ch]) -
+                                     static_cast<double>(runMean[ch]) * scale);
+      for (int64_t img = 0; img < n; ++img) {
+        const T *p = px + (img * c + ch) * inner;
+        T *q = py + (img * c + ch) * inner;
+        for (int64_t i = 0; i < inner; ++i)
+          q[i] = p[i] * s + shift;
+      }
     }
-  }
+  });
 }
 
 template <typename T> void layerNormImpl(const KernelCall &call) {
@@ -181,16 +186,18 @@ template <typename T> void layerNormImpl(const KernelCall &call) {
   const T *px = x.as<const T>(), *gamma = g.as<const T>();
   const T *beta = call.in(2).as<const T>();
   T *py = call.out(0).as<T>();
-  for (int64_t r = 0; r < rows; ++r) {
-    const T *p = px + r * width;
-    T *q = py + r * width;
-    // The statistics the backward pass takes (a row is channel 0 of a
-    // 1 x 1 x width tensor).
-    const Stats st = channelStats(p, 1, 1, 0, width, epsilon);
-    const T m = static_cast<T>(st.mean), s = static_cast<T>(st.invStd);
-    for (int64_t i = 0; i < width; ++i)
-      q[i] = (p[i] - m) * s * gamma[i] + beta[i];
-  }
+  parallelRange(rows, 3 * width, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T *p = px + r * width;
+      T *q = py + r * width;
+      // The statistics the backward pass takes (a row is channel 0 of a
+      // 1 x 1 x width tensor).
+      const Stats st = channelStats(p, 1, 1, 0, width, epsilon);
+      const T m = static_cast<T>(st.mean), s = static_cast<T>(st.invStd);
+      for (int64_t i = 0; i < width; ++i)
+        q[i] = (p[i] - m) * s * gamma[i] + beta[i];
+    }
+  });
 }
 
 template <typename T> void batchNormBackwardImpl(const KernelCall &call) {
@@ -204,31 +211,33 @@ template <typename T> void batchNormBackwardImpl(const KernelCall &call) {
   T *pdx = call.out(0).as<T>();
   T *dgamma = call.out(1).as<T>(), *dbeta = call.out(2).as<T>();
 
-  for (int64_t ch = 0; ch < c; ++ch) {
-    const Stats st = channelStats(px, n, c, ch, inner, epsilon);
-    const double sumDy = channelSum(n, c, ch, inner, [&](int64_t i) {
-      return static_cast<double>(pdy[i]);
-    });
-    const double sumDyCentred = channelSum(n, c, ch, inner, [&](int64_t i) {
-      return static_cast<double>(pdy[i]) *
-             (static_cast<double>(px[i]) - st.mean);
-    });
-    const double sumDyXhat = sumDyCentred * st.invStd;
-    dgamma[ch] = static_cast<T>(sumDyXhat);
-    dbeta[ch] = static_cast<T>(sumDy);
-    const double scale = static_cast<double>(gamma[ch]) * st.invStd;
-    const double meanDy = sumDy / count, meanDyXhat = sumDyXhat / count;
-    for (int64_t img = 0; img < n; ++img) {
-      const int64_t base = (img * c + ch) * inner;
-      for (int64_t i = 0; i < inner; ++i) {
-        const double xhat =
-            (static_cast<double>(px[base + i]) - st.mean) * st.invStd;
-        pdx[base + i] =
-            static_cast<T>(scale * (static_cast<double>(pdy[base + i]) -
-                                    meanDy - xhat * meanDyXhat));
+  parallelRange(c, 5 * n * inner, [&](int64_t c0, int64_t c1) {
+    for (int64_t ch = c0; ch < c1; ++ch) {
+      const Stats st = channelStats(px, n, c, ch, inner, epsilon);
+      const double sumDy = channelSum(n, c, ch, inner, [&](int64_t i) {
+        return static_cast<double>(pdy[i]);
+      });
+      const double sumDyCentred = channelSum(n, c, ch, inner, [&](int64_t i) {
+        return static_cast<double>(pdy[i]) *
+               (static_cast<double>(px[i]) - st.mean);
+      });
+      const double sumDyXhat = sumDyCentred * st.invStd;
+      dgamma[ch] = static_cast<T>(sumDyXhat);
+      dbeta[ch] = static_cast<T>(sumDy);
+      const double scale = static_cast<double>(gamma[ch]) * st.invStd;
+      const double meanDy = sumDy / count, meanDyXhat = sumDyXhat / count;
+      for (int64_t img = 0; img < n; ++img) {
+        const int64_t base = (img * c + ch) * inner;
+        for (int64_t i = 0; i < inner; ++i) {
+          const double xhat =
+              (static_cast<double>(px[base + i]) - st.mean) * st.invStd;
+          pdx[base + i] =
+              static_cast<T>(scale * (static_cast<double>(pdy[base + i]) -
+                                      meanDy - xhat * meanDyXhat));
+        }
       }
     }
-  }
+  });
 }
 
 /// InPlace-ABN's backward: batch_norm_backward with x̂ rebuilt from the
@@ -250,38 +259,40 @@ void batchNormActBackwardLoop(const KernelCall &call, Inverse inverse,
   T *pdx = call.out(0).as<T>();
   T *dgamma = call.out(1).as<T>(), *dbeta = call.out(2).as<T>();
 
-  for (int64_t ch = 0; ch < c; ++ch) {
-    const double g = static_cast<double>(gamma[ch]);
-    const double b = static_cast<double>(beta[ch]);
-    auto xhat = [&](T out) {
-      return g != 0 ? (static_cast<double>(inverse(out)) - b) / g : 0.0;
-    };
-    double sumDz = 0, sumDzXhat = 0;
-    for (int64_t img = 0; img < n; ++img) {
-      const int64_t base = (img * c + ch) * inner;
-      for (int64_t i = 0; i < inner; ++i) {
-        const T out = py[base + i];
-        const double dz = static_cast<double>(backward(pdy[base + i], out));
-        sumDz += dz;
-        sumDzXhat += dz * xhat(out);
+  parallelRange(c, 2 * n * inner, [&](int64_t c0, int64_t c1) {
+    for (int64_t ch = c0; ch < c1; ++ch) {
+      const double g = static_cast<double>(gamma[ch]);
+      const double b = static_cast<double>(beta[ch]);
+      auto xhat = [&](T out) {
+        return g != 0 ? (static_cast<double>(inverse(out)) - b) / g : 0.0;
+      };
+      double sumDz = 0, sumDzXhat = 0;
+      for (int64_t img = 0; img < n; ++img) {
+        const int64_t base = (img * c + ch) * inner;
+        for (int64_t i = 0; i < inner; ++i) {
+          const T out = py[base + i];
+          const double dz = static_cast<double>(backward(pdy[base + i], out));
+          sumDz += dz;
+          sumDzXhat += dz * xhat(out);
+        }
       }
-    }
-    // Every input of the channel is read before any output is written, so
-    // grad_x may overwrite grad or output.
-    const double scale = g * static_cast<double>(invStd[ch]);
-    const double meanDz = sumDz / count, meanDzXhat = sumDzXhat / count;
-    for (int64_t img = 0; img < n; ++img) {
-      const int64_t base = (img * c + ch) * inner;
-      for (int64_t i = 0; i < inner; ++i) {
-        const T out = py[base + i];
-        const double dz = static_cast<double>(backward(pdy[base + i], out));
-        pdx[base + i] =
-            static_cast<T>(scale * (dz - meanDz - xhat(out) * meanDzXhat));
+      // Every input of the channel is read before any output is written, so
+      // grad_x may overwrite grad or output.
+      const double scale = g * static_cast<double>(invStd[ch]);
+      const double meanDz = sumDz / count, meanDzXhat = sumDzXhat / count;
+      for (int64_t img = 0; img < n; ++img) {
+        const int64_t base = (img * c + ch) * inner;
+        for (int64_t i = 0; i < inner; ++i) {
+          const T out = py[base + i];
+          const double dz = static_cast<double>(backward(pdy[base + i], out));
+          pdx[base + i] =
+              static_cast<T>(scale * (dz - meanDz - xhat(out) * meanDzXhat));
+        }
       }
+      dgamma[ch] = static_cast<T>(sumDzXhat);
+      dbeta[ch] = static_cast<T>(sumDz);
     }
-    dgamma[ch] = static_cast<T>(sumDzXhat);
-    dbeta[ch] = static_cast<T>(sumDz);
-  }
+  });
 }
 
 template <typename T> void batchNormActBackwardImpl(const KernelCall &call) {

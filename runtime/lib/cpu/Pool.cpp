@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
+#include "ParallelFor.h"
 
 #include <algorithm>
 
@@ -66,46 +67,50 @@ template <typename T, bool IsMax> void pool2dImpl(const KernelCall &call) {
   T *py = y.as<T>();
   if (IsMax && isTwoByTwo(a)) {
     // The general loop's result, without its per-window bounds.
-    for (int64_t p = 0; p < planes; ++p)
-      for (int64_t oy = 0; oy < oh; ++oy) {
-        const T *in = px + p * h * w + 2 * oy * w;
-        T *out = py + (p * oh + oy) * ow;
-        for (int64_t ox = 0; ox < ow; ++ox)
-          out[ox] = max2x2(in + 2 * ox, w);
-      }
+    parallelRange(planes, h * w, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p)
+        for (int64_t oy = 0; oy < oh; ++oy) {
+          const T *in = px + p * h * w + 2 * oy * w;
+          T *out = py + (p * oh + oy) * ow;
+          for (int64_t ox = 0; ox < ow; ++ox)
+            out[ox] = max2x2(in + 2 * ox, w);
+        }
+    });
     return;
   }
-  for (int64_t p = 0; p < planes; ++p) {
-    const T *in = px + p * h * w;
-    T *out = py + p * oh * ow;
-    for (int64_t oy = 0; oy < oh; ++oy) {
-      const int64_t y0 = oy * a.strides[0] - a.padding[0];
-      const int64_t yBegin = std::max<int64_t>(y0, 0);
-      const int64_t yEnd = std::min(y0 + kh, h);
-      for (int64_t ox = 0; ox < ow; ++ox) {
-        const int64_t x0 = ox * a.strides[1] - a.padding[1];
-        const int64_t xBegin = std::max<int64_t>(x0, 0);
-        const int64_t xEnd = std::min(x0 + kw, w);
-        if constexpr (IsMax) {
-          T best = in[yBegin * w + xBegin];
-          for (int64_t iy = yBegin; iy < yEnd; ++iy)
-            for (int64_t ix = xBegin; ix < xEnd; ++ix) {
-              T v = in[iy * w + ix];
-              // `!(v <= best)` also selects NaN, which then propagates.
-              if (!(v <= best))
-                best = v;
-            }
-          out[oy * ow + ox] = best;
-        } else {
-          T sum = T(0);
-          for (int64_t iy = yBegin; iy < yEnd; ++iy)
-            for (int64_t ix = xBegin; ix < xEnd; ++ix)
-              sum += in[iy * w + ix];
-          out[oy * ow + ox] = sum / divisor;
+  parallelRange(planes, oh * ow * kh * kw, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T *in = px + p * h * w;
+      T *out = py + p * oh * ow;
+      for (int64_t oy = 0; oy < oh; ++oy) {
+        const int64_t y0 = oy * a.strides[0] - a.padding[0];
+        const int64_t yBegin = std::max<int64_t>(y0, 0);
+        const int64_t yEnd = std::min(y0 + kh, h);
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          const int64_t x0 = ox * a.strides[1] - a.padding[1];
+          const int64_t xBegin = std::max<int64_t>(x0, 0);
+          const int64_t xEnd = std::min(x0 + kw, w);
+          if constexpr (IsMax) {
+            T best = in[yBegin * w + xBegin];
+            for (int64_t iy = yBegin; iy < yEnd; ++iy)
+              for (int64_t ix = xBegin; ix < xEnd; ++ix) {
+                T v = in[iy * w + ix];
+                // `!(v <= best)` also selects NaN, which then propagates.
+                if (!(v <= best))
+                  best = v;
+              }
+            out[oy * ow + ox] = best;
+          } else {
+            T sum = T(0);
+            for (int64_t iy = yBegin; iy < yEnd; ++iy)
+              for (int64_t ix = xBegin; ix < xEnd; ++ix)
+                sum += in[iy * w + ix];
+            out[oy * ow + ox] = sum / divisor;
+          }
         }
       }
     }
-  }
+  });
 }
 
 template <typename T> void globalAvgPool2dImpl(const KernelCall &call) {
@@ -133,55 +138,60 @@ void pool2dBackwardImpl(const KernelCall &call) {
   const T *pdy = dy.as<const T>();
   const T *px = IsMax ? x->as<const T>() : nullptr;
   T *pdx = dx.as<T>();
-  std::fill(pdx, pdx + dx.numElements, T(0));
   if (IsMax && isTwoByTwo(a)) {
     // Disjoint windows: each gradient lands on one zero, as `0 + g` (so a
     // -0 gradient gives +0, as the general loop's sum does).
-    for (int64_t p = 0; p < planes; ++p)
-      for (int64_t oy = 0; oy < oh; ++oy) {
-        const T *in = px + p * h * w + 2 * oy * w;
-        const T *grad = pdy + (p * oh + oy) * ow;
-        T *out = pdx + p * h * w + 2 * oy * w;
-        for (int64_t ox = 0; ox < ow; ++ox)
-          out[2 * ox + argMax2x2(in + 2 * ox, w)] = T(0) + grad[ox];
-      }
+    parallelRange(planes, h * w, [&](int64_t p0, int64_t p1) {
+      std::fill(pdx + p0 * h * w, pdx + p1 * h * w, T(0));
+      for (int64_t p = p0; p < p1; ++p)
+        for (int64_t oy = 0; oy < oh; ++oy) {
+          const T *in = px + p * h * w + 2 * oy * w;
+          const T *grad = pdy + (p * oh + oy) * ow;
+          T *out = pdx + p * h * w + 2 * oy * w;
+          for (int64_t ox = 0; ox < ow; ++ox)
+            out[2 * ox + argMax2x2(in + 2 * ox, w)] = T(0) + grad[ox];
+        }
+    });
     return;
   }
-  for (int64_t p = 0; p < planes; ++p) {
-    const T *in = IsMax ? px + p * h * w : nullptr;
-    const T *grad = pdy + p * oh * ow;
-    T *out = pdx + p * h * w;
-    for (int64_t oy = 0; oy < oh; ++oy) {
-      const int64_t y0 = oy * a.strides[0] - a.padding[0];
-      const int64_t yBegin = std::max<int64_t>(y0, 0);
-      const int64_t yEnd = std::min(y0 + kh, h);
-      for (int64_t ox = 0; ox < ow; ++ox) {
-        const int64_t x0 = ox * a.strides[1] - a.padding[1];
-        const int64_t xBegin = std::max<int64_t>(x0, 0);
-        const int64_t xEnd = std::min(x0 + kw, w);
-        const T g = grad[oy * ow + ox];
-        if constexpr (IsMax) {
-          // Exactly the forward scan (pool2dImpl), remembering the position.
-          int64_t arg = yBegin * w + xBegin;
-          T best = in[arg];
-          for (int64_t iy = yBegin; iy < yEnd; ++iy)
-            for (int64_t ix = xBegin; ix < xEnd; ++ix) {
-              T v = in[iy * w + ix];
-              if (!(v <= best)) {
-                best = v;
-                arg = iy * w + ix;
+  parallelRange(planes, h * w + oh * ow * kh * kw, [&](int64_t p0, int64_t p1) {
+    std::fill(pdx + p0 * h * w, pdx + p1 * h * w, T(0));
+    for (int64_t p = p0; p < p1; ++p) {
+      const T *in = IsMax ? px + p * h * w : nullptr;
+      const T *grad = pdy + p * oh * ow;
+      T *out = pdx + p * h * w;
+      for (int64_t oy = 0; oy < oh; ++oy) {
+        const int64_t y0 = oy * a.strides[0] - a.padding[0];
+        const int64_t yBegin = std::max<int64_t>(y0, 0);
+        const int64_t yEnd = std::min(y0 + kh, h);
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          const int64_t x0 = ox * a.strides[1] - a.padding[1];
+          const int64_t xBegin = std::max<int64_t>(x0, 0);
+          const int64_t xEnd = std::min(x0 + kw, w);
+          const T g = grad[oy * ow + ox];
+          if constexpr (IsMax) {
+            // Exactly the forward scan (pool2dImpl), remembering the position.
+            int64_t arg = yBegin * w + xBegin;
+            T best = in[arg];
+            for (int64_t iy = yBegin; iy < yEnd; ++iy)
+              for (int64_t ix = xBegin; ix < xEnd; ++ix) {
+                T v = in[iy * w + ix];
+                if (!(v <= best)) {
+                  best = v;
+                  arg = iy * w + ix;
+                }
               }
-            }
-          out[arg] += g;
-        } else {
-          const T share = g / divisor;
-          for (int64_t iy = yBegin; iy < yEnd; ++iy)
-            for (int64_t ix = xBegin; ix < xEnd; ++ix)
-              out[iy * w + ix] += share;
+            out[arg] += g;
+          } else {
+            const T share = g / divisor;
+            for (int64_t iy = yBegin; iy < yEnd; ++iy)
+              for (int64_t ix = xBegin; ix < xEnd; ++ix)
+                out[iy * w + ix] += share;
+          }
         }
       }
     }
-  }
+  });
 }
 
 template <typename T> void globalAvgPool2dBackwardImpl(const KernelCall &call) {

@@ -71,9 +71,11 @@ const char *memopt_last_error(void);
 const char *memopt_status_string(memopt_status status);
 /* Bytes per element of a dtype; 0 for an invalid value. */
 size_t memopt_dtype_size(memopt_dtype dtype);
-/* The threads the CPU backend's matrix products (OpenBLAS) use, process
- * wide; memopt's own CPU kernels run on the calling thread. Setting fewer
- * than 1 is MEMOPT_ERROR_INVALID_ARGUMENT. With a BLAS other than OpenBLAS
+/* The threads the CPU backend uses, process wide: its matrix products
+ * (OpenBLAS) and its own kernels that split their work (convolutions, batch
+ * and layer norm, pooling, element-wise ops) in a split fixed by the sizes
+ * and the count, so a step's bits repeat run after run. Setting fewer than
+ * 1 is MEMOPT_ERROR_INVALID_ARGUMENT. With a BLAS other than OpenBLAS
  * setting does nothing and the count reads 1. */
 memopt_status memopt_set_cpu_threads(int threads);
 int memopt_cpu_threads(void);
