@@ -15,6 +15,7 @@
 
 #include "CpuKernels.h"
 #include "Gemm.h"
+#include "ParallelFor.h"
 #include "RowSoftmax.h"
 #include "WorkspaceRows.h"
 
@@ -40,6 +41,8 @@ template <typename T> void linearCrossEntropyImpl(const KernelCall &call) {
   const T *h = th.as<const T>(), *w = tw.as<const T>();
   T *lse = call.out(1).as<T>();
   double total = 0;
+  // Each row's loss, found in parallel and added up in row order.
+  std::vector<double> rowLoss(static_cast<size_t>(std::min(n, chunk.rows)));
   for (int64_t r0 = 0; r0 < n; r0 += chunk.rows) {
     const int64_t rows = std::min(n - r0, chunk.rows);
     T *logits = chunk.data();
@@ -47,12 +50,16 @@ template <typename T> void linearCrossEntropyImpl(const KernelCall &call) {
       gemm<T>(false, true, rows, classes, width, T(1), h + r0 * width,
               std::max<int64_t>(width, 1), w, std::max<int64_t>(width, 1), T(0),
               logits, classes);
-    for (int64_t i = 0; i < rows; ++i) {
-      const T *row = logits + i * classes;
-      const double l = rowLogSumExp(row, classes);
-      lse[r0 + i] = static_cast<T>(l);
-      total += l - static_cast<double>(row[labels[r0 + i]]);
-    }
+    parallelRange(rows, 3 * classes, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const T *row = logits + i * classes;
+        const double l = rowLogSumExp(row, classes);
+        lse[r0 + i] = static_cast<T>(l);
+        rowLoss[i] = l - static_cast<double>(row[labels[r0 + i]]);
+      }
+    });
+    for (int64_t i = 0; i < rows; ++i)
+      total += rowLoss[i];
   }
   *call.out(0).as<T>() = static_cast<T>(total / static_cast<double>(n));
 }
@@ -79,11 +86,13 @@ void linearCrossEntropyBackwardImpl(const KernelCall &call) {
     T *d = chunk.data();
     gemm<T>(false, true, rows, classes, width, T(1), h + r0 * width, ld, w, ld,
             T(0), d, classes);
-    for (int64_t i = 0; i < rows; ++i) {
-      T *row = d + i * classes;
-      rowSoftmaxGradient(row, classes, static_cast<double>(lse[r0 + i]),
-                         labels[r0 + i], scale, row);
-    }
+    parallelRange(rows, 4 * classes, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        T *row = d + i * classes;
+        rowSoftmaxGradient(row, classes, static_cast<double>(lse[r0 + i]),
+                           labels[r0 + i], scale, row);
+      }
+    });
     // grad_hidden's rows = dlogits · weight; grad_weight += dlogitsᵀ · hidden.
     gemm<T>(false, false, rows, width, classes, T(1), d, classes, w, ld, T(0),
             dh + r0 * width, ld);

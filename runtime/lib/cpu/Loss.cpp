@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
+#include "ParallelFor.h"
 #include "RowSoftmax.h"
 
 namespace memopt::runtime::cpu {
@@ -27,10 +28,16 @@ template <typename T> void crossEntropyImpl(const KernelCall &call) {
   const std::vector<int64_t> label = checkedLabels(labels, n, c);
   const T *px = logits.as<const T>();
   double total = 0;
-  for (int64_t r = 0; r < n; ++r) {
-    const T *row = px + r * c;
-    total += rowLogSumExp(row, c) - static_cast<double>(row[label[r]]);
-  }
+  // Each row's loss, found in parallel and added up in row order.
+  std::vector<double> rowLoss(static_cast<size_t>(n));
+  parallelRange(n, 3 * c, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T *row = px + r * c;
+      rowLoss[r] = rowLogSumExp(row, c) - static_cast<double>(row[label[r]]);
+    }
+  });
+  for (int64_t r = 0; r < n; ++r)
+    total += rowLoss[r];
   *call.out(0).as<T>() = static_cast<T>(total / static_cast<double>(n));
 }
 
@@ -54,13 +61,15 @@ template <typename T> void crossEntropyBackwardImpl(const KernelCall &call) {
       static_cast<double>(*call.in(0).as<const T>()) / static_cast<double>(n);
   const T *px = logits.as<const T>();
   T *out = call.out(0).as<T>();
-  for (int64_t r = 0; r < n; ++r) {
-    const T *row = px + r * c;
-    // One pass for the maximum, which both need.
-    const RowExpType<T> max = rowMax(row, c);
-    rowSoftmaxGradient(row, c, max, rowLogSumExp(row, c, max), label[r], scale,
-                       out + r * c);
-  }
+  parallelRange(n, 5 * c, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T *row = px + r * c;
+      // One pass for the maximum, which both need.
+      const RowExpType<T> max = rowMax(row, c);
+      rowSoftmaxGradient(row, c, max, rowLogSumExp(row, c, max), label[r],
+                         scale, out + r * c);
+    }
+  });
 }
 
 template <typename T> void mseLossBackwardImpl(const KernelCall &call) {
