@@ -67,6 +67,18 @@ struct MatMulBatches {
       }
     }
   }
+
+  /// The element offsets of batch i's a and b matrices (what forEach passes
+  /// for i), for callers that visit the batches out of order.
+  void offsetsOf(int64_t i, int64_t &offA, int64_t &offB) const {
+    offA = offB = 0;
+    for (size_t d = shape.size(); d-- > 0;) {
+      const int64_t at = i % shape[d];
+      i /= shape[d];
+      offA += at * strideA[d];
+      offB += at * strideB[d];
+    }
+  }
 };
 
 } // namespace memopt::runtime

@@ -10,6 +10,7 @@
 #include "CpuKernels.h"
 #include "Gemm.h"
 #include "MatMulBatches.h"
+#include "ParallelFor.h"
 
 #include <algorithm>
 
@@ -54,11 +55,17 @@ template <typename T> void matmulImpl(const KernelCall &call) {
     return;
   }
 
-  MatMulBatches(a, b, y).forEach(
-      batch, [&](int64_t i, int64_t offA, int64_t offB) {
-        gemm<T>(attrs.transposeA, attrs.transposeB, m, n, k, T(1), pa + offA,
-                lda, pb + offB, ldb, T(0), py + i * m * n, n);
-      });
+  // The batches split over the kernel threads, a single-threaded product
+  // each (ParallelFor.h).
+  const MatMulBatches batches(a, b, y);
+  parallelRange(batch, m * n * k, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      int64_t offA, offB;
+      batches.offsetsOf(i, offA, offB);
+      gemm<T>(attrs.transposeA, attrs.transposeB, m, n, k, T(1), pa + offA, lda,
+              pb + offB, ldb, T(0), py + i * m * n, n);
+    }
+  });
 }
 
 } // namespace
