@@ -18,12 +18,15 @@
 // the unfused backward and needs two strips.
 //
 // The matrix products are the BLAS GEMMs of Gemm.h; in f32 the exponentials
-// are VectorMath.h's, a row at a time, as memopt.softmax's.
+// are VectorMath.h's, a row at a time, as memopt.softmax's. The (batch,
+// head) problems split over the kernel threads (ParallelFor.h), each part
+// taking an equal share of the planned strips' rows.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
 #include "Gemm.h"
+#include "ParallelFor.h"
 #include "VectorMath.h"
 #include "WorkspaceRows.h"
 
@@ -65,14 +68,38 @@ template <typename T> struct Strips {
   Strips(const KernelCall &call, const AttentionSizes &z, int64_t strips)
       : scratch(call, z.sk * strips,
                 std::max<int64_t>(1, std::min(attention::kTileRows, z.sq))),
-        rows(scratch.rows), sk(z.sk) {}
-  T *strip(int64_t i) { return scratch.data() + i * rows * sk; }
+        rows(scratch.rows), sk(z.sk), count(strips) {}
+
+  /// Part `part` of `parts` (at most `rows`): its own strips of rows /
+  /// parts query rows, in the part-th block of the storage.
+  struct Part {
+    T *base;
+    int64_t rows, sk;
+    T *strip(int64_t i) const { return base + i * rows * sk; }
+  };
+  Part part(int part, int parts) {
+    const int64_t partRows = rows / parts;
+    return {scratch.data() + part * partRows * sk * count, partRows, sk};
+  }
 
   WorkspaceRows<T> scratch;
   /// Query rows per strip.
   const int64_t rows;
   const int64_t sk;
+  const int64_t count;
 };
+
+/// How many parts a call splits its (batch, head) problems into: at most
+/// the kernel threads, the problems and the strips' rows (each part's
+/// strips need one), and only where each part gets enough work.
+template <typename T>
+int attentionParts(const AttentionSizes &z, const Strips<T> &strips) {
+  const int64_t work = z.heads * z.sq * z.sk * (z.d + z.dv);
+  const int64_t parts =
+      std::min<int64_t>({kernelThreads(), z.heads, strips.rows,
+                         std::max<int64_t>(1, work / kMinElementsPerPart)});
+  return static_cast<int>(std::max<int64_t>(1, parts));
+}
 
 /// Dropout of the probabilities of (head, row) into `p` (`width` columns):
 /// element j keeps p[j] · scale where memopt.dropout would keep index
@@ -111,57 +138,65 @@ template <typename T> void attentionImpl(const KernelCall &call) {
   const T scale = static_cast<T>(a.scale);
   const Mask<T> mask(a, call.context.stepCounter);
   Strips<T> strips(call, z, attention::kForwardStrips);
-  T *s = strips.strip(0);
   const T *q = tq.as<const T>(), *k = tk.as<const T>(), *v = tv.as<const T>();
   T *out = call.out(0).as<T>(), *lse = call.out(1).as<T>();
 
-  for (int64_t h = 0; h < z.heads; ++h) {
-    const T *qh = q + h * z.sq * z.d, *kh = k + h * z.sk * z.d,
-            *vh = v + h * z.sk * z.dv;
-    T *oh = out + h * z.sq * z.dv, *lh = lse + h * z.sq;
-    for (int64_t r0 = 0; r0 < z.sq; r0 += strips.rows) {
-      const int64_t r1 = std::min(z.sq, r0 + strips.rows), rows = r1 - r0;
-      const int64_t width = keysSeen(z, a.causal, r1);
-      if (width == 0) {
-        // No key: an empty softmax, as the unfused chain's 0-length axis.
-        std::fill(oh + r0 * z.dv, oh + r1 * z.dv, T(0));
-        std::fill(lh + r0, lh + r1, -std::numeric_limits<T>::infinity());
-        continue;
-      }
-      gemm<T>(false, true, rows, width, z.d, scale, qh + r0 * z.d, z.ldd, kh,
-              z.ldd, T(0), s, width);
-      for (int64_t i = 0; i < rows; ++i) {
-        const int64_t row = r0 + i;
-        const int64_t valid = a.causal ? row + 1 : width;
-        T *p = s + i * width;
-        T max = p[0];
-        for (int64_t j = 1; j < valid; ++j)
-          max = p[j] > max ? p[j] : max;
-        T sum = T(0);
-        if constexpr (std::is_same_v<T, float>) {
-          for (int64_t j = 0; j < valid; ++j)
-            p[j] -= max;
-          vec::exp(p, p, valid);
-          for (int64_t j = 0; j < valid; ++j)
-            sum += p[j];
-        } else {
-          for (int64_t j = 0; j < valid; ++j) {
-            T e = math::exp(p[j] - max);
-            p[j] = e;
-            sum += e;
-          }
+  // The (batch, head) problems split over the kernel threads, each part
+  // with its own share of the strips.
+  const int parts = attentionParts(z, strips);
+  parallelFor(parts, [&](int part) {
+    const typename Strips<T>::Part own = strips.part(part, parts);
+    T *s = own.strip(0);
+    int64_t h0, h1;
+    splitRange(z.heads, parts, part, h0, h1);
+    for (int64_t h = h0; h < h1; ++h) {
+      const T *qh = q + h * z.sq * z.d, *kh = k + h * z.sk * z.d,
+              *vh = v + h * z.sk * z.dv;
+      T *oh = out + h * z.sq * z.dv, *lh = lse + h * z.sq;
+      for (int64_t r0 = 0; r0 < z.sq; r0 += own.rows) {
+        const int64_t r1 = std::min(z.sq, r0 + own.rows), rows = r1 - r0;
+        const int64_t width = keysSeen(z, a.causal, r1);
+        if (width == 0) {
+          // No key: an empty softmax, as the unfused chain's 0-length axis.
+          std::fill(oh + r0 * z.dv, oh + r1 * z.dv, T(0));
+          std::fill(lh + r0, lh + r1, -std::numeric_limits<T>::infinity());
+          continue;
         }
-        const T inv = T(1) / sum;
-        for (int64_t j = 0; j < valid; ++j)
-          p[j] *= inv;
-        std::fill(p + valid, p + width, T(0));
-        lh[row] = max + math::log(sum);
-        mask.apply(p, width, mask.first(z, h, row));
+        gemm<T>(false, true, rows, width, z.d, scale, qh + r0 * z.d, z.ldd, kh,
+                z.ldd, T(0), s, width);
+        for (int64_t i = 0; i < rows; ++i) {
+          const int64_t row = r0 + i;
+          const int64_t valid = a.causal ? row + 1 : width;
+          T *p = s + i * width;
+          T max = p[0];
+          for (int64_t j = 1; j < valid; ++j)
+            max = p[j] > max ? p[j] : max;
+          T sum = T(0);
+          if constexpr (std::is_same_v<T, float>) {
+            for (int64_t j = 0; j < valid; ++j)
+              p[j] -= max;
+            vec::exp(p, p, valid);
+            for (int64_t j = 0; j < valid; ++j)
+              sum += p[j];
+          } else {
+            for (int64_t j = 0; j < valid; ++j) {
+              T e = math::exp(p[j] - max);
+              p[j] = e;
+              sum += e;
+            }
+          }
+          const T inv = T(1) / sum;
+          for (int64_t j = 0; j < valid; ++j)
+            p[j] *= inv;
+          std::fill(p + valid, p + width, T(0));
+          lh[row] = max + math::log(sum);
+          mask.apply(p, width, mask.first(z, h, row));
+        }
+        gemm<T>(false, false, rows, z.dv, width, T(1), s, width, vh, z.ldv,
+                T(0), oh + r0 * z.dv, z.ldv);
       }
-      gemm<T>(false, false, rows, z.dv, width, T(1), s, width, vh, z.ldv, T(0),
-              oh + r0 * z.dv, z.ldv);
     }
-  }
+  });
 }
 
 template <typename T> void attentionBackwardImpl(const KernelCall &call) {
@@ -172,9 +207,6 @@ template <typename T> void attentionBackwardImpl(const KernelCall &call) {
   const T scale = static_cast<T>(a.scale);
   const Mask<T> mask(a, call.context.stepCounter);
   Strips<T> strips(call, z, attention::kBackwardStrips);
-  // pStrip: the probabilities, then dS; dStrip: the kept probabilities,
-  // then dP.
-  T *pStrip = strips.strip(0), *dStrip = strips.strip(1);
   const T *g = tg.as<const T>(), *q = tq.as<const T>(), *k = tk.as<const T>(),
           *v = tv.as<const T>(), *lse = tl.as<const T>();
   T *dq = call.out(0).as<T>(), *dk = call.out(1).as<T>(),
@@ -182,61 +214,72 @@ template <typename T> void attentionBackwardImpl(const KernelCall &call) {
   std::fill(dk, dk + call.out(1).numElements, T(0));
   std::fill(dv, dv + call.out(2).numElements, T(0));
 
-  for (int64_t h = 0; h < z.heads; ++h) {
-    const T *qh = q + h * z.sq * z.d, *kh = k + h * z.sk * z.d,
-            *vh = v + h * z.sk * z.dv, *gh = g + h * z.sq * z.dv,
-            *lh = lse + h * z.sq;
-    T *dqh = dq + h * z.sq * z.d, *dkh = dk + h * z.sk * z.d,
-      *dvh = dv + h * z.sk * z.dv;
-    for (int64_t r0 = 0; r0 < z.sq; r0 += strips.rows) {
-      const int64_t r1 = std::min(z.sq, r0 + strips.rows), rows = r1 - r0;
-      const int64_t width = keysSeen(z, a.causal, r1);
-      if (width == 0) {
-        std::fill(dqh + r0 * z.d, dqh + r1 * z.d, T(0));
-        continue;
-      }
-      gemm<T>(false, true, rows, width, z.d, scale, qh + r0 * z.d, z.ldd, kh,
-              z.ldd, T(0), pStrip, width);
-      for (int64_t i = 0; i < rows; ++i) {
-        const int64_t row = r0 + i;
-        const int64_t valid = a.causal ? row + 1 : width;
-        T *p = pStrip + i * width, *kept = dStrip + i * width;
-        if constexpr (std::is_same_v<T, float>) {
-          for (int64_t j = 0; j < valid; ++j)
-            p[j] -= lh[row];
-          vec::exp(p, p, valid);
-        } else {
-          for (int64_t j = 0; j < valid; ++j)
-            p[j] = math::exp(p[j] - lh[row]);
+  // Split by (batch, head), as the forward pass: each head's dk and dv sum
+  // over its row strips within one part.
+  const int parts = attentionParts(z, strips);
+  parallelFor(parts, [&](int part) {
+    const typename Strips<T>::Part own = strips.part(part, parts);
+    // pStrip: the probabilities, then dS; dStrip: the kept probabilities,
+    // then dP.
+    T *pStrip = own.strip(0), *dStrip = own.strip(1);
+    int64_t h0, h1;
+    splitRange(z.heads, parts, part, h0, h1);
+    for (int64_t h = h0; h < h1; ++h) {
+      const T *qh = q + h * z.sq * z.d, *kh = k + h * z.sk * z.d,
+              *vh = v + h * z.sk * z.dv, *gh = g + h * z.sq * z.dv,
+              *lh = lse + h * z.sq;
+      T *dqh = dq + h * z.sq * z.d, *dkh = dk + h * z.sk * z.d,
+        *dvh = dv + h * z.sk * z.dv;
+      for (int64_t r0 = 0; r0 < z.sq; r0 += own.rows) {
+        const int64_t r1 = std::min(z.sq, r0 + own.rows), rows = r1 - r0;
+        const int64_t width = keysSeen(z, a.causal, r1);
+        if (width == 0) {
+          std::fill(dqh + r0 * z.d, dqh + r1 * z.d, T(0));
+          continue;
         }
-        std::fill(p + valid, p + width, T(0));
-        std::copy(p, p + width, kept);
-        mask.apply(kept, width, mask.first(z, h, row));
+        gemm<T>(false, true, rows, width, z.d, scale, qh + r0 * z.d, z.ldd, kh,
+                z.ldd, T(0), pStrip, width);
+        for (int64_t i = 0; i < rows; ++i) {
+          const int64_t row = r0 + i;
+          const int64_t valid = a.causal ? row + 1 : width;
+          T *p = pStrip + i * width, *kept = dStrip + i * width;
+          if constexpr (std::is_same_v<T, float>) {
+            for (int64_t j = 0; j < valid; ++j)
+              p[j] -= lh[row];
+            vec::exp(p, p, valid);
+          } else {
+            for (int64_t j = 0; j < valid; ++j)
+              p[j] = math::exp(p[j] - lh[row]);
+          }
+          std::fill(p + valid, p + width, T(0));
+          std::copy(p, p + width, kept);
+          mask.apply(kept, width, mask.first(z, h, row));
+        }
+        // dv += keptᵀ · dO.
+        gemm<T>(true, false, width, z.dv, rows, T(1), dStrip, width,
+                gh + r0 * z.dv, z.ldv, T(1), dvh, z.ldv);
+        // d(kept) = dO · vᵀ, then back through the dropout mask.
+        gemm<T>(false, true, rows, width, z.dv, T(1), gh + r0 * z.dv, z.ldv, vh,
+                z.ldv, T(0), dStrip, width);
+        for (int64_t i = 0; i < rows; ++i) {
+          const int64_t row = r0 + i;
+          T *p = pStrip + i * width, *dp = dStrip + i * width;
+          mask.apply(dp, width, mask.first(z, h, row));
+          double dot = 0;
+          for (int64_t j = 0; j < width; ++j)
+            dot += static_cast<double>(dp[j]) * static_cast<double>(p[j]);
+          const T t = static_cast<T>(dot);
+          for (int64_t j = 0; j < width; ++j)
+            p[j] = p[j] * (dp[j] - t);
+        }
+        // dq = scale · dS · k; dk += scale · dSᵀ · q.
+        gemm<T>(false, false, rows, z.d, width, scale, pStrip, width, kh, z.ldd,
+                T(0), dqh + r0 * z.d, z.ldd);
+        gemm<T>(true, false, width, z.d, rows, scale, pStrip, width,
+                qh + r0 * z.d, z.ldd, T(1), dkh, z.ldd);
       }
-      // dv += keptᵀ · dO.
-      gemm<T>(true, false, width, z.dv, rows, T(1), dStrip, width,
-              gh + r0 * z.dv, z.ldv, T(1), dvh, z.ldv);
-      // d(kept) = dO · vᵀ, then back through the dropout mask.
-      gemm<T>(false, true, rows, width, z.dv, T(1), gh + r0 * z.dv, z.ldv, vh,
-              z.ldv, T(0), dStrip, width);
-      for (int64_t i = 0; i < rows; ++i) {
-        const int64_t row = r0 + i;
-        T *p = pStrip + i * width, *dp = dStrip + i * width;
-        mask.apply(dp, width, mask.first(z, h, row));
-        double dot = 0;
-        for (int64_t j = 0; j < width; ++j)
-          dot += static_cast<double>(dp[j]) * static_cast<double>(p[j]);
-        const T t = static_cast<T>(dot);
-        for (int64_t j = 0; j < width; ++j)
-          p[j] = p[j] * (dp[j] - t);
-      }
-      // dq = scale · dS · k; dk += scale · dSᵀ · q.
-      gemm<T>(false, false, rows, z.d, width, scale, pStrip, width, kh, z.ldd,
-              T(0), dqh + r0 * z.d, z.ldd);
-      gemm<T>(true, false, width, z.d, rows, scale, pStrip, width,
-              qh + r0 * z.d, z.ldd, T(1), dkh, z.ldd);
     }
-  }
+  });
 }
 
 } // namespace
