@@ -164,13 +164,15 @@ cl::opt<std::string> convWorkspace(
              "algorithms at the cost of planned memory; one image's im2col "
              "matrix by default"),
     cl::init(""), cl::cat(category));
+/// Whether main shortened OpenBLAS's idle spin (runtime::shortenBlasSpin).
+bool shortenedBlasSpin = false;
 // Not --threads: libLLVM registers a hidden option of that name.
-cl::opt<int> cpuThreads(
-    "cpu-threads",
-    cl::desc("Threads the CPU backend uses, for its matrix products "
-             "(OpenBLAS) and its own kernels; 0, the default, keeps "
-             "OpenBLAS's choice (one per core)"),
-    cl::init(0), cl::cat(category));
+cl::opt<int>
+    cpuThreads("cpu-threads",
+               cl::desc("Threads the CPU backend uses, for its matrix products "
+                        "(OpenBLAS) and its own kernels; 0, the default, keeps "
+                        "OpenBLAS's choice (one per core)"),
+               cl::init(0), cl::cat(category));
 cl::opt<bool> partition(
     "partition",
     cl::desc("Choose what the backward pass keeps by a minimum cut and "
@@ -459,7 +461,11 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
       else if (std::getenv("OPENBLAS_CORETYPE"))
         out << " (OPENBLAS_CORETYPE)";
       int n = runtime::cpuThreads();
-      out << ", " << n << (n == 1 ? " thread" : " threads") << "\n";
+      out << ", " << n << (n == 1 ? " thread" : " threads");
+      if (const char *timeout = std::getenv("OPENBLAS_THREAD_TIMEOUT"))
+        out << ", idle workers spin 2^" << timeout << " cycles"
+            << (shortenedBlasSpin ? " (set by memopt-run)" : "");
+      out << "\n";
     }
   }
 
@@ -723,6 +729,9 @@ int main(int argc, char **argv) {
     ::unsetenv("OPENBLAS_CORETYPE");
     ::unsetenv("MEMOPT_OPENBLAS_FALLBACK");
   }
+  // Before any product: OpenBLAS's idle workers spin for a tenth of a
+  // second by default, which starves the CPU kernels' own threads.
+  shortenedBlasSpin = runtime::shortenBlasSpin();
   cl::ParseCommandLineOptions(
       argc, argv, "memopt-run: compile a memopt graph and run it\n");
   // The CUDA backend reads it when it starts.

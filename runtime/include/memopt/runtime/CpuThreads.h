@@ -23,6 +23,17 @@ int cpuThreads();
 /// wide). Throws Error(InvalidArgument) below 1.
 void setCpuThreads(int threads);
 
+/// OpenBLAS's idle workers spin (sched_yield) for 2^OPENBLAS_THREAD_TIMEOUT
+/// cycles after each product before they sleep: 2^28 by default, about a
+/// tenth of a second, during which memopt's own kernel threads share their
+/// cores with spinning workers (a 2-thread attention kernel ran no faster
+/// than one thread). Unless the environment sets OPENBLAS_THREAD_TIMEOUT,
+/// this restarts OpenBLAS's workers with 2^16 cycles (tens of
+/// microseconds) and returns true. Call it before any product runs and
+/// while no other thread can call BLAS (memopt-run does, first thing); it
+/// does nothing with another BLAS.
+bool shortenBlasSpin();
+
 } // namespace memopt::runtime
 
 #endif // MEMOPT_RUNTIME_CPUTHREADS_H
