@@ -170,6 +170,22 @@ int partsFor(const ConvSizes &z, int64_t limit) {
       1, std::min({static_cast<int64_t>(kernelThreads()), limit, byWork})));
 }
 
+/// A gradient kernel's part: input channels [ch0, ch1) of every group,
+/// whose `rows` rows of the column matrix sit at a fixed place for every
+/// chunk (row ch0 · taps of a chunkCols-wide matrix): the parts move
+/// through the chunks independently, and a chunk can be shorter.
+struct ChannelPart {
+  int64_t ch0, ch1, rows, chunkCols;
+};
+ChannelPart channelPart(const ConvSizes &z, int64_t rowsPerChunk, int parts,
+                        int part) {
+  ChannelPart p;
+  splitRange(z.cg, parts, part, p.ch0, p.ch1);
+  p.rows = (p.ch1 - p.ch0) * z.kh * z.kw;
+  p.chunkCols = rowsPerChunk * z.ow;
+  return p;
+}
+
 // The three kernels split into parts that write disjoint memory: conv2d by
 // output rows (or output columns when direct), each part building its rows'
 // im2col columns in its own slice of the workspace; the two gradients by
@@ -240,12 +256,9 @@ template <typename T> void conv2dBackwardInputImpl(const KernelCall &call) {
   const int64_t taps = z.kh * z.kw;
   const int parts = partsFor(z, z.cg);
   parallelFor(parts, [&](int part) {
-    int64_t ch0, ch1;
-    splitRange(z.cg, parts, part, ch0, ch1);
-    const int64_t rows = (ch1 - ch0) * taps;
-    // The part's rows of the column matrix at a fixed place: the parts
-    // move through the chunks independently, and a chunk can be shorter.
-    const int64_t chunkCols = col.rowsPerChunk * z.ow;
+    const ChannelPart own = channelPart(z, col.rowsPerChunk, parts, part);
+    const int64_t ch0 = own.ch0, ch1 = own.ch1, rows = own.rows,
+                  chunkCols = own.chunkCols;
     for (int64_t img = 0; img < z.n; ++img) {
       for (int64_t g = 0; g < z.groups; ++g) {
         const T *grad = pdy + (img * z.k + g * z.kg) * z.colCols;
@@ -281,12 +294,9 @@ template <typename T> void conv2dBackwardWeightImpl(const KernelCall &call) {
   const int64_t taps = z.kh * z.kw;
   const int parts = partsFor(z, z.cg);
   parallelFor(parts, [&](int part) {
-    int64_t ch0, ch1;
-    splitRange(z.cg, parts, part, ch0, ch1);
-    const int64_t rows = (ch1 - ch0) * taps;
-    // The part's rows of the column matrix at a fixed place: the parts
-    // move through the chunks independently, and a chunk can be shorter.
-    const int64_t chunkCols = col.rowsPerChunk * z.ow;
+    const ChannelPart own = channelPart(z, col.rowsPerChunk, parts, part);
+    const int64_t ch0 = own.ch0, ch1 = own.ch1, rows = own.rows,
+                  chunkCols = own.chunkCols;
     for (int64_t img = 0; img < z.n; ++img) {
       for (int64_t g = 0; g < z.groups; ++g) {
         const T *src = px + (img * z.c + g * z.cg + ch0) * z.h * z.w;

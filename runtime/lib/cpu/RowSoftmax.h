@@ -42,6 +42,22 @@ template <typename T> RowExpType<T> rowMax(const T *row, int64_t c) {
   return nan ? std::numeric_limits<E>::quiet_NaN() : max;
 }
 
+/// Calls f(j0, e, m) for consecutive chunks of the row (f32 compute):
+/// e[j] = exp(row[j0 + j] − max) for j < m, a chunk at a time
+/// (VectorMath.h). `dst` of a caller may be `row`: a chunk is read before f
+/// runs.
+template <typename T, typename F>
+void forEachExpChunk(const T *row, int64_t c, float max, F &&f) {
+  float e[vec::kChunk];
+  for (int64_t j0 = 0; j0 < c; j0 += vec::kChunk) {
+    const int64_t m = std::min(vec::kChunk, c - j0);
+    for (int64_t j = 0; j < m; ++j)
+      e[j] = static_cast<float>(row[j0 + j]) - max;
+    vec::exp(e, e, m);
+    f(j0, static_cast<const float *>(e), m);
+  }
+}
+
 /// log Σ exp(row[j]) given the row's maximum `max` (rowMax): -inf for an
 /// empty or all -inf row, +inf where an element is +inf, NaN where one is
 /// NaN.
@@ -55,12 +71,7 @@ double rowLogSumExp(const T *row, int64_t c, RowExpType<T> max) {
     for (int64_t j = 0; j < c; ++j)
       part[j % 8] += std::exp(static_cast<E>(row[j]) - max);
   } else {
-    float e[vec::kChunk];
-    for (int64_t j0 = 0; j0 < c; j0 += vec::kChunk) {
-      const int64_t m = std::min(vec::kChunk, c - j0);
-      for (int64_t j = 0; j < m; ++j)
-        e[j] = static_cast<float>(row[j0 + j]) - max;
-      vec::exp(e, e, m);
+    forEachExpChunk(row, c, max, [&](int64_t, const float *e, int64_t m) {
       // kChunk is a multiple of 8, so element j0 + j goes to sum j mod 8.
       int64_t j = 0;
       for (; j + 8 <= m; j += 8)
@@ -68,7 +79,7 @@ double rowLogSumExp(const T *row, int64_t c, RowExpType<T> max) {
           part[k] += static_cast<double>(e[j + k]);
       for (; j < m; ++j)
         part[j % 8] += static_cast<double>(e[j]);
-    }
+    });
   }
   const double sum = ((part[0] + part[1]) + (part[2] + part[3])) +
                      ((part[4] + part[5]) + (part[6] + part[7]));
@@ -93,18 +104,13 @@ void rowSoftmaxGradient(const T *row, int64_t c, RowExpType<T> max, double lse,
       dst[j] = static_cast<T>((p - (j == label ? 1.0 : 0.0)) * scale);
     }
   } else {
-    float e[vec::kChunk];
-    for (int64_t j0 = 0; j0 < c; j0 += vec::kChunk) {
-      const int64_t m = std::min(vec::kChunk, c - j0);
-      for (int64_t j = 0; j < m; ++j)
-        e[j] = static_cast<float>(row[j0 + j]) - max;
-      vec::exp(e, e, m);
+    forEachExpChunk(row, c, max, [&](int64_t j0, const float *e, int64_t m) {
       for (int64_t j = 0; j < m; ++j) {
         const double p = static_cast<double>(e[j]) * k;
         dst[j0 + j] =
             static_cast<T>((p - (j0 + j == label ? 1.0 : 0.0)) * scale);
       }
-    }
+    });
   }
 }
 
