@@ -31,24 +31,9 @@ bool isTwoByTwo(const Pool2DAttrs &a) {
          a.strides[1] == 2 && a.padding[0] == 0 && a.padding[1] == 0;
 }
 
-/// The position in {0, 1, w, w + 1} of a 2x2 window's maximum, found by the
-/// general scan's rule (the first maximum in row-major order; `!(v <=
-/// best)` also selects NaN, which then propagates), with selects rather
-/// than branches (random data would mispredict half of them).
-template <typename T> inline int64_t argMax2x2(const T *in, int64_t w) {
-  int64_t arg = 0;
-  T best = in[0];
-  const int64_t at[3] = {1, w, w + 1};
-  for (int k = 0; k < 3; ++k) {
-    const T v = in[at[k]];
-    const bool take = !(v <= best);
-    best = take ? v : best;
-    arg = take ? at[k] : arg;
-  }
-  return arg;
-}
-
-/// The maximum of a 2x2 window by the same rule.
+/// The maximum of a 2x2 window by the general scan's rule (the first
+/// maximum in row-major order; `!(v <= best)` also selects NaN, which then
+/// propagates).
 template <typename T> inline T max2x2(const T *in, int64_t w) {
   T best = in[0];
   for (const T v : {in[1], in[w], in[w + 1]})
@@ -139,18 +124,39 @@ void pool2dBackwardImpl(const KernelCall &call) {
   const T *px = IsMax ? x->as<const T>() : nullptr;
   T *pdx = dx.as<T>();
   if (IsMax && isTwoByTwo(a)) {
-    // Disjoint windows: each gradient lands on one zero, as `0 + g` (so a
-    // -0 gradient gives +0, as the general loop's sum does).
+    // Disjoint windows: each window writes its four elements, the gradient
+    // as `0 + g` (so a -0 gradient gives +0, as the general loop's sum
+    // does) on the first maximum in row-major order (the general scan's
+    // rule, NaN winning) and 0 elsewhere, all by selects
+    // (random data would mispredict branches half the time); then the odd
+    // last column and row, which no window covers, get 0. One pass over dx.
     parallelRange(planes, h * w, [&](int64_t p0, int64_t p1) {
-      std::fill(pdx + p0 * h * w, pdx + p1 * h * w, T(0));
-      for (int64_t p = p0; p < p1; ++p)
+      for (int64_t p = p0; p < p1; ++p) {
+        T *plane = pdx + p * h * w;
         for (int64_t oy = 0; oy < oh; ++oy) {
-          const T *in = px + p * h * w + 2 * oy * w;
+          const T *top = px + p * h * w + 2 * oy * w, *bottom = top + w;
           const T *grad = pdy + (p * oh + oy) * ow;
-          T *out = pdx + p * h * w + 2 * oy * w;
-          for (int64_t ox = 0; ox < ow; ++ox)
-            out[2 * ox + argMax2x2(in + 2 * ox, w)] = T(0) + grad[ox];
+          T *outTop = plane + 2 * oy * w, *outBottom = outTop + w;
+          for (int64_t ox = 0; ox < ow; ++ox) {
+            const T v0 = top[2 * ox], v1 = top[2 * ox + 1];
+            const T v2 = bottom[2 * ox], v3 = bottom[2 * ox + 1];
+            // The scan: a later element wins if !(v <= best).
+            const bool t1 = !(v1 <= v0);
+            const T b1 = t1 ? v1 : v0;
+            const bool t2 = !(v2 <= b1);
+            const T b2 = t2 ? v2 : b1;
+            const bool t3 = !(v3 <= b2);
+            const T g = T(0) + grad[ox];
+            outTop[2 * ox] = !t1 && !t2 && !t3 ? g : T(0);
+            outTop[2 * ox + 1] = t1 && !t2 && !t3 ? g : T(0);
+            outBottom[2 * ox] = t2 && !t3 ? g : T(0);
+            outBottom[2 * ox + 1] = t3 ? g : T(0);
+          }
+          std::fill(outTop + 2 * ow, outTop + w, T(0));
+          std::fill(outBottom + 2 * ow, outBottom + w, T(0));
         }
+        std::fill(plane + 2 * oh * w, plane + h * w, T(0));
+      }
     });
     return;
   }
