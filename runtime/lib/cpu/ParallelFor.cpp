@@ -11,10 +11,6 @@
 #include <thread>
 #include <vector>
 
-// OpenBLAS's thread count (weak: absent with another BLAS).
-extern "C" int openblas_get_num_threads(void) __attribute__((weak));
-extern "C" void openblas_set_num_threads(int) __attribute__((weak));
-
 namespace memopt::runtime::cpu {
 
 namespace {
@@ -117,14 +113,13 @@ Pool &pool() {
 /// product runs on its own thread), then as before.
 class SingleThreadedBlas {
 public:
-  SingleThreadedBlas()
-      : saved(openblas_get_num_threads ? openblas_get_num_threads() : 1) {
-    if (saved > 1 && openblas_set_num_threads)
-      openblas_set_num_threads(1);
+  SingleThreadedBlas() : saved(cpuThreads()) {
+    if (saved > 1)
+      setCpuThreads(1);
   }
   ~SingleThreadedBlas() {
-    if (saved > 1 && openblas_set_num_threads)
-      openblas_set_num_threads(saved);
+    if (saved > 1)
+      setCpuThreads(saved);
   }
 
 private:
