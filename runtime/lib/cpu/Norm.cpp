@@ -22,83 +22,59 @@
 
 #include "memopt/runtime/ElementwiseMath.h"
 
-#include <utility>
+#include <array>
 #include <vector>
 
 namespace memopt::runtime::cpu {
 
 namespace {
 
-/// Σ f(i) over i in [0, count) in double, in four interleaved partial sums
-/// (i mod 4) added as (s0 + s1) + (s2 + s3): four independent chains of
-/// additions instead of one, several times faster on long channels. The
-/// order is fixed, so the result is the same on every run.
-template <typename F> double sumOf(int64_t count, F f) {
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+/// Σ f(i) over i in [0, count) in double for each f of `fs`, in one pass:
+/// per sum, four interleaved partial sums (i mod 4) added as (s0 + s1) +
+/// (s2 + s3), four independent chains of additions instead of one, several
+/// times faster on long channels. The order is fixed, so the result is the
+/// same on every run, and the same whether a sum is taken alone or beside
+/// others (kernels that need two sums of the same elements read them once).
+template <typename... F>
+std::array<double, sizeof...(F)> sumsOf(int64_t count, F... fs) {
+  std::array<std::array<double, 4>, sizeof...(F)> chains{};
+  auto add = [&](int64_t i, int chain) {
+    size_t k = 0;
+    ((chains[k++][chain] += fs(i)), ...);
+  };
   int64_t i = 0;
-  for (; i + 4 <= count; i += 4) {
-    s0 += f(i);
-    s1 += f(i + 1);
-    s2 += f(i + 2);
-    s3 += f(i + 3);
-  }
+  for (; i + 4 <= count; i += 4)
+    for (int chain = 0; chain < 4; ++chain)
+      add(i + chain, chain);
   for (; i < count; ++i)
-    s0 += f(i);
-  return (s0 + s1) + (s2 + s3);
-}
-
-/// sumOf(count, f) and sumOf(count, g) in one pass, each with exactly
-/// sumOf's order (so the same bits): for kernels that need two sums of the
-/// same elements.
-template <typename F, typename G>
-std::pair<double, double> sumOf2(int64_t count, F f, G g) {
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  double t0 = 0, t1 = 0, t2 = 0, t3 = 0;
-  int64_t i = 0;
-  for (; i + 4 <= count; i += 4) {
-    s0 += f(i);
-    s1 += f(i + 1);
-    s2 += f(i + 2);
-    s3 += f(i + 3);
-    t0 += g(i);
-    t1 += g(i + 1);
-    t2 += g(i + 2);
-    t3 += g(i + 3);
-  }
-  for (; i < count; ++i) {
-    s0 += f(i);
-    t0 += g(i);
-  }
-  return {(s0 + s1) + (s2 + s3), (t0 + t1) + (t2 + t3)};
+    add(i, 0);
+  std::array<double, sizeof...(F)> sums;
+  for (size_t k = 0; k < sums.size(); ++k)
+    sums[k] = (chains[k][0] + chains[k][1]) + (chains[k][2] + chains[k][3]);
+  return sums;
 }
 
 /// Σ over the images of channel `ch` of an N x C x inner tensor of
-/// f(offset of the element), one sumOf per image, added in image order.
-template <typename F>
-double channelSum(int64_t n, int64_t c, int64_t ch, int64_t inner, F f) {
-  double sum = 0;
+/// f(offset of the element) for each f of `fs`: one sumsOf per image, added
+/// in image order.
+template <typename... F>
+std::array<double, sizeof...(F)> channelSums(int64_t n, int64_t c, int64_t ch,
+                                             int64_t inner, F... fs) {
+  std::array<double, sizeof...(F)> sums{};
   for (int64_t img = 0; img < n; ++img) {
     const int64_t base = (img * c + ch) * inner;
-    sum += sumOf(inner, [&](int64_t i) { return f(base + i); });
+    const std::array<double, sizeof...(F)> image =
+        sumsOf(inner, [&](int64_t i) { return fs(base + i); }...);
+    for (size_t k = 0; k < sums.size(); ++k)
+      sums[k] += image[k];
   }
-  return sum;
+  return sums;
 }
 
-/// channelSum of f and of g in one pass over the channel (sumOf2), each
-/// with channelSum's order.
-template <typename F, typename G>
-std::pair<double, double> channelSum2(int64_t n, int64_t c, int64_t ch,
-                                      int64_t inner, F f, G g) {
-  double a = 0, b = 0;
-  for (int64_t img = 0; img < n; ++img) {
-    const int64_t base = (img * c + ch) * inner;
-    const std::pair<double, double> ab = sumOf2(
-        inner, [&](int64_t i) { return f(base + i); },
-        [&](int64_t i) { return g(base + i); });
-    a += ab.first;
-    b += ab.second;
-  }
-  return {a, b};
+/// One channelSums.
+template <typename F>
+double channelSum(int64_t n, int64_t c, int64_t ch, int64_t inner, F f) {
+  return channelSums(n, c, ch, inner, f)[0];
 }
 
 /// The mean and inverse standard deviation (of the biased variance).
@@ -259,13 +235,13 @@ template <typename T> void batchNormBackwardImpl(const KernelCall &call) {
       // channelStats's two sums, each paired with one of the gradient's in
       // the same pass: the same bits as separate passes, two passes fewer.
       Stats st;
-      const std::pair<double, double> first = channelSum2(
+      const std::array<double, 2> first = channelSums(
           n, c, ch, inner,
           [&](int64_t i) { return static_cast<double>(px[i]); },
           [&](int64_t i) { return static_cast<double>(pdy[i]); });
-      st.mean = first.first / count;
-      const double sumDy = first.second;
-      const std::pair<double, double> second = channelSum2(
+      st.mean = first[0] / count;
+      const double sumDy = first[1];
+      const std::array<double, 2> second = channelSums(
           n, c, ch, inner,
           [&](int64_t i) {
             const double d = static_cast<double>(px[i]) - st.mean;
@@ -275,9 +251,9 @@ template <typename T> void batchNormBackwardImpl(const KernelCall &call) {
             return static_cast<double>(pdy[i]) *
                    (static_cast<double>(px[i]) - st.mean);
           });
-      st.squares = second.first;
+      st.squares = second[0];
       st.invStd = math::inverseStd(st.squares / count, epsilon);
-      const double sumDyCentred = second.second;
+      const double sumDyCentred = second[1];
       const double sumDyXhat = sumDyCentred * st.invStd;
       dgamma[ch] = static_cast<T>(sumDyXhat);
       dbeta[ch] = static_cast<T>(sumDy);
