@@ -18,6 +18,7 @@
 #include "ParallelFor.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace memopt::runtime::cpu {
 
@@ -39,6 +40,22 @@ template <typename T> inline T max2x2(const T *in, int64_t w) {
   for (const T v : {in[1], in[w], in[w + 1]})
     best = !(v <= best) ? v : best;
   return best;
+}
+
+/// The input rows [begin, end) of output row `oy`'s windows, clipped to
+/// the `h` rows of the plane (padding contributes none).
+std::pair<int64_t, int64_t> windowRows(const Pool2DAttrs &a, int64_t oy,
+                                       int64_t h) {
+  const int64_t y0 = oy * a.strides[0] - a.padding[0];
+  return {std::max<int64_t>(y0, 0), std::min(y0 + a.kernelSize[0], h)};
+}
+
+/// The input columns [begin, end) of output column `ox`'s windows, clipped
+/// to the `w` columns of the plane.
+std::pair<int64_t, int64_t> windowCols(const Pool2DAttrs &a, int64_t ox,
+                                       int64_t w) {
+  const int64_t x0 = ox * a.strides[1] - a.padding[1];
+  return {std::max<int64_t>(x0, 0), std::min(x0 + a.kernelSize[1], w)};
 }
 
 template <typename T, bool IsMax> void pool2dImpl(const KernelCall &call) {
@@ -68,13 +85,9 @@ template <typename T, bool IsMax> void pool2dImpl(const KernelCall &call) {
       const T *in = px + p * h * w;
       T *out = py + p * oh * ow;
       for (int64_t oy = 0; oy < oh; ++oy) {
-        const int64_t y0 = oy * a.strides[0] - a.padding[0];
-        const int64_t yBegin = std::max<int64_t>(y0, 0);
-        const int64_t yEnd = std::min(y0 + kh, h);
+        const auto [yBegin, yEnd] = windowRows(a, oy, h);
         for (int64_t ox = 0; ox < ow; ++ox) {
-          const int64_t x0 = ox * a.strides[1] - a.padding[1];
-          const int64_t xBegin = std::max<int64_t>(x0, 0);
-          const int64_t xEnd = std::min(x0 + kw, w);
+          const auto [xBegin, xEnd] = windowCols(a, ox, w);
           if constexpr (IsMax) {
             T best = in[yBegin * w + xBegin];
             for (int64_t iy = yBegin; iy < yEnd; ++iy)
@@ -167,13 +180,9 @@ void pool2dBackwardImpl(const KernelCall &call) {
       const T *grad = pdy + p * oh * ow;
       T *out = pdx + p * h * w;
       for (int64_t oy = 0; oy < oh; ++oy) {
-        const int64_t y0 = oy * a.strides[0] - a.padding[0];
-        const int64_t yBegin = std::max<int64_t>(y0, 0);
-        const int64_t yEnd = std::min(y0 + kh, h);
+        const auto [yBegin, yEnd] = windowRows(a, oy, h);
         for (int64_t ox = 0; ox < ow; ++ox) {
-          const int64_t x0 = ox * a.strides[1] - a.padding[1];
-          const int64_t xBegin = std::max<int64_t>(x0, 0);
-          const int64_t xEnd = std::min(x0 + kw, w);
+          const auto [xBegin, xEnd] = windowCols(a, ox, w);
           const T g = grad[oy * ow + ox];
           if constexpr (IsMax) {
             // Exactly the forward scan (pool2dImpl), remembering the position.
