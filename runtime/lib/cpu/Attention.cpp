@@ -89,16 +89,23 @@ template <typename T> struct Strips {
   const int64_t count;
 };
 
-/// How many parts a call splits its (batch, head) problems into: at most
-/// the kernel threads, the problems and the strips' rows (each part's
-/// strips need one), and only where each part gets enough work.
-template <typename T>
-int attentionParts(const AttentionSizes &z, const Strips<T> &strips) {
+/// Calls f(own, h0, h1) for each part of a call: the (batch, head)
+/// problems [h0, h1) with the part's own share of the strips, the parts on
+/// the kernel threads. As many parts as the threads, the problems and the
+/// strips' rows (each part's strips need one) allow, and only where each
+/// part gets enough work.
+template <typename T, typename F>
+void forEachHeadPart(const AttentionSizes &z, Strips<T> &strips, F &&f) {
   const int64_t work = z.heads * z.sq * z.sk * (z.d + z.dv);
-  const int64_t parts =
+  const int parts = static_cast<int>(std::max<int64_t>(
+      1,
       std::min<int64_t>({kernelThreads(), z.heads, strips.rows,
-                         std::max<int64_t>(1, work / kMinElementsPerPart)});
-  return static_cast<int>(std::max<int64_t>(1, parts));
+                         std::max<int64_t>(1, work / kMinElementsPerPart)})));
+  parallelFor(parts, [&](int part) {
+    int64_t h0, h1;
+    splitRange(z.heads, parts, part, h0, h1);
+    f(strips.part(part, parts), h0, h1);
+  });
 }
 
 /// Dropout of the probabilities of (head, row) into `p` (`width` columns):
@@ -143,60 +150,58 @@ template <typename T> void attentionImpl(const KernelCall &call) {
 
   // The (batch, head) problems split over the kernel threads, each part
   // with its own share of the strips.
-  const int parts = attentionParts(z, strips);
-  parallelFor(parts, [&](int part) {
-    const typename Strips<T>::Part own = strips.part(part, parts);
-    T *s = own.strip(0);
-    int64_t h0, h1;
-    splitRange(z.heads, parts, part, h0, h1);
-    for (int64_t h = h0; h < h1; ++h) {
-      const T *qh = q + h * z.sq * z.d, *kh = k + h * z.sk * z.d,
-              *vh = v + h * z.sk * z.dv;
-      T *oh = out + h * z.sq * z.dv, *lh = lse + h * z.sq;
-      for (int64_t r0 = 0; r0 < z.sq; r0 += own.rows) {
-        const int64_t r1 = std::min(z.sq, r0 + own.rows), rows = r1 - r0;
-        const int64_t width = keysSeen(z, a.causal, r1);
-        if (width == 0) {
-          // No key: an empty softmax, as the unfused chain's 0-length axis.
-          std::fill(oh + r0 * z.dv, oh + r1 * z.dv, T(0));
-          std::fill(lh + r0, lh + r1, -std::numeric_limits<T>::infinity());
-          continue;
-        }
-        gemm<T>(false, true, rows, width, z.d, scale, qh + r0 * z.d, z.ldd, kh,
-                z.ldd, T(0), s, width);
-        for (int64_t i = 0; i < rows; ++i) {
-          const int64_t row = r0 + i;
-          const int64_t valid = a.causal ? row + 1 : width;
-          T *p = s + i * width;
-          T max = p[0];
-          for (int64_t j = 1; j < valid; ++j)
-            max = p[j] > max ? p[j] : max;
-          T sum = T(0);
-          if constexpr (std::is_same_v<T, float>) {
-            for (int64_t j = 0; j < valid; ++j)
-              p[j] -= max;
-            vec::exp(p, p, valid);
-            for (int64_t j = 0; j < valid; ++j)
-              sum += p[j];
-          } else {
-            for (int64_t j = 0; j < valid; ++j) {
-              T e = math::exp(p[j] - max);
-              p[j] = e;
-              sum += e;
+  forEachHeadPart(
+      z, strips,
+      [&](const typename Strips<T>::Part &own, int64_t h0, int64_t h1) {
+        T *s = own.strip(0);
+        for (int64_t h = h0; h < h1; ++h) {
+          const T *qh = q + h * z.sq * z.d, *kh = k + h * z.sk * z.d,
+                  *vh = v + h * z.sk * z.dv;
+          T *oh = out + h * z.sq * z.dv, *lh = lse + h * z.sq;
+          for (int64_t r0 = 0; r0 < z.sq; r0 += own.rows) {
+            const int64_t r1 = std::min(z.sq, r0 + own.rows), rows = r1 - r0;
+            const int64_t width = keysSeen(z, a.causal, r1);
+            if (width == 0) {
+              // No key: an empty softmax, as the unfused chain's 0-length axis.
+              std::fill(oh + r0 * z.dv, oh + r1 * z.dv, T(0));
+              std::fill(lh + r0, lh + r1, -std::numeric_limits<T>::infinity());
+              continue;
             }
+            gemm<T>(false, true, rows, width, z.d, scale, qh + r0 * z.d, z.ldd,
+                    kh, z.ldd, T(0), s, width);
+            for (int64_t i = 0; i < rows; ++i) {
+              const int64_t row = r0 + i;
+              const int64_t valid = a.causal ? row + 1 : width;
+              T *p = s + i * width;
+              T max = p[0];
+              for (int64_t j = 1; j < valid; ++j)
+                max = p[j] > max ? p[j] : max;
+              T sum = T(0);
+              if constexpr (std::is_same_v<T, float>) {
+                for (int64_t j = 0; j < valid; ++j)
+                  p[j] -= max;
+                vec::exp(p, p, valid);
+                for (int64_t j = 0; j < valid; ++j)
+                  sum += p[j];
+              } else {
+                for (int64_t j = 0; j < valid; ++j) {
+                  T e = math::exp(p[j] - max);
+                  p[j] = e;
+                  sum += e;
+                }
+              }
+              const T inv = T(1) / sum;
+              for (int64_t j = 0; j < valid; ++j)
+                p[j] *= inv;
+              std::fill(p + valid, p + width, T(0));
+              lh[row] = max + math::log(sum);
+              mask.apply(p, width, mask.first(z, h, row));
+            }
+            gemm<T>(false, false, rows, z.dv, width, T(1), s, width, vh, z.ldv,
+                    T(0), oh + r0 * z.dv, z.ldv);
           }
-          const T inv = T(1) / sum;
-          for (int64_t j = 0; j < valid; ++j)
-            p[j] *= inv;
-          std::fill(p + valid, p + width, T(0));
-          lh[row] = max + math::log(sum);
-          mask.apply(p, width, mask.first(z, h, row));
         }
-        gemm<T>(false, false, rows, z.dv, width, T(1), s, width, vh, z.ldv,
-                T(0), oh + r0 * z.dv, z.ldv);
-      }
-    }
-  });
+      });
 }
 
 template <typename T> void attentionBackwardImpl(const KernelCall &call) {
@@ -216,70 +221,68 @@ template <typename T> void attentionBackwardImpl(const KernelCall &call) {
 
   // Split by (batch, head), as the forward pass: each head's dk and dv sum
   // over its row strips within one part.
-  const int parts = attentionParts(z, strips);
-  parallelFor(parts, [&](int part) {
-    const typename Strips<T>::Part own = strips.part(part, parts);
-    // pStrip: the probabilities, then dS; dStrip: the kept probabilities,
-    // then dP.
-    T *pStrip = own.strip(0), *dStrip = own.strip(1);
-    int64_t h0, h1;
-    splitRange(z.heads, parts, part, h0, h1);
-    for (int64_t h = h0; h < h1; ++h) {
-      const T *qh = q + h * z.sq * z.d, *kh = k + h * z.sk * z.d,
-              *vh = v + h * z.sk * z.dv, *gh = g + h * z.sq * z.dv,
-              *lh = lse + h * z.sq;
-      T *dqh = dq + h * z.sq * z.d, *dkh = dk + h * z.sk * z.d,
-        *dvh = dv + h * z.sk * z.dv;
-      for (int64_t r0 = 0; r0 < z.sq; r0 += own.rows) {
-        const int64_t r1 = std::min(z.sq, r0 + own.rows), rows = r1 - r0;
-        const int64_t width = keysSeen(z, a.causal, r1);
-        if (width == 0) {
-          std::fill(dqh + r0 * z.d, dqh + r1 * z.d, T(0));
-          continue;
-        }
-        gemm<T>(false, true, rows, width, z.d, scale, qh + r0 * z.d, z.ldd, kh,
-                z.ldd, T(0), pStrip, width);
-        for (int64_t i = 0; i < rows; ++i) {
-          const int64_t row = r0 + i;
-          const int64_t valid = a.causal ? row + 1 : width;
-          T *p = pStrip + i * width, *kept = dStrip + i * width;
-          if constexpr (std::is_same_v<T, float>) {
-            for (int64_t j = 0; j < valid; ++j)
-              p[j] -= lh[row];
-            vec::exp(p, p, valid);
-          } else {
-            for (int64_t j = 0; j < valid; ++j)
-              p[j] = math::exp(p[j] - lh[row]);
+  forEachHeadPart(
+      z, strips,
+      [&](const typename Strips<T>::Part &own, int64_t h0, int64_t h1) {
+        // pStrip: the probabilities, then dS; dStrip: the kept probabilities,
+        // then dP.
+        T *pStrip = own.strip(0), *dStrip = own.strip(1);
+        for (int64_t h = h0; h < h1; ++h) {
+          const T *qh = q + h * z.sq * z.d, *kh = k + h * z.sk * z.d,
+                  *vh = v + h * z.sk * z.dv, *gh = g + h * z.sq * z.dv,
+                  *lh = lse + h * z.sq;
+          T *dqh = dq + h * z.sq * z.d, *dkh = dk + h * z.sk * z.d,
+            *dvh = dv + h * z.sk * z.dv;
+          for (int64_t r0 = 0; r0 < z.sq; r0 += own.rows) {
+            const int64_t r1 = std::min(z.sq, r0 + own.rows), rows = r1 - r0;
+            const int64_t width = keysSeen(z, a.causal, r1);
+            if (width == 0) {
+              std::fill(dqh + r0 * z.d, dqh + r1 * z.d, T(0));
+              continue;
+            }
+            gemm<T>(false, true, rows, width, z.d, scale, qh + r0 * z.d, z.ldd,
+                    kh, z.ldd, T(0), pStrip, width);
+            for (int64_t i = 0; i < rows; ++i) {
+              const int64_t row = r0 + i;
+              const int64_t valid = a.causal ? row + 1 : width;
+              T *p = pStrip + i * width, *kept = dStrip + i * width;
+              if constexpr (std::is_same_v<T, float>) {
+                for (int64_t j = 0; j < valid; ++j)
+                  p[j] -= lh[row];
+                vec::exp(p, p, valid);
+              } else {
+                for (int64_t j = 0; j < valid; ++j)
+                  p[j] = math::exp(p[j] - lh[row]);
+              }
+              std::fill(p + valid, p + width, T(0));
+              std::copy(p, p + width, kept);
+              mask.apply(kept, width, mask.first(z, h, row));
+            }
+            // dv += keptᵀ · dO.
+            gemm<T>(true, false, width, z.dv, rows, T(1), dStrip, width,
+                    gh + r0 * z.dv, z.ldv, T(1), dvh, z.ldv);
+            // d(kept) = dO · vᵀ, then back through the dropout mask.
+            gemm<T>(false, true, rows, width, z.dv, T(1), gh + r0 * z.dv, z.ldv,
+                    vh, z.ldv, T(0), dStrip, width);
+            for (int64_t i = 0; i < rows; ++i) {
+              const int64_t row = r0 + i;
+              T *p = pStrip + i * width, *dp = dStrip + i * width;
+              mask.apply(dp, width, mask.first(z, h, row));
+              double dot = 0;
+              for (int64_t j = 0; j < width; ++j)
+                dot += static_cast<double>(dp[j]) * static_cast<double>(p[j]);
+              const T t = static_cast<T>(dot);
+              for (int64_t j = 0; j < width; ++j)
+                p[j] = p[j] * (dp[j] - t);
+            }
+            // dq = scale · dS · k; dk += scale · dSᵀ · q.
+            gemm<T>(false, false, rows, z.d, width, scale, pStrip, width, kh,
+                    z.ldd, T(0), dqh + r0 * z.d, z.ldd);
+            gemm<T>(true, false, width, z.d, rows, scale, pStrip, width,
+                    qh + r0 * z.d, z.ldd, T(1), dkh, z.ldd);
           }
-          std::fill(p + valid, p + width, T(0));
-          std::copy(p, p + width, kept);
-          mask.apply(kept, width, mask.first(z, h, row));
         }
-        // dv += keptᵀ · dO.
-        gemm<T>(true, false, width, z.dv, rows, T(1), dStrip, width,
-                gh + r0 * z.dv, z.ldv, T(1), dvh, z.ldv);
-        // d(kept) = dO · vᵀ, then back through the dropout mask.
-        gemm<T>(false, true, rows, width, z.dv, T(1), gh + r0 * z.dv, z.ldv, vh,
-                z.ldv, T(0), dStrip, width);
-        for (int64_t i = 0; i < rows; ++i) {
-          const int64_t row = r0 + i;
-          T *p = pStrip + i * width, *dp = dStrip + i * width;
-          mask.apply(dp, width, mask.first(z, h, row));
-          double dot = 0;
-          for (int64_t j = 0; j < width; ++j)
-            dot += static_cast<double>(dp[j]) * static_cast<double>(p[j]);
-          const T t = static_cast<T>(dot);
-          for (int64_t j = 0; j < width; ++j)
-            p[j] = p[j] * (dp[j] - t);
-        }
-        // dq = scale · dS · k; dk += scale · dSᵀ · q.
-        gemm<T>(false, false, rows, z.d, width, scale, pStrip, width, kh, z.ldd,
-                T(0), dqh + r0 * z.d, z.ldd);
-        gemm<T>(true, false, width, z.d, rows, scale, pStrip, width,
-                qh + r0 * z.d, z.ldd, T(1), dkh, z.ldd);
-      }
-    }
-  });
+      });
 }
 
 } // namespace
