@@ -177,13 +177,19 @@ int partsFor(const ConvSizes &z, int64_t limit) {
 struct ChannelPart {
   int64_t ch0, ch1, rows, chunkCols;
 };
-ChannelPart channelPart(const ConvSizes &z, int64_t rowsPerChunk, int parts,
-                        int part) {
-  ChannelPart p;
-  splitRange(z.cg, parts, part, p.ch0, p.ch1);
-  p.rows = (p.ch1 - p.ch0) * z.kh * z.kw;
-  p.chunkCols = rowsPerChunk * z.ow;
-  return p;
+
+/// Calls f(part) for each part of a gradient kernel's split by input
+/// channel, the parts on the kernel threads (partsFor).
+template <typename F>
+void forEachChannelPart(const ConvSizes &z, int64_t rowsPerChunk, F &&f) {
+  const int parts = partsFor(z, z.cg);
+  parallelFor(parts, [&](int part) {
+    ChannelPart p;
+    splitRange(z.cg, parts, part, p.ch0, p.ch1);
+    p.rows = (p.ch1 - p.ch0) * z.kh * z.kw;
+    p.chunkCols = rowsPerChunk * z.ow;
+    f(p);
+  });
 }
 
 // The three kernels split into parts that write disjoint memory: conv2d by
@@ -254,9 +260,7 @@ template <typename T> void conv2dBackwardInputImpl(const KernelCall &call) {
   if (!z.direct)
     std::fill(pdx, pdx + dx.numElements, T(0));
   const int64_t taps = z.kh * z.kw;
-  const int parts = partsFor(z, z.cg);
-  parallelFor(parts, [&](int part) {
-    const ChannelPart own = channelPart(z, col.rowsPerChunk, parts, part);
+  forEachChannelPart(z, col.rowsPerChunk, [&](const ChannelPart &own) {
     const int64_t ch0 = own.ch0, ch1 = own.ch1, rows = own.rows,
                   chunkCols = own.chunkCols;
     for (int64_t img = 0; img < z.n; ++img) {
@@ -292,9 +296,7 @@ template <typename T> void conv2dBackwardWeightImpl(const KernelCall &call) {
   const T *pdy = dy.as<const T>(), *px = x.as<const T>();
   T *pdw = dw.as<T>();
   const int64_t taps = z.kh * z.kw;
-  const int parts = partsFor(z, z.cg);
-  parallelFor(parts, [&](int part) {
-    const ChannelPart own = channelPart(z, col.rowsPerChunk, parts, part);
+  forEachChannelPart(z, col.rowsPerChunk, [&](const ChannelPart &own) {
     const int64_t ch0 = own.ch0, ch1 = own.ch1, rows = own.rows,
                   chunkCols = own.chunkCols;
     for (int64_t img = 0; img < z.n; ++img) {
