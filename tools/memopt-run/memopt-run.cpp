@@ -462,9 +462,12 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
         out << " (OPENBLAS_CORETYPE)";
       int n = runtime::cpuThreads();
       out << ", " << n << (n == 1 ? " thread" : " threads");
-      if (const char *timeout = std::getenv("OPENBLAS_THREAD_TIMEOUT"))
-        out << ", idle workers spin 2^" << timeout << " cycles"
-            << (shortenedBlasSpin ? " (set by memopt-run)" : "");
+      // The user's value as given: OpenBLAS interprets it (and ignores
+      // one it cannot read).
+      if (shortenedBlasSpin)
+        out << ", idle workers spin 2^16 cycles (set by memopt-run)";
+      else if (const char *timeout = std::getenv("OPENBLAS_THREAD_TIMEOUT"))
+        out << ", OPENBLAS_THREAD_TIMEOUT=" << timeout;
       out << "\n";
     }
   }
