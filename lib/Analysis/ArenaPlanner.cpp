@@ -638,35 +638,38 @@ bool isBestFit(PlacementHeuristic heuristic) {
 }
 
 /// The heuristics of one `planArena` call, run one after the other or
-/// concurrently. The winner is the first (in the caller's order) of the
-/// smallest arenas, and every attempt may stop as soon as it provably cannot
-/// be that winner. The rule below only ever compares against attempts that
-/// have finished, so it never stops the true winner, whatever the timing:
-/// the winner's partial arena is always smaller than every earlier
-/// attempt's final one and no larger than every later attempt's.
+/// concurrently. The winner is a function of the attempts' final arenas
+/// alone: the first attempt (in the caller's order) whose arena is within
+/// the tolerance of the lower bound ("good enough": no other heuristic can
+/// save more than that fraction), else the first of the smallest. Every
+/// attempt may stop as soon as it provably cannot be that winner. The rules
+/// below only ever compare against attempts that have finished, so they
+/// never stop the true winner, whatever the timing: an attempt is stopped
+/// when an earlier one finished good enough, or no larger than its partial
+/// arena, or when a later one finished strictly smaller than its partial
+/// arena and that partial arena is no longer good enough.
 class HeuristicRace {
 public:
   HeuristicRace(llvm::ArrayRef<PlacementHeuristic> heuristics, uint64_t bound,
-                bool exhaustive, GapSearch search)
-      : heuristics(heuristics), bound(bound), exhaustive(exhaustive),
-        search(search), finishedSizes(heuristics.size()),
-        attempts(heuristics.size()), offsets(heuristics.size()) {
+                uint64_t goodEnough, bool exhaustive, GapSearch search)
+      : heuristics(heuristics), goodEnough(goodEnough), bound(bound),
+        exhaustive(exhaustive), search(search),
+        finishedSizes(heuristics.size()), attempts(heuristics.size()),
+        offsets(heuristics.size()) {
     for (std::atomic<uint64_t> &size : finishedSizes)
       size.store(kUnfinished, std::memory_order_relaxed);
   }
 
   /// Runs attempt `i` (thread-safe for distinct `i`).
   void run(llvm::ArrayRef<Item> items, size_t i) {
-    // An earlier attempt at the lower bound wins whatever this one does.
-    if (!exhaustive)
-      for (size_t j = 0; j < i; ++j)
-        if (finishedSizes[j].load(std::memory_order_relaxed) == bound)
-          return;
+    // An earlier attempt that finished good enough wins whatever this one
+    // does.
+    if (!exhaustive && earlierGoodEnough(i))
+      return;
     PlacementHeuristic heuristic = heuristics[i];
     std::vector<uint32_t> order = placementOrder(items, heuristic);
     // The final arena is at least the partial one and at least the lower
-    // bound, so an attempt that finished at the bound before this one
-    // already wins, however small this one's arena still is.
+    // bound.
     auto hopeless = [&](uint64_t partial) {
       return !exhaustive && cannotWin(i, std::max(partial, bound));
     };
@@ -686,13 +689,21 @@ public:
     ArenaPlan plan;
     plan.alignment = alignment;
     std::optional<size_t> winner;
+    bool decided = false;
     for (size_t i = 0, e = heuristics.size(); i != e; ++i) {
       if (!attempts[i])
         continue;
       plan.attempts.push_back(*attempts[i]);
-      if (!attempts[i]->abandoned &&
-          (!winner || attempts[i]->arenaSize < attempts[*winner]->arenaSize))
+      if (decided || attempts[i]->abandoned)
+        continue;
+      if (!winner || attempts[i]->arenaSize < attempts[*winner]->arenaSize)
         winner = i;
+      // Attempts before this one are not good enough (or were stopped
+      // because an earlier one was), so the first good enough one wins.
+      if (attempts[i]->arenaSize <= goodEnough) {
+        winner = i;
+        decided = true;
+      }
     }
     if (winner) {
       plan.heuristic = heuristics[*winner];
@@ -705,20 +716,33 @@ public:
 private:
   static constexpr uint64_t kUnfinished = std::numeric_limits<uint64_t>::max();
 
+  bool earlierGoodEnough(size_t i) const {
+    for (size_t j = 0; j < i; ++j)
+      if (finishedSizes[j].load(std::memory_order_relaxed) <= goodEnough)
+        return true;
+    return false;
+  }
+
   /// Attempt `i`'s final arena will be at least `partial`, so it loses to
-  /// any earlier finished attempt no larger (ties go to the earlier one) and
+  /// any earlier finished attempt no larger (ties go to the earlier one) or
+  /// good enough, and, once `partial` is no longer good enough itself, to
   /// any later one strictly smaller.
   bool cannotWin(size_t i, uint64_t partial) const {
     for (size_t j = 0, e = finishedSizes.size(); j != e; ++j) {
       uint64_t size = finishedSizes[j].load(std::memory_order_relaxed);
-      if (j < i ? size <= partial : (j > i && size < partial))
+      if (size == kUnfinished)
+        continue;
+      if (j < i ? size <= partial || size <= goodEnough
+                : (j > i && size < partial && partial > goodEnough))
         return true;
     }
     return false;
   }
 
   llvm::ArrayRef<PlacementHeuristic> heuristics;
-  /// `lowerBound` of the input: no attempt can end below it.
+  /// The largest arena that is good enough: `lowerBound` of the input
+  /// (no attempt can end below it) plus the tolerance.
+  uint64_t goodEnough;
   uint64_t bound;
   bool exhaustive;
   GapSearch search;
@@ -791,12 +815,24 @@ ArenaPlan memopt::planArena(llvm::ArrayRef<BufferLifetime> buffers,
   if (heuristics.empty())
     heuristics = allPlacementHeuristics();
 
-  // Once a layout reaches the max-live bound no other can be smaller.
-  HeuristicRace race(heuristics, lowerBound(buffers, alignment),
-                     options.exhaustive, options.gapSearch);
+  // Once a layout reaches the max-live bound no other can be smaller; within
+  // the tolerance above it, none can be smaller by more than that.
+  uint64_t bound = lowerBound(buffers, alignment);
+  assert(options.tolerance >= 0 && options.tolerance < 1 &&
+         "tolerance must be in [0, 1)");
+  uint64_t slack =
+      static_cast<uint64_t>(static_cast<double>(bound) * options.tolerance);
+  HeuristicRace race(heuristics, bound, bound + slack, options.exhaustive,
+                     options.gapSearch);
   if (options.threadPool && heuristics.size() > 1) {
+    // The first heuristic alone, then the others concurrently: the first
+    // usually wins, often good enough to end the race, and the others are
+    // cut short by its arena from their first buffer. Racing it against the
+    // second instead slowed it by half on two cores (they share caches and
+    // memory bandwidth) while the second ran to the end for nothing.
+    race.run(items, 0);
     llvm::ThreadPoolTaskGroup group(*options.threadPool);
-    for (size_t i = 0, e = heuristics.size(); i != e; ++i)
+    for (size_t i = 1, e = heuristics.size(); i != e; ++i)
       group.async([&race, &items, i] { race.run(items, i); });
     group.wait();
   } else {
