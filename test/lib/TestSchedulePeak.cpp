@@ -4,7 +4,10 @@
 // `--memopt-schedule` does and prints the peak the scheduler computed on its
 // own tables (scheduleFunction picks between the greedy and program orders
 // by it without applying both) next to MemoryAnalysis's peak of the
-// scheduled IR. The two must agree; a mismatch is an error, so lit tests
+// scheduled IR, and the arena lower bound the scheduler computes for that
+// order without applying it (scheduledArenaLowerBound, which checkpointing
+// measures candidates by) next to the planner's bound of the scheduled IR.
+// Each pair must agree; a mismatch is an error, so lit tests
 // over varied steps (views, in place, mixed precision, checkpointing)
 // guard the scheduler's model of lifetimes in release builds, where the
 // assertion in scheduleFunction is compiled out.
@@ -23,6 +26,10 @@
 using namespace mlir;
 
 namespace {
+
+/// --memopt-plan-memory's default alignment: a buffer that is not a
+/// multiple of it makes rounding show.
+constexpr int64_t kAlignment = 64;
 
 struct TestSchedulePeakPass
     : public PassWrapper<TestSchedulePeakPass, OperationPass<ModuleOp>> {
@@ -43,16 +50,35 @@ struct TestSchedulePeakPass
                             "body of one block";
         return signalPassFailure();
       }
+      // The arena bound of the order the scheduler keeps, from its tables
+      // on a copy it does not reorder (candidates are measured so).
+      FailureOr<int64_t> tableBound;
+      {
+        auto copy = cast<func::FuncOp>(func->clone());
+        tableBound = memopt::scheduledArenaLowerBound(copy, kAlignment);
+        copy->erase();
+      }
+      if (failed(tableBound))
+        return signalPassFailure();
       int64_t scheduled = 0;
       if (failed(memopt::scheduleFunction(func, &scheduled)))
         return signalPassFailure();
       int64_t analysed = memopt::MemoryAnalysis(func).getPeakBytes();
+      int64_t bound = memopt::getArenaLowerBound(func, kAlignment);
       llvm::outs() << "func @" << func.getSymName() << ": peak " << scheduled
-                   << " bytes, analysis " << analysed << " bytes\n";
+                   << " bytes, analysis " << analysed << " bytes; arena bound "
+                   << *tableBound << " bytes, analysis " << bound << " bytes\n";
       if (scheduled != analysed) {
         func.emitError() << "test-memopt-schedule-peak: the scheduler's peak "
                          << scheduled << " differs from MemoryAnalysis's "
                          << analysed;
+        return signalPassFailure();
+      }
+      if (*tableBound != bound) {
+        func.emitError() << "test-memopt-schedule-peak: the scheduler's arena "
+                            "bound "
+                         << *tableBound << " differs from the planner's "
+                         << bound;
         return signalPassFailure();
       }
     }

@@ -20,6 +20,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <map>
 #include <optional>
@@ -73,6 +74,20 @@ public:
   /// adds only end lifetimes right after an op, where nothing is live that
   /// was not live at the op, so they never hold the peak.
   int64_t peakOf(ArrayRef<Operation *> order) const;
+
+  /// The arena lower bound (ArenaPlanner's `lowerBound`) of the buffers
+  /// `--memopt-plan-memory` would place after `apply(order)`: every buffer
+  /// a memopt op defines (not an argument, a view or an in-place result;
+  /// constants are other dialects' ops), from its definition to its last
+  /// use (the end for a returned one), and each op's workspace at the op,
+  /// each rounded up to `alignment`. As for `peakOf`, the frees `apply`
+  /// adds never hold the maximum.
+  int64_t arenaLowerBoundOf(ArrayRef<Operation *> order,
+                            int64_t alignment) const;
+
+  /// The order `scheduleFunction` keeps: the greedy one unless program
+  /// order's peak is lower; its peak in `peak`.
+  FailureOr<SmallVector<Operation *>> chooseOrder(int64_t &peak);
 
 private:
   /// The buffer `v` lives in, looked up once.
@@ -485,36 +500,83 @@ int64_t Scheduler::peakOf(ArrayRef<Operation *> order) const {
   return peak;
 }
 
+int64_t Scheduler::arenaLowerBoundOf(ArrayRef<Operation *> order,
+                                     int64_t alignment) const {
+  int64_t n = static_cast<int64_t>(order.size());
+  std::vector<Span> span = spans(order);
+  auto rounded = [&](int64_t bytes) {
+    return static_cast<int64_t>(llvm::alignTo(bytes, alignment));
+  };
+  std::vector<int64_t> delta(n + 1, 0);
+  for (auto [id, buffer] : llvm::enumerate(buffers)) {
+    if (span[id].def < 0 || buffer.bytes == 0)
+      continue;
+    Operation *def = buffer.root.getDefiningOp();
+    if (!def || !isa<MemOptDialect>(def->getDialect()))
+      continue;
+    int64_t end =
+        buffer.persistent ? n - 1 : std::max(span[id].def, span[id].last);
+    delta[span[id].def] += rounded(buffer.bytes);
+    delta[end + 1] -= rounded(buffer.bytes);
+  }
+  int64_t running = 0, bound = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    running += delta[i];
+    int64_t workspace = workspaces[index.lookup(order[i])];
+    bound = std::max(bound, running + (workspace > 0 ? rounded(workspace) : 0));
+  }
+  return bound;
+}
+
+FailureOr<SmallVector<Operation *>> Scheduler::chooseOrder(int64_t &peak) {
+  // The greedy order is a heuristic and can lose to the order the ops came
+  // in, so both are measured, and the greedy one is kept unless program
+  // order's peak is lower (the greedy one wins a tie): the schedule never
+  // raises the peak. Both orders and both peaks come from one reading of
+  // the block (peakOf; test-memopt-schedule-peak checks it against
+  // MemoryAnalysis).
+  FailureOr<SmallVector<Operation *>> greedy = order(false);
+  if (failed(greedy))
+    return failure();
+  // The same dependences as the greedy order's, so no cycle either.
+  FailureOr<SmallVector<Operation *>> program = order(true);
+  assert(succeeded(program) && "program order failed where greedy did not");
+  peak = peakOf(*greedy);
+  int64_t programPeak = peakOf(*program);
+  if (programPeak < peak) {
+    peak = programPeak;
+    return program;
+  }
+  return greedy;
+}
+
 } // namespace
 
 FailureOr<std::pair<int64_t, int64_t>>
 memopt::scheduleFunction(func::FuncOp func, int64_t *peakBytes) {
-  // The greedy order is a heuristic and can lose to the order the ops came
-  // in, so both are measured, and the greedy one is applied unless program
-  // order's peak is lower (the greedy one wins a tie): the schedule never
-  // raises the peak. Both orders and both peaks come from one reading of
-  // the block (Scheduler::peakOf; test-memopt-schedule-peak checks it
-  // against MemoryAnalysis), so only the order kept touches the IR.
+  // Only the order kept touches the IR.
   Scheduler scheduler(func);
-  FailureOr<SmallVector<Operation *>> greedy = scheduler.order(false);
-  if (failed(greedy))
+  int64_t peak = 0;
+  FailureOr<SmallVector<Operation *>> order = scheduler.chooseOrder(peak);
+  if (failed(order))
     return failure();
-  // The same dependences as the greedy order's, so no cycle either.
-  FailureOr<SmallVector<Operation *>> program = scheduler.order(true);
-  assert(succeeded(program) && "program order failed where greedy did not");
+  std::pair<int64_t, int64_t> result = scheduler.apply(*order);
   // Debug builds check the peak against MemoryAnalysis after applying.
-  int64_t peak = scheduler.peakOf(*greedy);
-  int64_t programPeak = scheduler.peakOf(*program);
-  bool keepProgram = programPeak < peak;
-  if (keepProgram)
-    peak = programPeak;
-  std::pair<int64_t, int64_t> result =
-      scheduler.apply(keepProgram ? *program : *greedy);
   assert(MemoryAnalysis(func).getPeakBytes() == peak &&
          "the scheduler's peak disagrees with MemoryAnalysis");
   if (peakBytes)
     *peakBytes = peak;
   return result;
+}
+
+FailureOr<int64_t> memopt::scheduledArenaLowerBound(func::FuncOp func,
+                                                    int64_t alignment) {
+  Scheduler scheduler(func);
+  int64_t peak = 0;
+  FailureOr<SmallVector<Operation *>> order = scheduler.chooseOrder(peak);
+  if (failed(order))
+    return failure();
+  return scheduler.arenaLowerBoundOf(*order, alignment);
 }
 
 namespace {

@@ -31,6 +31,16 @@ namespace memopt {
 mlir::FailureOr<std::pair<int64_t, int64_t>>
 scheduleFunction(mlir::func::FuncOp func, int64_t *peakBytes = nullptr);
 
+/// What `getArenaLowerBound(func, alignment)` gives after
+/// `scheduleFunction(func)`, computed on the scheduler's own tables for the
+/// order it would keep, without reordering the block or inserting frees
+/// (the frees of an earlier schedule are erased, as `scheduleFunction`
+/// does): for candidates that are measured and thrown away, where applying
+/// the order and analysing the result again cost more than the order
+/// itself. `--test-memopt-schedule-peak` checks the two agree.
+mlir::FailureOr<int64_t> scheduledArenaLowerBound(mlir::func::FuncOp func,
+                                                  int64_t alignment);
+
 /// A pass's `budget=` option: std::nullopt when `text` is empty, the bytes
 /// when it is a positive byte size; otherwise an error at `anchor` naming
 /// `pass`, and failure.

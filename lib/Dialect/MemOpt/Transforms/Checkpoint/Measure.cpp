@@ -36,12 +36,18 @@ FailureOr<Measurement> checkpoint::measure(func::FuncOp func,
                            options.stepRecompute);
   if (options.measureInPlace)
     convertInPlace(scratch, /*remarks=*/false);
-  if (failed(scheduleFunction(scratch)))
-    return failure();
   int64_t arena;
   if (lowerBound) {
-    arena = getArenaLowerBound(scratch, alignment);
+    // From the scheduler's tables: the schedule is not applied, since
+    // nothing else reads the order (the step's other bytes and its FLOPs
+    // do not depend on it).
+    FailureOr<int64_t> bound = scheduledArenaLowerBound(scratch, alignment);
+    if (failed(bound))
+      return failure();
+    arena = *bound;
   } else {
+    if (failed(scheduleFunction(scratch)))
+      return failure();
     FailureOr<int64_t> planned = planFunctionMemory(scratch, alignment);
     if (failed(planned))
       return failure();
