@@ -484,18 +484,20 @@ uint64_t leapForOffset(llvm::ArrayRef<const RangeSet *> sets, uint64_t size) {
   }
 }
 
-/// What `findOffset` would spend on [first, last]: the summary pass over
-/// the blocks plus every slot of each block it would scan.
-uint64_t scanCost(const OffsetOrderedSlots &placed, uint64_t size,
-                  int32_t first, int32_t last) {
+/// Whether `findOffset` would spend at least `steps` on [first, last]: the
+/// summary pass over the blocks plus every slot of each block it would
+/// scan. Stops counting once it gets there, so a query the leapfrog wins
+/// does not pay for a full pass over the summaries.
+bool scanCostReaches(const OffsetOrderedSlots &placed, uint64_t size,
+                     int32_t first, int32_t last, uint64_t steps) {
   const OffsetOrderedSlots::Summaries &summary = placed.summaries();
   size_t blocks = placed.blocks().size();
   uint64_t cost = blocks / 8;
-  for (size_t b = 0; b != blocks; ++b)
+  for (size_t b = 0; b != blocks && cost < steps; ++b)
     if (summary.relation(b, size, first, last) ==
         OffsetOrderedSlots::Summaries::Relation::Mixed)
       cost += placed.blocks()[b]->count;
-  return cost;
+  return cost >= steps;
 }
 
 /// Places `items` one at a time in `order` into `offsets` (indexed like
@@ -547,7 +549,8 @@ bool placeInOrder(llvm::ArrayRef<Item> items, llvm::ArrayRef<uint32_t> order,
       // is a few ranges (forward activations packed side by side).
       uint64_t steps = (ranges + 1) * sets.size();
       if (!useSlots || steps <= kSmallLeap ||
-          steps <= scanCost(placed, item.size, item.firstRank, item.lastRank))
+          scanCostReaches(placed, item.size, item.firstRank, item.lastRank,
+                          steps))
         offset = leapForOffset<BestFit>(sets, item.size);
     }
     if (!offset)
