@@ -457,20 +457,28 @@ struct Measurement {
 /// `inplace`), --memopt-schedule and, when `planned` (the step's bytes are
 /// needed), --memopt-plan-memory applied to it. The peak is the liveness
 /// analysis's, which the arena's offsets do not change, so without a budget
-/// the plan (the measurement's costliest part) is left out.
+/// the plan (the measurement's costliest part) is left out, and so is
+/// applying the schedule: its peak comes from the scheduler's tables.
 FailureOr<Measurement> measureAsIs(func::FuncOp scratch, bool inplace,
                                    int64_t alignment, bool planned) {
   Measurement m;
   m.savedBytes = MemoryAnalysis(scratch).getSavedForBackwardBytes();
   if (inplace)
     convertInPlace(scratch, /*remarks=*/false);
-  if (failed(scheduleFunction(scratch, &m.peakBytes)))
-    return failure();
   if (planned) {
+    if (failed(scheduleFunction(scratch, &m.peakBytes)))
+      return failure();
     FailureOr<int64_t> arena = planFunctionMemory(scratch, alignment);
     if (failed(arena))
       return failure();
     m.stepBytes = MemoryAnalysis::getStepBytes(scratch, *arena, alignment);
+  } else {
+    // Only the peak: the scheduler's, without applying its order to a copy
+    // that is thrown away.
+    FailureOr<int64_t> peak = scheduledPeak(scratch);
+    if (failed(peak))
+      return failure();
+    m.peakBytes = *peak;
   }
   m.recomputeFlops = MemoryAnalysis::sumRecomputeFlops(scratch);
   return m;

@@ -579,6 +579,14 @@ FailureOr<int64_t> memopt::scheduledArenaLowerBound(func::FuncOp func,
   return scheduler.arenaLowerBoundOf(*order, alignment);
 }
 
+FailureOr<int64_t> memopt::scheduledPeak(func::FuncOp func) {
+  Scheduler scheduler(func);
+  int64_t peak = 0;
+  if (failed(scheduler.chooseOrder(peak)))
+    return failure();
+  return peak;
+}
+
 namespace {
 
 struct MemOptSchedulePass

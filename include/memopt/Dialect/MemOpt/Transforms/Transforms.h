@@ -41,6 +41,10 @@ scheduleFunction(mlir::func::FuncOp func, int64_t *peakBytes = nullptr);
 mlir::FailureOr<int64_t> scheduledArenaLowerBound(mlir::func::FuncOp func,
                                                   int64_t alignment);
 
+/// The peak `scheduleFunction(func, &peak)` would report, without
+/// reordering the block or inserting frees (as `scheduledArenaLowerBound`).
+mlir::FailureOr<int64_t> scheduledPeak(mlir::func::FuncOp func);
+
 /// A pass's `budget=` option: std::nullopt when `text` is empty, the bytes
 /// when it is a positive byte size; otherwise an error at `anchor` naming
 /// `pass`, and failure.
