@@ -10,6 +10,8 @@
 
 #include "Checkpoint.h"
 
+#include "mlir/IR/Threading.h"
+
 #include <cmath>
 #include <optional>
 #include <tuple>
@@ -133,16 +135,44 @@ FailureOr<CheckpointPlan> checkpoint::chooseOptimal(func::FuncOp func,
     return std::make_tuple(m.totalBytes, m.recomputeFlops, i) <
            std::make_tuple(b.totalBytes, b.recomputeFlops, j);
   };
+  // As many full measurements at a time as the context has threads: the
+  // next candidates in order of bound that can still win when the batch
+  // starts. One that the batch's earlier results would have ruled out is
+  // measured for nothing but cannot change the choice (its step is at
+  // least its bound, above the chosen one's), so the choice is the one
+  // measuring them one at a time gives.
+  MLIRContext *context = func.getContext();
+  size_t width =
+      context->isMultithreadingEnabled()
+          ? std::max<size_t>(1, context->getThreadPool().getMaxConcurrency())
+          : 1;
   std::optional<std::pair<Measurement, size_t>> chosen;
-  for (size_t i : order) {
-    if (chosen && (*bounds)[i].totalBytes > chosen->first.totalBytes)
+  for (size_t next = 0; next < order.size();) {
+    SmallVector<size_t> batch;
+    for (size_t k = next; k < order.size() && batch.size() < width; ++k) {
+      if (chosen && (*bounds)[order[k]].totalBytes > chosen->first.totalBytes)
+        break;
+      batch.push_back(order[k]);
+    }
+    if (batch.empty())
       break;
-    FailureOr<Measurement> m = measure(func, chain, candidates[i], options);
-    if (failed(m))
+    SmallVector<Measurement> measured(batch.size());
+    if (failed(failableParallelForEachN(
+            context, 0, batch.size(), [&](size_t j) -> LogicalResult {
+              FailureOr<Measurement> m =
+                  measure(func, chain, candidates[batch[j]], options);
+              if (failed(m))
+                return failure();
+              measured[j] = *m;
+              return success();
+            })))
       return failure();
-    ++options.candidatesMeasured;
-    if (!chosen || better(*m, i, chosen->first, chosen->second))
-      chosen = {*m, i};
+    for (auto [i, m] : llvm::zip_equal(batch, measured)) {
+      ++options.candidatesMeasured;
+      if (!chosen || better(m, i, chosen->first, chosen->second))
+        chosen = {m, i};
+    }
+    next += batch.size();
   }
   size_t best = chosen ? chosen->second : 0;
   return std::move(candidates[best]);
