@@ -6,7 +6,9 @@
 // by it without applying both) next to MemoryAnalysis's peak of the
 // scheduled IR, and the arena lower bound the scheduler computes for that
 // order without applying it (scheduledArenaLowerBound, which checkpointing
-// measures candidates by) next to the planner's bound of the scheduled IR.
+// measures candidates by) next to the planner's bound of the scheduled IR;
+// the peak without applying the order (scheduledPeak, which the partition
+// measures candidates by) must be the one applying it reports.
 // Each pair must agree; a mismatch is an error, so lit tests
 // over varied steps (views, in place, mixed precision, checkpointing)
 // guard the scheduler's model of lifetimes in release builds, where the
@@ -52,13 +54,14 @@ struct TestSchedulePeakPass
       }
       // The arena bound of the order the scheduler keeps, from its tables
       // on a copy it does not reorder (candidates are measured so).
-      FailureOr<int64_t> tableBound;
+      FailureOr<int64_t> tableBound, tablePeak;
       {
         auto copy = cast<func::FuncOp>(func->clone());
         tableBound = memopt::scheduledArenaLowerBound(copy, kAlignment);
+        tablePeak = memopt::scheduledPeak(copy);
         copy->erase();
       }
-      if (failed(tableBound))
+      if (failed(tableBound) || failed(tablePeak))
         return signalPassFailure();
       int64_t scheduled = 0;
       if (failed(memopt::scheduleFunction(func, &scheduled)))
@@ -68,6 +71,13 @@ struct TestSchedulePeakPass
       llvm::outs() << "func @" << func.getSymName() << ": peak " << scheduled
                    << " bytes, analysis " << analysed << " bytes; arena bound "
                    << *tableBound << " bytes, analysis " << bound << " bytes\n";
+      if (*tablePeak != scheduled) {
+        func.emitError() << "test-memopt-schedule-peak: the peak without "
+                            "applying the order, "
+                         << *tablePeak << ", differs from the one applied, "
+                         << scheduled;
+        return signalPassFailure();
+      }
       if (scheduled != analysed) {
         func.emitError() << "test-memopt-schedule-peak: the scheduler's peak "
                          << scheduled << " differs from MemoryAnalysis's "
