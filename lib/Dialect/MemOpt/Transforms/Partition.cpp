@@ -526,6 +526,13 @@ int64_t stepRecheckBound(double fraction, int64_t forwardFlops,
 
 } // namespace
 
+/// Whether `block` checks its gradients for overflow (dynamic loss
+/// scaling).
+static bool hasLossScaleCheck(Block &block) {
+  return llvm::any_of(block.without_terminator(),
+                      [](Operation &op) { return isa<FoundInfOp>(op); });
+}
+
 /// Whether a cheap op of `block` reads only arguments and constants: the
 /// first op of any chain `Partition::fromArguments` marks (a parameter's
 /// f16 copy), forward or not. Without one the estimate's cut recomputes
@@ -552,9 +559,7 @@ void memopt::applyPartitionEstimate(func::FuncOp func, bool underBudget,
   // loss scale's one overflow check): the step stays as it is, without
   // the analysis and the cut (a fifth of a checkpoint candidate's
   // measurement on an f32 ResNet).
-  if (!hasArgumentCopies(block) &&
-      llvm::none_of(block.without_terminator(),
-                    [](Operation &op) { return isa<FoundInfOp>(op); }))
+  if (!hasArgumentCopies(block) && !hasLossScaleCheck(block))
     return;
   int64_t forwardFlops;
   {
@@ -657,9 +662,7 @@ LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
   // Each candidate also with gradients rechecked, under loss scaling: it
   // frees what held gradients kept alive, which can change which
   // candidate is best.
-  bool lossScaling =
-      llvm::any_of(block.without_terminator(),
-                   [](Operation &op) { return isa<FoundInfOp>(op); });
+  bool lossScaling = hasLossScaleCheck(block);
   bool bestRecheck = false;
   // Every (candidate, recheck) pair, the same candidate twice measured once,
   // measured on the context's threads (each on its own scratch copy of

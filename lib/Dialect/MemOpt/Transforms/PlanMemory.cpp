@@ -32,14 +32,11 @@ using namespace memopt;
 
 namespace {
 
-/// Whether the lowering gives `value`'s defining op an arena slice for it:
-/// results of memopt ops that own their buffer (constants become constant
-/// buffers; views and in-place results share their operand's).
+/// Whether the lowering gives `value`'s defining op an arena slice for it
+/// (views and in-place results share their operand's).
 bool ownsArenaSlice(const ValueInfo &info) {
-  if (info.isArgument() || info.isAlias() || info.bytes == 0)
-    return false;
-  Operation *def = info.value.getDefiningOp();
-  return isa<MemOptDialect>(def->getDialect());
+  return !info.isArgument() && !info.isAlias() && info.bytes != 0 &&
+         memopt::ownsArenaSlice(info.value);
 }
 
 struct MemOptPlanMemoryPass
@@ -121,6 +118,11 @@ void collectBuffers(const MemoryAnalysis &analysis,
 }
 
 } // namespace
+
+bool memopt::ownsArenaSlice(Value root) {
+  Operation *def = root.getDefiningOp();
+  return def && isa<MemOptDialect>(def->getDialect());
+}
 
 int64_t memopt::getArenaLowerBound(func::FuncOp func, int64_t alignment) {
   MemoryAnalysis analysis(func);

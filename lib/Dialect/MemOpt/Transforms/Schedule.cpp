@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memopt/Analysis/ArenaPlanner.h"
 #include "memopt/Analysis/MemoryAnalysis.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 #include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
@@ -20,7 +21,6 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/ScopeExit.h"
-#include "llvm/Support/MathExtras.h"
 
 #include <map>
 #include <optional>
@@ -77,11 +77,9 @@ public:
 
   /// The arena lower bound (ArenaPlanner's `lowerBound`) of the buffers
   /// `--memopt-plan-memory` would place after `apply(order)`: every buffer
-  /// a memopt op defines (not an argument, a view or an in-place result;
-  /// constants are other dialects' ops), from its definition to its last
-  /// use (the end for a returned one), and each op's workspace at the op,
-  /// each rounded up to `alignment`. As for `peakOf`, the frees `apply`
-  /// adds never hold the maximum.
+  /// that owns an arena slice (`ownsArenaSlice`), from its definition to its
+  /// last use (the end for a returned one), and each op's workspace at the
+  /// op. As for `peakOf`, the frees `apply` adds never hold the maximum.
   int64_t arenaLowerBoundOf(ArrayRef<Operation *> order,
                             int64_t alignment) const;
 
@@ -502,30 +500,30 @@ int64_t Scheduler::peakOf(ArrayRef<Operation *> order) const {
 
 int64_t Scheduler::arenaLowerBoundOf(ArrayRef<Operation *> order,
                                      int64_t alignment) const {
+  // The buffers --memopt-plan-memory would collect, with lifetimes in the
+  // order's positions; the bound is the planner's own.
   int64_t n = static_cast<int64_t>(order.size());
   std::vector<Span> span = spans(order);
-  auto rounded = [&](int64_t bytes) {
-    return static_cast<int64_t>(llvm::alignTo(bytes, alignment));
-  };
-  std::vector<int64_t> delta(n + 1, 0);
+  SmallVector<BufferLifetime> lifetimes;
   for (auto [id, buffer] : llvm::enumerate(buffers)) {
-    if (span[id].def < 0 || buffer.bytes == 0)
+    if (span[id].def < 0 || buffer.bytes == 0 || !ownsArenaSlice(buffer.root))
       continue;
-    Operation *def = buffer.root.getDefiningOp();
-    if (!def || !isa<MemOptDialect>(def->getDialect()))
-      continue;
-    int64_t end =
+    BufferLifetime lifetime;
+    lifetime.size = static_cast<uint64_t>(buffer.bytes);
+    lifetime.start = span[id].def;
+    lifetime.end =
         buffer.persistent ? n - 1 : std::max(span[id].def, span[id].last);
-    delta[span[id].def] += rounded(buffer.bytes);
-    delta[end + 1] -= rounded(buffer.bytes);
+    lifetimes.push_back(lifetime);
   }
-  int64_t running = 0, bound = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    running += delta[i];
-    int64_t workspace = workspaces[index.lookup(order[i])];
-    bound = std::max(bound, running + (workspace > 0 ? rounded(workspace) : 0));
-  }
-  return bound;
+  for (auto [position, op] : llvm::enumerate(order))
+    if (int64_t workspace = workspaces[index.lookup(op)]; workspace > 0) {
+      BufferLifetime lifetime;
+      lifetime.size = static_cast<uint64_t>(workspace);
+      lifetime.start = lifetime.end = static_cast<int64_t>(position);
+      lifetimes.push_back(lifetime);
+    }
+  return static_cast<int64_t>(
+      lowerBound(lifetimes, static_cast<uint64_t>(alignment)));
 }
 
 FailureOr<SmallVector<Operation *>> Scheduler::chooseOrder(int64_t &peak) {

@@ -81,6 +81,11 @@ mlir::FailureOr<int64_t> planFunctionMemory(mlir::func::FuncOp func,
 /// places), in O(n log n), without planning.
 int64_t getArenaLowerBound(mlir::func::FuncOp func, int64_t alignment);
 
+/// Whether the lowering gives the buffer `root` (not an argument, a view or
+/// an in-place result) a slice of the arena: a result of a memopt op
+/// (constants, other dialects' ops, become constant buffers).
+bool ownsArenaSlice(mlir::Value root);
+
 /// How a pass names an op in a reason or remark:
 /// `'memopt.relu_backward' at file:line:col` (the first file location inside
 /// the op's), or just the quoted name when it has none.
