@@ -170,8 +170,9 @@ bool shortenedBlasSpin = false;
 cl::opt<int>
     cpuThreads("cpu-threads",
                cl::desc("Threads the CPU backend uses, for its matrix products "
-                        "(OpenBLAS) and its own kernels; 0, the default, keeps "
-                        "OpenBLAS's choice (one per core)"),
+                        "(oneDNN, OpenBLAS in f64) and its own kernels; 0, the "
+                        "default, keeps OpenMP's choice (one per core, or "
+                        "OMP_NUM_THREADS)"),
                cl::init(0), cl::cat(category));
 cl::opt<bool> partition(
     "partition",
@@ -454,7 +455,7 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
     out << "  data: " << data.describe() << "\n";
     std::string blas = runtime::blasCoreName();
     if (!blas.empty()) {
-      out << "  blas: OpenBLAS " << blas << " kernels";
+      out << "  blas: oneDNN for f32, OpenBLAS " << blas << " kernels for f64";
       if (const char *fallback = std::getenv("MEMOPT_OPENBLAS_FALLBACK"))
         out << " (OPENBLAS_CORETYPE set by memopt-run: OpenBLAS chose "
             << fallback << " for this CPU)";
@@ -761,7 +762,7 @@ int main(int argc, char **argv) {
   }
   if (cpuThreads < 0) {
     llvm::errs() << "memopt-run: error: --cpu-threads must be at least 1 (0 "
-                    "keeps OpenBLAS's choice), got "
+                    "keeps OpenMP's choice), got "
                  << cpuThreads << "\n";
     return 1;
   }

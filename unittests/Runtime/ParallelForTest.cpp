@@ -95,7 +95,7 @@ TEST(ParallelFor, RangeSplitsByWorkAndThreads) {
     ++calls;
     covered += e - b;
   });
-  if (kernelThreads() >= 2) { // OpenBLAS present: the count took
+  if (kernelThreads() >= 2) {
     EXPECT_EQ(calls.load(), 2);
   }
   EXPECT_EQ(covered.load(), 100);

@@ -198,7 +198,7 @@ void forEachChannelPart(const ConvSizes &z, int64_t rowsPerChunk, F &&f) {
 // input channel, each part owning its channels' rows of the column matrix,
 // of the input gradient and of the weight gradient, and adding up the
 // images and chunks in the same order as one thread. Each part's products
-// are smaller than one thread's, which OpenBLAS may sum in another order.
+// are smaller than one thread's, which oneDNN may sum in another order.
 
 template <typename T> void conv2dImpl(const KernelCall &call) {
   const TensorRef &x = call.in(0), &w = call.in(1), &y = call.out(0);

@@ -1,8 +1,8 @@
 //===- CpuBackend.cpp - the CPU backend -----------------------------------===//
 //
 // Host memory and a table from kernel kind to kernel. The reference
-// backend: always built, run by every test, fast where it matters (GEMM and
-// convolution go through OpenBLAS).
+// backend: always built, run by every test, fast where it matters (f32 GEMMs
+// and convolutions' products go through oneDNN, f64 ones through OpenBLAS).
 //
 // Mixed storage precisions are handled here, once, rather than in every
 // kernel: a float kernel runs in one compute type (f64 if any float operand
@@ -277,13 +277,13 @@ private:
 } // namespace
 
 std::unique_ptr<Backend> createCpuBackend() {
-  // Once a process: OpenBLAS on its generic kernels makes every GEMM
+  // Once a process: OpenBLAS on its generic kernels makes every f64 GEMM
   // several times slower, and only the program's environment can fix it.
   static const bool warned = [] {
     if (auto core = betterBlasCore())
       std::fprintf(stderr,
                    "memopt: OpenBLAS runs its generic %s kernels on this CPU "
-                   "(matrix products several times slower); start the "
+                   "(f64 matrix products several times slower); start the "
                    "program with OPENBLAS_CORETYPE=%s\n",
                    blasCoreName().c_str(), core->c_str());
     return true;

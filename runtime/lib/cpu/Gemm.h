@@ -1,8 +1,9 @@
-//===- Gemm.h - BLAS matrix products for the CPU kernels --------*- C++ -*-===//
+//===- Gemm.h - matrix products for the CPU kernels -------------*- C++ -*-===//
 //
-// A row-major GEMM over OpenBLAS (cblas_sgemm / cblas_dgemm), used by
-// conv2d, linear and matmul: C = alpha * op(A) * op(B) + beta * C with
-// op(A) M x K, op(B) K x N. Sizes are checked against BLAS's 32-bit ints.
+// A row-major GEMM over oneDNN (dnnl_sgemm, f32) and OpenBLAS
+// (cblas_dgemm, f64), used by conv2d, linear, matmul, attention and the
+// LM-head loss: C = alpha * op(A) * op(B) + beta * C with op(A) M x K,
+// op(B) K x N. f64 sizes are checked against BLAS's 32-bit ints.
 //
 //===----------------------------------------------------------------------===//
 

@@ -2,18 +2,17 @@
 //
 // Internal to the CPU backend. Kernels whose work splits into independent
 // parts (a convolution's output rows or input channels) run them on
-// cpuThreads() threads: the calling thread and workers that sleep on a
-// condition variable between kernels. They do not spin: OpenBLAS's own
-// workers already spin for a while after each product, and two spinning
-// pools on two cores starve each other. While the parts run, OpenBLAS runs
-// single-threaded in each of them (a product per part, never two pools'
-// threads per core).
+// cpuThreads() threads: an OpenMP parallel region, the same team oneDNN's
+// f32 products run on (one pool: two pools' idle workers spinning on two
+// cores starve each other). While the parts run, each part's products run
+// single-threaded on its own thread (oneDNN's inside a parallel region,
+// OpenBLAS's f64 ones by setting its count to 1).
 //
 // The split is a fixed function of the sizes and the thread count and the
 // parts write disjoint memory, so a step gives the same bits run after run.
 // Batch norm, pooling and element-wise parts compute every element as one
 // thread does; a convolution's parts multiply smaller matrices, which
-// OpenBLAS may sum in another order than the whole.
+// oneDNN may sum in another order than the whole.
 //
 //===----------------------------------------------------------------------===//
 

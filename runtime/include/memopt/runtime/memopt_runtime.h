@@ -71,12 +71,12 @@ const char *memopt_last_error(void);
 const char *memopt_status_string(memopt_status status);
 /* Bytes per element of a dtype; 0 for an invalid value. */
 size_t memopt_dtype_size(memopt_dtype dtype);
-/* The threads the CPU backend uses, process wide: its matrix products
- * (OpenBLAS) and its own kernels that split their work (convolutions, batch
- * and layer norm, pooling, element-wise ops) in a split fixed by the sizes
- * and the count, so a step's bits repeat run after run. Setting fewer than
- * 1 is MEMOPT_ERROR_INVALID_ARGUMENT. With a BLAS other than OpenBLAS
- * setting does nothing and the count reads 1. */
+/* The threads the CPU backend uses, process wide (OpenMP's): its matrix
+ * products (oneDNN; OpenBLAS in f64) and its own kernels that split their
+ * work (convolutions, batch and layer norm, pooling, element-wise ops) in a
+ * split fixed by the sizes and the count, so a step's bits repeat run after
+ * run. By default one per core (or OMP_NUM_THREADS). Setting fewer than 1
+ * is MEMOPT_ERROR_INVALID_ARGUMENT. */
 memopt_status memopt_set_cpu_threads(int threads);
 int memopt_cpu_threads(void);
 
