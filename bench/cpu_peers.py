@@ -21,6 +21,9 @@ each side with its own seeded initialisation, since only time is compared):
             (784-256-128-10, ReLU, cross-entropy)
   mlp-deep  generate_models.py mlp --hidden 512 x16 --batch 64
             (784-512, 15 x 512-512, 512-10, ReLU)
+  cnn       issue 27's plain CNN, batch 16, 32x32: 3x3 conv 3 -> 32 (bias) +
+            ReLU, 2x2 max pool, 3x3 conv 32 -> 64 + ReLU, 2x2 max pool,
+            linear 4096 -> 10 (the graph is CNN_MLIR below)
   cnn-bn    examples/cnn.mlir, batch 32, 32x32: three 3x3 conv + batch norm
             + ReLU stages (32, 64, 128 channels), two 2x2 max pools, global
             average pool, linear
@@ -60,6 +63,27 @@ import checkpoint  # noqa: E402  (machine, git and binary info, JSON writing)
 from checkpoint import log  # noqa: E402
 from gpu_compare import parse_memopt_run  # noqa: E402  (memopt-run's output)
 
+# Issue 27's plain CNN (no batch norm), written out: generate_models.py has
+# no model of this shape.
+CNN_MLIR = """\
+func.func @cnn_plain_train(
+    %c1_w: tensor<32x3x3x3xf32> {memopt.param}, %c1_b: tensor<32xf32> {memopt.param},
+    %c2_w: tensor<64x32x3x3xf32> {memopt.param}, %c2_b: tensor<64xf32> {memopt.param},
+    %fc_w: tensor<10x4096xf32> {memopt.param}, %fc_b: tensor<10xf32> {memopt.param},
+    %images: tensor<16x3x32x32xf32>, %labels: tensor<16xi64>) -> tensor<f32> {
+  %c1 = memopt.conv2d %images, %c1_w, %c1_b {padding = array<i64: 1, 1>} : tensor<16x3x32x32xf32>, tensor<32x3x3x3xf32>, tensor<32xf32>
+  %r1 = memopt.relu %c1 : tensor<16x32x32x32xf32>
+  %p1 = memopt.max_pool2d %r1 {kernel_size = array<i64: 2, 2>} : tensor<16x32x32x32xf32>
+  %c2 = memopt.conv2d %p1, %c2_w, %c2_b {padding = array<i64: 1, 1>} : tensor<16x32x16x16xf32>, tensor<64x32x3x3xf32>, tensor<64xf32>
+  %r2 = memopt.relu %c2 : tensor<16x64x16x16xf32>
+  %p2 = memopt.max_pool2d %r2 {kernel_size = array<i64: 2, 2>} : tensor<16x64x16x16xf32>
+  %f = memopt.reshape %p2 : tensor<16x64x8x8xf32> -> tensor<16x4096xf32>
+  %logits = memopt.linear %f, %fc_w, %fc_b : tensor<16x4096xf32>, tensor<10x4096xf32>, tensor<10xf32>
+  %loss = memopt.cross_entropy %logits, %labels : tensor<16x10xf32>, tensor<16xi64>
+  return %loss : tensor<f32>
+}
+"""
+
 MODELS = {
     "mlp": {"gen": ["mlp", "--hidden", "256,128", "--batch", "32"],
             "torch": {"kind": "mlp", "widths": [784, 256, 128, 10], "batch": 32},
@@ -68,6 +92,8 @@ MODELS = {
                  "torch": {"kind": "mlp", "widths": [784] + [512] * 16 + [10],
                            "batch": 64},
                  "inputs": {"input": [64, 784], "labels": [64, 10]}},
+    "cnn": {"text": CNN_MLIR, "torch": {"kind": "cnn-plain", "batch": 16},
+            "inputs": {"images": [16, 3, 32, 32], "labels": [16, 10]}},
     "cnn-bn": {"file": os.path.join(ROOT, "examples", "cnn.mlir"),
                "torch": {"kind": "cnn", "batch": 32},
                "inputs": {"images": [32, 3, 32, 32], "labels": [32, 10]}},
@@ -102,6 +128,15 @@ def torch_worker(request):
         model = nn.Sequential(*layers)
         data = torch.randn(spec["batch"], widths[0])
         labels = torch.randint(0, widths[-1], (spec["batch"],))
+
+        def loss_fn():
+            return F.cross_entropy(model(data), labels)
+    elif spec["kind"] == "cnn-plain":
+        model = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                              nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                              nn.Flatten(), nn.Linear(4096, 10))
+        data = torch.randn(spec["batch"], 3, 32, 32)
+        labels = torch.randint(0, 10, (spec["batch"],))
 
         def loss_fn():
             return F.cross_entropy(model(data), labels)
@@ -262,6 +297,10 @@ def main(argv=None):
                 write_inputs(m, inputs[m])
             if "file" in spec:
                 graphs[m] = spec["file"]
+            elif "text" in spec:
+                graphs[m] = os.path.join(tmp, f"{m}.mlir")
+                with open(graphs[m], "w") as f:
+                    f.write(spec["text"])
             else:
                 graphs[m] = os.path.join(tmp, f"{m}.mlir")
                 subprocess.run([sys.executable, GEN] + spec["gen"] + ["-o", graphs[m]],
