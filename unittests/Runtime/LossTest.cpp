@@ -78,6 +78,35 @@ TEST(CrossEntropyKernelTest, NonFiniteLogits) {
   EXPECT_NEAR(grad[2], 0.5, 1e-7);
 }
 
+/// The same in rows long enough for the row maximum's eight lanes and
+/// its tail: a NaN or a +inf in any lane or in the tail reaches the loss,
+/// and the maximum found in any lane shifts the exponentials (a row whose
+/// large logit sits in lane 5 or in the tail neither overflows nor loses
+/// the label's probability).
+TEST(CrossEntropyKernelTest, NonFiniteAndLargeLogitsInEveryLane) {
+  const double inf = INFINITY;
+  const int64_t width = 19; // two groups of eight and a tail of three
+  HostTensor labels{DType::I64, {1}, {2}};
+  auto loss = [&](int64_t at, double value) {
+    std::vector<double> row(width, 0.0);
+    row[at] = value;
+    HostTensor logits{DType::F32, {1, width}, std::move(row)};
+    return runOp1("cross_entropy", json::object(), {logits, labels},
+                  {DType::F32, {}})[0];
+  };
+  for (int64_t at : {0, 5, 13, 17, 18}) {
+    EXPECT_TRUE(std::isnan(loss(at, std::nan("")))) << "NaN at " << at;
+    EXPECT_EQ(loss(at, inf), inf) << "+inf at " << at;
+    // log(e^100 + 18) − 0 for a label elsewhere: the shift by the maximum
+    // keeps e^100 from overflowing f32's exponential.
+    if (at != 2) {
+      EXPECT_NEAR(loss(at, 100.0), 100.0, 1e-4) << "100 at " << at;
+    }
+  }
+  // The label's own large logit: loss log(1 + 18 e^-100) ≈ 0.
+  EXPECT_NEAR(loss(2, 100.0), 0.0, 1e-6);
+}
+
 TEST(CrossEntropyKernelTest, LabelOutOfRangeIsAnError) {
   HostTensor logits = randomTensor(DType::F32, {3, 4}, 1);
   for (double bad : {4.0, -1.0}) {

@@ -30,16 +30,39 @@ template <typename T>
 using RowExpType = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 /// The row's maximum; NaN if an element is NaN, -inf for an empty row.
+/// Eight running maxima (element j in lane j mod 8), so that the compiler
+/// keeps them in vector registers: one chain through the whole row would
+/// be a float reduction it may not reorder. A maximum is exact in any
+/// order; only the sign of a zero maximum can differ, and x − max, the
+/// only use of it, is the same then.
 template <typename T> RowExpType<T> rowMax(const T *row, int64_t c) {
   using E = RowExpType<T>;
-  E max = -std::numeric_limits<E>::infinity();
-  bool nan = false;
-  for (int64_t j = 0; j < c; ++j) {
-    const E x = static_cast<E>(row[j]);
-    nan |= x != x;
-    max = x > max ? x : max;
+  constexpr int kLanes = 8;
+  E lane[kLanes];
+  int32_t nan[kLanes];
+  for (int k = 0; k < kLanes; ++k) {
+    lane[k] = -std::numeric_limits<E>::infinity();
+    nan[k] = 0;
   }
-  return nan ? std::numeric_limits<E>::quiet_NaN() : max;
+  int64_t j = 0;
+  for (; j + kLanes <= c; j += kLanes)
+    for (int k = 0; k < kLanes; ++k) {
+      const E x = static_cast<E>(row[j + k]);
+      nan[k] |= x != x;
+      lane[k] = x > lane[k] ? x : lane[k];
+    }
+  for (; j < c; ++j) {
+    const E x = static_cast<E>(row[j]);
+    nan[0] |= x != x;
+    lane[0] = x > lane[0] ? x : lane[0];
+  }
+  E max = lane[0];
+  int32_t anyNan = nan[0];
+  for (int k = 1; k < kLanes; ++k) {
+    max = lane[k] > max ? lane[k] : max;
+    anyNan |= nan[k];
+  }
+  return anyNan ? std::numeric_limits<E>::quiet_NaN() : max;
 }
 
 /// Calls f(j0, e, m) for consecutive chunks of the row (f32 compute):
@@ -105,10 +128,13 @@ void rowSoftmaxGradient(const T *row, int64_t c, RowExpType<T> max, double lse,
     }
   } else {
     forEachExpChunk(row, c, max, [&](int64_t j0, const float *e, int64_t m) {
-      for (int64_t j = 0; j < m; ++j) {
-        const double p = static_cast<double>(e[j]) * k;
-        dst[j0 + j] =
-            static_cast<T>((p - (j0 + j == label ? 1.0 : 0.0)) * scale);
+      // p − 0 is p, so only the label's element subtracts: the loop stays
+      // free of the comparison and vectorises.
+      for (int64_t j = 0; j < m; ++j)
+        dst[j0 + j] = static_cast<T>(static_cast<double>(e[j]) * k * scale);
+      if (label >= j0 && label < j0 + m) {
+        const double p = static_cast<double>(e[label - j0]) * k;
+        dst[label] = static_cast<T>((p - 1.0) * scale);
       }
     });
   }
