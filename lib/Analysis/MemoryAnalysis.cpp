@@ -16,6 +16,7 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/ErrorHandling.h"
 
@@ -207,6 +208,10 @@ void MemoryAnalysis::analyze() {
 
 /// Forward = the ops the loss depends on: the transitive producers of the
 /// first returned value. Without a scalar float loss nothing is backward.
+/// A linear_cross_entropy_with_grad that makes the loss is the loss and
+/// its gradient in one op (--memopt-fuse-loss-gradient), where the backward
+/// pass starts: not forward itself, but its hidden, weight and labels are
+/// what the forward pass computed.
 void MemoryAnalysis::computeForwardSet() {
   Block &block = func.getBody().front();
   auto loss = func.getNumResults() == 0
@@ -217,6 +222,7 @@ void MemoryAnalysis::computeForwardSet() {
   forward.assign(ops.size(), !hasLoss);
   if (hasLoss) {
     SmallVector<Operation *> worklist;
+    llvm::SmallPtrSet<Operation *, 2> lossWithGrad;
     auto visit = [&](Value value) {
       Operation *def = value.getDefiningOp();
       if (!def)
@@ -225,12 +231,23 @@ void MemoryAnalysis::computeForwardSet() {
       int64_t index = def ? getIndex(def) : -1;
       if (index < 0 || index >= getNumOps() || forward[index])
         return;
+      if (isa<LinearCrossEntropyWithGradOp>(def)) {
+        if (lossWithGrad.insert(def).second)
+          worklist.push_back(def);
+        return;
+      }
       forward[index] = true;
       worklist.push_back(def);
     };
     visit(block.getTerminator()->getOperand(0));
     while (!worklist.empty()) {
       Operation *op = worklist.pop_back_val();
+      if (auto fused = dyn_cast<LinearCrossEntropyWithGradOp>(op)) {
+        for (Value operand :
+             {fused.getHidden(), fused.getWeight(), fused.getLabels()})
+          visit(operand);
+        continue;
+      }
       // Values used inside an op's regions count as its operands.
       op->walk([&](Operation *nested) {
         for (Value operand : nested->getOperands())

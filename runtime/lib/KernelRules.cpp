@@ -136,6 +136,8 @@ KernelAttrs checkStep(KernelKind kind, const json &attrs,
     return linearCrossEntropy(r);
   case KernelKind::LinearCrossEntropyBackward:
     return linearCrossEntropyBackward(r);
+  case KernelKind::LinearCrossEntropyWithGrad:
+    return linearCrossEntropyWithGrad(r);
   case KernelKind::SgdUpdate:
     return sgdUpdate(r);
   case KernelKind::SgdMomentumUpdate:

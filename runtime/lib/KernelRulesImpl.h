@@ -326,6 +326,7 @@ KernelAttrs mseLoss(Rules &r);
 KernelAttrs crossEntropyBackward(Rules &r);
 KernelAttrs linearCrossEntropy(Rules &r);
 KernelAttrs linearCrossEntropyBackward(Rules &r);
+KernelAttrs linearCrossEntropyWithGrad(Rules &r);
 KernelAttrs mseLossBackward(Rules &r);
 
 // Optimizers and mixed precision (KernelRulesOptimizer.cpp).

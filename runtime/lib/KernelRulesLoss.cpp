@@ -130,6 +130,23 @@ KernelAttrs linearCrossEntropy(Rules &r) {
   return a;
 }
 
+/// linear_cross_entropy_with_grad(grad_loss, hidden, weight, labels) ->
+/// (loss, grad_hidden, grad_weight).
+KernelAttrs linearCrossEntropyWithGrad(Rules &r) {
+  r.arity(4, 4, 3);
+  LinearCrossEntropyAttrs a;
+  DType dtype;
+  checkLinearCrossEntropy(r, 1, a, dtype);
+  const TensorInfo &g = r.in(0);
+  if (g.dtype != dtype || !g.shape.empty())
+    r.error("expected grad_loss of dtype ", dtypeName(dtype),
+            " and shape scalar, got ", describe(g));
+  r.output(0, dtype, {});
+  r.output(1, r.in(1).dtype, r.in(1).shape);
+  r.output(2, r.in(2).dtype, r.in(2).shape);
+  return a;
+}
+
 /// linear_cross_entropy_backward(grad_loss, hidden, weight, labels, lse) ->
 /// (grad_hidden, grad_weight).
 KernelAttrs linearCrossEntropyBackward(Rules &r) {

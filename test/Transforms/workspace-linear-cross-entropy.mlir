@@ -42,3 +42,21 @@ func.func @one_chunk(%h: tensor<16x8xf32>, %w: tensor<100x8xf32>, %l: tensor<16x
       -> (tensor<16x8xf32>, tensor<100x8xf32>)
   return %loss, %dh, %dw : tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>
 }
+
+// -----
+
+// The pair in one op (--memopt-fuse-loss-gradient): its workspace is the
+// 16 log-sum-exps (64 bytes, already a multiple of 64) and then the
+// backward op's, the 4-row chunk and the GEMM scratch (64 + 33556288);
+// under the cap the log-sum-exps and the rows of the 1936 bytes left
+// (4 rows, 1600 bytes).
+// CHECK-LABEL: func.func @with_grad
+// CHECK:         memrt.kernel "linear_cross_entropy_with_grad" {{.*}} workspace(%{{.*}} : memref<33556352xi8>)
+// CAP-LABEL: func.func @with_grad
+// CAP:           memrt.kernel "linear_cross_entropy_with_grad" {{.*}} workspace(%{{.*}} : memref<1664xi8>)
+func.func @with_grad(%h: tensor<16x8xf32>, %w: tensor<100x8xf32>, %l: tensor<16xi64>, %g: tensor<f32>)
+    -> (tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>) {
+  %loss, %dh, %dw = memopt.linear_cross_entropy_with_grad %g, %h, %w, %l {chunk = 4 : i64}
+      : (tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>, tensor<16xi64>) -> (tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>)
+  return %loss, %dh, %dw : tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>
+}

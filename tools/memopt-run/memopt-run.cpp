@@ -192,6 +192,12 @@ cl::opt<bool> fuseLinearCrossEntropy(
              "linear_cross_entropy, which never holds the logits "
              "(--memopt-fuse-linear-cross-entropy; on by default)"),
     cl::init(true), cl::cat(category));
+cl::opt<bool> fuseLossGradient(
+    "fuse-loss-gradient",
+    cl::desc("Compute the chunked LM-head loss and its gradient in one op, "
+             "each chunk's logits once (--memopt-fuse-loss-gradient; on by "
+             "default)"),
+    cl::init(true), cl::cat(category));
 cl::opt<std::string> freezePattern(
     "freeze",
     cl::desc("Freeze the parameters whose names match this regular "
@@ -334,6 +340,7 @@ LogicalResult fillPipelineOptions(ModuleOp module, bool optimize,
   options.partition = partition;
   options.fuseAttention = fuseAttention;
   options.fuseLinearCrossEntropy = fuseLinearCrossEntropy;
+  options.fuseLossGradient = fuseLossGradient;
   if (!budget.empty())
     options.budget = budget;
   if (!workspaceLimit.empty())

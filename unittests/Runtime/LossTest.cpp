@@ -107,6 +107,53 @@ TEST(CrossEntropyKernelTest, NonFiniteAndLargeLogitsInEveryLane) {
   EXPECT_NEAR(loss(2, 100.0), 0.0, 1e-6);
 }
 
+/// linear_cross_entropy_with_grad computes what linear_cross_entropy and
+/// then linear_cross_entropy_backward compute, bit for bit: chunks that
+/// divide the rows and that do not, f32 and f64, a grad_loss other than 1,
+/// a row whose label's logit is far above the rest.
+TEST(LinearCrossEntropyKernelTest, WithGradIsThePairBitForBit) {
+  for (DType dtype : {DType::F32, DType::F64})
+    for (int64_t chunk : {1, 3, 16}) {
+      const int64_t n = 7, width = 5, classes = 11;
+      HostTensor h = randomTensor(dtype, {n, width}, 1);
+      HostTensor w = randomTensor(dtype, {classes, width}, 2);
+      for (int64_t j = 0; j < width; ++j)
+        h.values[j] = 6.0; // row 0's logits large
+      HostTensor labels{DType::I64, {n}, {0, 3, 10, 1, 1, 7, 4}};
+      HostTensor seed{dtype, {}, {0.5}};
+      const json attrs{{"chunk", chunk}};
+      std::vector<std::vector<double>> forward =
+          runOp("linear_cross_entropy", attrs, {h, w, labels},
+                {{dtype, {}}, {dtype, {n}}});
+      HostTensor lse{dtype, {n}, forward[1]};
+      std::vector<std::vector<double>> backward = runOp(
+          "linear_cross_entropy_backward", attrs, {seed, h, w, labels, lse},
+          {{dtype, {n, width}}, {dtype, {classes, width}}});
+      std::vector<std::vector<double>> fused =
+          runOp("linear_cross_entropy_with_grad", attrs, {seed, h, w, labels},
+                {{dtype, {}}, {dtype, {n, width}}, {dtype, {classes, width}}});
+      SCOPED_TRACE(std::string(dtypeName(dtype)) + " chunk " +
+                   std::to_string(chunk));
+      EXPECT_EQ(fused[0], forward[0]);
+      EXPECT_EQ(fused[1], backward[0]);
+      EXPECT_EQ(fused[2], backward[1]);
+    }
+}
+
+/// As its pair, a label outside [0, V) is a kernel failure naming the row.
+TEST(LinearCrossEntropyKernelTest, WithGradRefusesALabelOutOfRange) {
+  HostTensor h = randomTensor(DType::F32, {3, 4}, 1);
+  HostTensor w = randomTensor(DType::F32, {5, 4}, 2);
+  HostTensor labels{DType::I64, {3}, {0, 5, 1}};
+  HostTensor seed{DType::F32, {}, {1}};
+  std::string message = errorOf([&] {
+    runOp("linear_cross_entropy_with_grad", {{"chunk", 2}},
+          {seed, h, w, labels},
+          {{DType::F32, {}}, {DType::F32, {3, 4}}, {DType::F32, {5, 4}}});
+  });
+  EXPECT_NE(message.find("label"), std::string::npos) << message;
+}
+
 TEST(CrossEntropyKernelTest, LabelOutOfRangeIsAnError) {
   HostTensor logits = randomTensor(DType::F32, {3, 4}, 1);
   for (double bad : {4.0, -1.0}) {

@@ -534,6 +534,19 @@ TEST(PlanValidationTest, AttentionAndLinearCrossEntropy) {
                     "expected weight of shape Vx8 (hidden's width), got 10x7");
   expectStepRefused("linear_cross_entropy", {{"chunk", 2}}, {h, w, three}, loss,
                     "expected 5 labels (one per row of hidden), got 3");
+  // The pair in one op: the same operand rules after a scalar grad_loss.
+  HostTensor seed{DType::F32, {}, {}}, seeds{DType::F32, {2}, {}};
+  const std::vector<OutputSpec> withGrad{
+      {DType::F32, {}}, {DType::F32, {5, 8}}, {DType::F32, {10, 8}}};
+  expectStepRefused("linear_cross_entropy_with_grad", {{"chunk", 2}},
+                    {seeds, h, w, labels}, withGrad,
+                    "expected grad_loss of dtype f32 and shape scalar, got "
+                    "2 f32");
+  expectStepRefused("linear_cross_entropy_with_grad", {{"chunk", 2}},
+                    {seed, h, w, three}, withGrad,
+                    "expected 5 labels (one per row of hidden), got 3");
+  expectStepRefused("linear_cross_entropy_with_grad", {{"chunk", 2}},
+                    {seed, h, w}, withGrad, "expected 4 input(s), got 3");
 }
 
 TEST(PlanValidationTest, Attributes) {

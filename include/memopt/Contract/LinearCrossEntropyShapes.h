@@ -32,6 +32,16 @@ constexpr int64_t kGemmScratchBytes = int64_t(32) << 20;
 /// workspace pointer), so the compiler reserves this much more.
 constexpr int64_t kGemmScratchAlignment = 256;
 
+/// linear_cross_entropy_with_grad's workspace starts with the N row
+/// log-sum-exps (`computeBytes` each), rounded up to this many bytes (the
+/// plan's default alignment, as the unfused pair's lse tensor was), so
+/// that the chunk of logits after them stays as aligned as the workspace.
+constexpr int64_t kLseAlignment = 64;
+inline int64_t linearCrossEntropyLseBytes(int64_t rows, int64_t computeBytes) {
+  int64_t bytes = rows * computeBytes;
+  return (bytes + kLseAlignment - 1) / kLseAlignment * kLseAlignment;
+}
+
 /// linear_cross_entropy: NxH `hidden`, VxH `weight` and N `labels` (ranks
 /// 2, 2 and 1, as each side checks) give the N log-sum-exps in `lse` (the
 /// loss is 0-d).

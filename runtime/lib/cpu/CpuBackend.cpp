@@ -123,6 +123,8 @@ KernelEntry lookup(KernelKind kind) {
     return {cpu::linearCrossEntropy, true};
   case KernelKind::LinearCrossEntropyBackward:
     return {cpu::linearCrossEntropyBackward, true};
+  case KernelKind::LinearCrossEntropyWithGrad:
+    return {cpu::linearCrossEntropyWithGrad, true};
   case KernelKind::MaxPool2DBackward:
     return {cpu::maxPool2dBackward, true};
   case KernelKind::AvgPool2DBackward:

@@ -111,6 +111,7 @@ void attentionBackward(const KernelCall &call);
 // LinearCrossEntropy.cpp
 void linearCrossEntropy(const KernelCall &call);
 void linearCrossEntropyBackward(const KernelCall &call);
+void linearCrossEntropyWithGrad(const KernelCall &call);
 
 // Softmax.cpp
 void softmax(const KernelCall &call);

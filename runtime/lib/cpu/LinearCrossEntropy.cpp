@@ -11,6 +11,10 @@
 // cross_entropy_backward), and multiplies: grad_hidden's rows =
 // dlogits·weight, grad_weight += dlogitsᵀ·hidden.
 //
+// linear_cross_entropy_with_grad does both to each chunk with its logits
+// computed once: the same products and row arithmetic, so the same bits
+// as the pair (with the same rows per chunk).
+//
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
@@ -18,6 +22,8 @@
 #include "ParallelFor.h"
 #include "RowSoftmax.h"
 #include "WorkspaceRows.h"
+
+#include "memopt/Contract/LinearCrossEntropyShapes.h"
 
 #include <algorithm>
 #include <vector>
@@ -101,7 +107,72 @@ void linearCrossEntropyBackwardImpl(const KernelCall &call) {
   }
 }
 
+/// The step's workspace after the log-sum-exps that
+/// linear_cross_entropy_with_grad's workspace starts with
+/// (LinearCrossEntropyShapes.h; the CPU does not keep them): where its
+/// chunk of logits goes. None when the plan gave less.
+template <typename T> Workspace afterLse(const Workspace &ws, int64_t rows) {
+  const size_t lse =
+      static_cast<size_t>(shapes::linearCrossEntropyLseBytes(rows, sizeof(T)));
+  if (!ws.data || ws.bytes <= lse)
+    return {};
+  return {static_cast<char *>(ws.data) + lse, ws.bytes - lse};
+}
+
+template <typename T>
+void linearCrossEntropyWithGradImpl(const KernelCall &call) {
+  const TensorRef &th = call.in(1), &tw = call.in(2);
+  const int64_t n = th.dim(0), width = th.dim(1), classes = tw.dim(0);
+  const std::vector<int64_t> labels = checkedLabels(call.in(3), n, classes);
+  StepContext context = call.context;
+  context.workspace = afterLse<T>(call.context.workspace, n);
+  const KernelCall rest{call.step, call.inputs, call.outputs, context};
+  WorkspaceRows<T> chunk(rest, classes, chunkRows(call, n));
+  const double scale =
+      static_cast<double>(*call.in(0).as<const T>()) / static_cast<double>(n);
+  const T *h = th.as<const T>(), *w = tw.as<const T>();
+  T *dh = call.out(1).as<T>(), *dw = call.out(2).as<T>();
+  const int64_t ld = std::max<int64_t>(width, 1);
+  std::fill(dw, dw + call.out(2).numElements, T(0));
+  if (classes == 0)
+    std::fill(dh, dh + call.out(1).numElements, T(0));
+  double total = 0;
+  // What linear_cross_entropy and then linear_cross_entropy_backward do to
+  // a chunk, with its logits computed once: each row's log-sum-exp and
+  // loss, the log-sum-exp rounded to T as the forward op stores it, then
+  // the row turned into dlogits in place.
+  std::vector<double> rowLoss(static_cast<size_t>(std::min(n, chunk.rows)));
+  for (int64_t r0 = 0; classes > 0 && r0 < n; r0 += chunk.rows) {
+    const int64_t rows = std::min(n - r0, chunk.rows);
+    T *d = chunk.data();
+    gemm<T>(false, true, rows, classes, width, T(1), h + r0 * width, ld, w, ld,
+            T(0), d, classes);
+    parallelRange(rows, 5 * classes, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        T *row = d + i * classes;
+        double logit;
+        const double l = rowLossAndGradient(row, classes, rowMax(row, classes),
+                                            labels[r0 + i], scale, logit);
+        rowLoss[i] = l - logit;
+      }
+    });
+    for (int64_t i = 0; i < rows; ++i)
+      total += rowLoss[i];
+    gemm<T>(false, false, rows, width, classes, T(1), d, classes, w, ld, T(0),
+            dh + r0 * width, ld);
+    gemm<T>(true, false, classes, width, rows, T(1), d, classes, h + r0 * width,
+            ld, T(1), dw, ld);
+  }
+  *call.out(0).as<T>() = static_cast<T>(total / static_cast<double>(n));
+}
+
 } // namespace
+
+void linearCrossEntropyWithGrad(const KernelCall &call) {
+  dispatchFloat(call.out(1).dtype, [&](auto tag) {
+    linearCrossEntropyWithGradImpl<decltype(tag)>(call);
+  });
+}
 
 void linearCrossEntropy(const KernelCall &call) {
   dispatchFloat(call.out(1).dtype,

@@ -44,14 +44,14 @@ template <typename T> RowExpType<T> rowMax(const T *row, int64_t c) {
     lane[k] = -std::numeric_limits<E>::infinity();
     nan[k] = 0;
   }
-  int64_t j = 0;
-  for (; j + kLanes <= c; j += kLanes)
+  const int64_t whole = c - c % kLanes;
+  for (int64_t j = 0; j < whole; j += kLanes)
     for (int k = 0; k < kLanes; ++k) {
       const E x = static_cast<E>(row[j + k]);
       nan[k] |= x != x;
       lane[k] = x > lane[k] ? x : lane[k];
     }
-  for (; j < c; ++j) {
+  for (int64_t j = whole; j < c; ++j) {
     const E x = static_cast<E>(row[j]);
     nan[0] |= x != x;
     lane[0] = x > lane[0] ? x : lane[0];
@@ -137,6 +137,55 @@ void rowSoftmaxGradient(const T *row, int64_t c, RowExpType<T> max, double lse,
         dst[label] = static_cast<T>((p - 1.0) * scale);
       }
     });
+  }
+}
+
+/// rowLogSumExp(row, c, max) followed by rowSoftmaxGradient(row, c, max,
+/// lse rounded to T, label, scale, row) with each exponential evaluated
+/// once instead of twice: the first pass keeps exp(row[j] − max) in the row
+/// (the logits are not needed after it), the second scales them. The same
+/// bits as the two calls (the same exponentials, sum and products). Sets
+/// `logit` to row[label] as it was. With a non-finite maximum it makes the
+/// two calls.
+template <typename T>
+double rowLossAndGradient(T *row, int64_t c, RowExpType<T> max, int64_t label,
+                          double scale, double &logit) {
+  logit = static_cast<double>(row[label]);
+  if constexpr (std::is_same_v<RowExpType<T>, double>) {
+    const double lse = rowLogSumExp(row, c, max);
+    rowSoftmaxGradient(row, c, max, static_cast<double>(static_cast<T>(lse)),
+                       label, scale, row);
+    return lse;
+  } else {
+    if (!std::isfinite(max)) {
+      const double lse = rowLogSumExp(row, c, max);
+      rowSoftmaxGradient(row, c, max, static_cast<double>(static_cast<T>(lse)),
+                         label, scale, row);
+      return lse;
+    }
+    double part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    forEachExpChunk(row, c, max, [&](int64_t j0, const float *e, int64_t m) {
+      int64_t j = 0;
+      for (; j + 8 <= m; j += 8)
+        for (int k = 0; k < 8; ++k)
+          part[k] += static_cast<double>(e[j + k]);
+      for (; j < m; ++j)
+        part[j % 8] += static_cast<double>(e[j]);
+      for (j = 0; j < m; ++j)
+        row[j0 + j] = static_cast<T>(e[j]);
+    });
+    const double sum = ((part[0] + part[1]) + (part[2] + part[3])) +
+                       ((part[4] + part[5]) + (part[6] + part[7]));
+    const double lse = static_cast<double>(max) + std::log(sum);
+    // As rowSoftmaxGradient, from the kept exponentials (exact in T: T is
+    // f32 here, the compute type of f32, f16 and bf16).
+    const double k = std::exp(static_cast<double>(max) -
+                              static_cast<double>(static_cast<T>(lse)));
+    const double pLabel = static_cast<double>(row[label]) * k;
+    for (int64_t j = 0; j < c; ++j)
+      row[j] = static_cast<T>(static_cast<double>(row[j]) * k * scale);
+    row[label] = static_cast<T>((pLabel - 1.0) * scale);
+    return lse;
   }
 }
 

@@ -200,6 +200,8 @@ KernelFn lookup(KernelKind kind) {
     return cuda::linearCrossEntropy;
   case KernelKind::LinearCrossEntropyBackward:
     return cuda::linearCrossEntropyBackward;
+  case KernelKind::LinearCrossEntropyWithGrad:
+    return cuda::linearCrossEntropyWithGrad;
   case KernelKind::SgdUpdate:
     return cuda::sgdUpdate;
   case KernelKind::SgdMomentumUpdate:

@@ -155,6 +155,7 @@ void attentionBackward(const KernelCall &call);
 // (cuBLAS GEMMs on a chunk of logits in the workspace, own row kernels).
 void linearCrossEntropy(const KernelCall &call);
 void linearCrossEntropyBackward(const KernelCall &call);
+void linearCrossEntropyWithGrad(const KernelCall &call);
 
 // Pool.cu: max and average pooling and their backward ops (own kernels:
 // the backward ops do not get the forward output cuDNN's would need).

@@ -509,4 +509,50 @@ void linearCrossEntropyBackward(const KernelCall &call) {
   chunk.release();
 }
 
+void linearCrossEntropyWithGrad(const KernelCall &call) {
+  // The two kernels above in turn, the log-sum-exps kept between them in
+  // the workspace's first bytes (LinearCrossEntropyShapes.h), the rest of
+  // the workspace each one's chunk of logits. Same results as the unfused
+  // pair; a one-pass kernel (each chunk's logits once, as on the CPU) is
+  // future work for a session with a GPU.
+  const TensorRef &gl = call.in(0), &h = call.in(1), &w = call.in(2),
+                  &labels = call.in(3);
+  const int64_t n = h.dim(0);
+  const DType lseType = inDouble(h) ? DType::F64 : DType::F32;
+  const size_t lseBytes = static_cast<size_t>(
+      shapes::linearCrossEntropyLseBytes(n, dtypeSize(lseType)));
+  CudaContext rest = call.cuda;
+  void *lseData = nullptr;
+  bool owned = false;
+  if (call.cuda.workspace && call.cuda.workspaceBytes >= lseBytes) {
+    lseData = call.cuda.workspace;
+    rest.workspace = lseBytes < call.cuda.workspaceBytes
+                         ? static_cast<char *>(call.cuda.workspace) + lseBytes
+                         : nullptr;
+    rest.workspaceBytes = call.cuda.workspaceBytes - lseBytes;
+  } else if (lseBytes > 0) {
+    // A plan that reserved less (none from memopt's compiler does).
+    check(cudaMallocAsync(&lseData, lseBytes, call.cuda.stream),
+          "cudaMallocAsync");
+    owned = true;
+  }
+  const Shape lseShape{n};
+  const TensorRef lse{lseData, lseType, &lseShape, n};
+  const std::vector<TensorRef> forwardIn{h, w, labels},
+      forwardOut{call.out(0), lse}, backwardIn{gl, h, w, labels, lse},
+      backwardOut{call.out(1), call.out(2)};
+  try {
+    linearCrossEntropy(
+        KernelCall{call.step, forwardIn, forwardOut, call.context, rest});
+    linearCrossEntropyBackward(
+        KernelCall{call.step, backwardIn, backwardOut, call.context, rest});
+  } catch (...) {
+    if (owned)
+      cudaFreeAsync(lseData, call.cuda.stream);
+    throw;
+  }
+  if (owned)
+    cudaFreeAsync(lseData, call.cuda.stream);
+}
+
 } // namespace memopt::runtime::cuda

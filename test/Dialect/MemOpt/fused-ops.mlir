@@ -109,3 +109,14 @@ func.func @linear_cross_entropy(%h: tensor<16x8xf16>, %w: tensor<100x8xf16>, %l:
       : (tensor<f32>, tensor<16x8xf16>, tensor<100x8xf16>, tensor<16xi64>, tensor<16xf32>) -> (tensor<16x8xf16>, tensor<100x8xf16>)
   return %loss : tensor<f32>
 }
+
+// The pair in one op: f16 operands, an f32 loss and grad_loss.
+// CHECK-LABEL: func.func @linear_cross_entropy_with_grad(
+// CHECK-NEXT: %result, %grad_hidden, %grad_weight = memopt.linear_cross_entropy_with_grad %arg3, %arg0, %arg1, %arg2 {chunk = 4 : i64} : (tensor<f32>, tensor<16x8xf16>, tensor<100x8xf16>, tensor<16xi64>) -> (tensor<f32>, tensor<16x8xf16>, tensor<100x8xf16>)
+// CHECK-NEXT: return %result, %grad_hidden, %grad_weight
+func.func @linear_cross_entropy_with_grad(%h: tensor<16x8xf16>, %w: tensor<100x8xf16>, %l: tensor<16xi64>, %g: tensor<f32>)
+    -> (tensor<f32>, tensor<16x8xf16>, tensor<100x8xf16>) {
+  %loss, %dh, %dw = memopt.linear_cross_entropy_with_grad %g, %h, %w, %l {chunk = 4 : i64}
+      : (tensor<f32>, tensor<16x8xf16>, tensor<100x8xf16>, tensor<16xi64>) -> (tensor<f32>, tensor<16x8xf16>, tensor<100x8xf16>)
+  return %loss, %dh, %dw : tensor<f32>, tensor<16x8xf16>, tensor<100x8xf16>
+}

@@ -237,3 +237,30 @@ func.func @linear_cross_entropy_backward_lse(%g: tensor<f32>, %h: tensor<8x4xf32
       : (tensor<f32>, tensor<8x4xf32>, tensor<100x4xf32>, tensor<8xi64>, tensor<8xf16>) -> (tensor<8x4xf32>, tensor<100x4xf32>)
   return
 }
+
+// -----
+
+func.func @linear_cross_entropy_with_grad_seed(%g: tensor<f16>, %h: tensor<8x4xf16>, %w: tensor<100x4xf16>, %l: tensor<8xi64>) {
+  // expected-error @+1 {{'memopt.linear_cross_entropy_with_grad' op expected grad_loss of type 'tensor<f32>' (the loss's), got 'tensor<f16>'}}
+  %loss, %dh, %dw = memopt.linear_cross_entropy_with_grad %g, %h, %w, %l {chunk = 2 : i64}
+      : (tensor<f16>, tensor<8x4xf16>, tensor<100x4xf16>, tensor<8xi64>) -> (tensor<f32>, tensor<8x4xf16>, tensor<100x4xf16>)
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_with_grad_result(%g: tensor<f32>, %h: tensor<8x4xf32>, %w: tensor<100x4xf32>, %l: tensor<8xi64>) {
+  // expected-error @+1 {{'memopt.linear_cross_entropy_with_grad' op expected result of type 'tensor<f32>', got 'tensor<f64>'}}
+  %loss, %dh, %dw = memopt.linear_cross_entropy_with_grad %g, %h, %w, %l {chunk = 2 : i64}
+      : (tensor<f32>, tensor<8x4xf32>, tensor<100x4xf32>, tensor<8xi64>) -> (tensor<f64>, tensor<8x4xf32>, tensor<100x4xf32>)
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_with_grad_labels(%g: tensor<f32>, %h: tensor<8x4xf32>, %w: tensor<100x4xf32>, %l: tensor<7xi64>) {
+  // expected-error @+1 {{'memopt.linear_cross_entropy_with_grad' op expected 8 labels (one per row of hidden), got 7}}
+  %loss, %dh, %dw = memopt.linear_cross_entropy_with_grad %g, %h, %w, %l {chunk = 2 : i64}
+      : (tensor<f32>, tensor<8x4xf32>, tensor<100x4xf32>, tensor<7xi64>) -> (tensor<f32>, tensor<8x4xf32>, tensor<100x4xf32>)
+  return
+}

@@ -153,6 +153,15 @@ int64_t LinearCrossEntropyBackwardOp::getFlops() {
   return product(logits, 6 * w.getDimSize(1) + kLossFlopsPerLogit);
 }
 
+/// The forward's and the backward's work less the backward's recomputed
+/// logits: 6·N·V·H and the softmax twice.
+int64_t LinearCrossEntropyWithGradOp::getFlops() {
+  auto w = cast<ShapedType>(getWeight().getType());
+  int64_t rows = cast<ShapedType>(getHidden().getType()).getDimSize(0);
+  int64_t logits = product(rows, w.getDimSize(0));
+  return product(logits, 6 * w.getDimSize(1) + 2 * kLossFlopsPerLogit);
+}
+
 /// Batch norm and the activation on its output.
 int64_t BatchNormActOp::getFlops() {
   return product(kNormFlopsPerElement + 1, numElements(getX()));

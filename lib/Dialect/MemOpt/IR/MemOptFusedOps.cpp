@@ -197,6 +197,21 @@ LogicalResult LinearCrossEntropyOp::inferReturnTypes(
   return success();
 }
 
+LogicalResult LinearCrossEntropyWithGradOp::verify() {
+  ShapeChecker check(getLoc(), getOperationName());
+  RankedTensorType loss, lse;
+  if (failed(checkLinearCrossEntropy(check, getHidden(), getWeight(),
+                                     getLabels(), getChunk(), loss, lse)))
+    return failure();
+  if (getGradLoss().getType() != loss)
+    return emitOpError("expected grad_loss of type ")
+           << loss << " (the loss's), got " << getGradLoss().getType();
+  if (getResult().getType() != loss)
+    return emitOpError("expected result of type ")
+           << loss << ", got " << getResult().getType();
+  return success();
+}
+
 LogicalResult LinearCrossEntropyBackwardOp::verify() {
   ShapeChecker check(getLoc(), getOperationName());
   RankedTensorType loss, lse;

@@ -239,3 +239,13 @@ int64_t LinearCrossEntropyBackwardOp::getWorkspaceBytes(int64_t limit) {
   return linearCrossEntropyWorkspace(*this, getHidden(), getWeight(),
                                      getChunk(), limit);
 }
+
+int64_t LinearCrossEntropyWithGradOp::getWorkspaceBytes(int64_t limit) {
+  // The N log-sum-exps first (kept whatever the cap), then the backward
+  // op's chunk of logits in what the cap leaves.
+  int64_t lse = shapes::linearCrossEntropyLseBytes(
+      shapedType(getHidden()).getDimSize(0), computeBytes(*this));
+  return lse + linearCrossEntropyWorkspace(*this, getHidden(), getWeight(),
+                                           getChunk(),
+                                           std::max<int64_t>(limit - lse, 0));
+}

@@ -112,6 +112,10 @@ void buildMemOptPipeline(OpPassManager &pm,
     partition.stepRecompute = stepRecompute;
     backward.addPass(createMemOptPartition(partition));
   }
+  // After checkpointing and the partition, which decide what the backward
+  // keeps from the pair.
+  if (options.fuseLossGradient && train)
+    backward.addPass(createMemOptFuseLossGradient());
   if (options.inplace || options.abn) {
     MemOptInPlaceOptions inplace;
     inplace.abn = options.abn;

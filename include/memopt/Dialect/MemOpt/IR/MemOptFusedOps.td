@@ -289,4 +289,43 @@ def MemOpt_LinearCrossEntropyBackwardOp
                  MemOpt_FloatTensor:$grad_weight);
 }
 
+def MemOpt_LinearCrossEntropyWithGradOp
+    : MemOpt_GradOp<"linear_cross_entropy_with_grad",
+        [MemOpt_FlopModel, MemOpt_WorkspaceModel,
+         AllTypesMatch<["hidden", "grad_hidden"]>,
+         AllTypesMatch<["weight", "grad_weight"]>]> {
+  let summary = "memopt.linear_cross_entropy and its backward in one pass";
+  let description = [{
+    What `memopt.linear_cross_entropy` followed by
+    `memopt.linear_cross_entropy_backward` on the same `hidden`, `weight`,
+    `labels` and `chunk` compute, the loss and both gradients, with the
+    logits of each chunk computed once instead of twice: a chunk's
+    log-sum-exps and losses, then in place its `dlogits = grad_loss ·
+    (exp(logits − lse) − onehot(labels)) / N`, then `grad_hidden`'s rows and
+    `grad_weight`'s sum. Same results as the two ops, bit for bit on the CPU
+    (the same products and row arithmetic; the log-sum-exp rounded to the
+    loss's type before the gradient uses it, as the forward op's output is),
+    without the `lse` tensor.
+
+    `--memopt-fuse-loss-gradient` builds it on a training step where the
+    backward op's `grad_loss` is known by then and nothing reads the loss
+    before the backward op runs; the op takes the backward op's place.
+    Its workspace is the backward op's plus the `N` log-sum-exps (which the
+    CUDA backend keeps there between its two passes).
+
+    ```mlir
+    %loss, %dh, %dw = memopt.linear_cross_entropy_with_grad %one, %h, %wte, %labels {chunk = 64 : i64}
+        : (tensor<f32>, tensor<4096x768xf32>, tensor<50257x768xf32>,
+           tensor<4096xi64>)
+        -> (tensor<f32>, tensor<4096x768xf32>, tensor<50257x768xf32>)
+    ```
+  }];
+  let arguments = (ins MemOpt_ScalarFloatTensor:$grad_loss,
+                   MemOpt_FloatTensor:$hidden, MemOpt_FloatTensor:$weight,
+                   MemOpt_IndexTensor:$labels, I64Attr:$chunk);
+  let results = (outs MemOpt_ScalarFloatTensor:$result,
+                 MemOpt_FloatTensor:$grad_hidden,
+                 MemOpt_FloatTensor:$grad_weight);
+}
+
 #endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTFUSEDOPS_TD

@@ -715,6 +715,50 @@ def MemOptFuseLinearCrossEntropy : Pass<"memopt-fuse-linear-cross-entropy"> {
   ];
 }
 
+def MemOptFuseLossGradient : Pass<"memopt-fuse-loss-gradient"> {
+  let summary = "Compute the LM-head loss and its gradient in one op "
+                "(memopt.linear_cross_entropy_with_grad)";
+  let description = [{
+    Runs on a training step, after `--memopt-autodiff` (in the pipeline
+    after checkpointing and `--memopt-partition`, before the schedule). A
+    chunked LM-head loss and its backward op,
+
+    ```mlir
+    %loss, %lse = memopt.linear_cross_entropy %h, %w, %labels {chunk = 1024 : i64} : ...
+    ...
+    %dh, %dw = memopt.linear_cross_entropy_backward %one, %h, %w, %labels, %lse {chunk = 1024 : i64} : ...
+    ```
+
+    become, in the backward op's place,
+
+    ```mlir
+    %loss, %dh, %dw = memopt.linear_cross_entropy_with_grad %one, %h, %w, %labels {chunk = 1024 : i64} : ...
+    ```
+
+    which computes each chunk's logits once instead of twice (one of the
+    head's four GEMMs and one pass of exponentials fewer). The loss and
+    gradients are the pair's, bit for bit on the CPU backend. No tensor
+    lives longer: the backward op read `hidden`, `weight` and `labels`
+    anyway, the gradients are born where they were, and the `N`
+    log-sum-exps are no longer stored.
+
+    Left alone, with a reason under `remarks=true`: a backward op whose
+    log-sum-exps another op also reads or that takes other operands than
+    its forward op, and a loss read before the backward op (an op of the
+    forward pass on the loss, say).
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark for every fused pair and every backward op left "
+           "alone, with the reason">
+  ];
+  let statistics = [
+    Statistic<"numFused", "fused", "Loss and gradient pairs fused">,
+    Statistic<"numNearMisses", "near-misses",
+              "linear_cross_entropy_backward ops left unfused">
+  ];
+}
+
 def MemOptMixedPrecision : Pass<"memopt-mixed-precision"> {
   let summary = "FP16 (or BF16) compute with FP32 master weights and loss "
                 "scaling";

@@ -102,6 +102,12 @@ struct MemOptPipelineOptions
                        "the chunked linear_cross_entropy "
                        "(--memopt-fuse-linear-cross-entropy)"),
       ::llvm::cl::init(true)};
+  Option<bool> fuseLossGradient{
+      *this, "fuse-loss-gradient",
+      ::llvm::cl::desc("Compute linear_cross_entropy and its backward op in "
+                       "one op, each chunk's logits once "
+                       "(--memopt-fuse-loss-gradient)"),
+      ::llvm::cl::init(true)};
   Option<Precision> precision{
       *this, "precision",
       ::llvm::cl::desc("Compute precision (--memopt-mixed-precision)"),

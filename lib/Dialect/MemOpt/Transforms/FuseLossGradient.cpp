@@ -1,0 +1,107 @@
+//===- FuseLossGradient.cpp - the LM-head loss and its gradient in one op -===//
+//
+// `--memopt-fuse-loss-gradient` (Passes.td): on a training step, a
+// linear_cross_entropy whose log-sum-exps only its backward op reads, on
+// the same hidden, weight, labels and chunk, becomes one
+// linear_cross_entropy_with_grad in the backward op's place, when nothing
+// reads the loss before that place. The fused op computes each chunk's
+// logits once where the pair computed them twice (forward, then again in
+// the backward); its results are bit-identical to the pair's on the CPU.
+//
+// Taking the backward op's place keeps every tensor's lifetime: hidden,
+// weight and labels were read there anyway, the gradients are born where
+// they were, the 0-d loss later, and the N log-sum-exps are gone. Pairs the
+// pass cannot prove that of are left alone (a remark says why).
+//
+//===----------------------------------------------------------------------===//
+
+#include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
+#include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
+#include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
+#include "memopt/Dialect/MemOpt/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#define DEBUG_TYPE "memopt-fuse-loss-gradient"
+
+namespace memopt {
+#define GEN_PASS_DEF_MEMOPTFUSELOSSGRADIENT
+#include "memopt/Dialect/MemOpt/Transforms/Passes.h.inc"
+} // namespace memopt
+
+using namespace mlir;
+using namespace memopt;
+
+namespace {
+
+/// Why the backward op `bwd` and the forward op that made its log-sum-exps
+/// cannot fuse, or an empty string when they can.
+std::string whyNot(LinearCrossEntropyBackwardOp bwd, LinearCrossEntropyOp fwd) {
+  if (!fwd)
+    return "its log-sum-exps are not a linear_cross_entropy's";
+  if (fwd->getBlock() != bwd->getBlock() || !fwd->isBeforeInBlock(bwd))
+    return "the forward op is not before it in the same block";
+  if (fwd.getHidden() != bwd.getHidden() ||
+      fwd.getWeight() != bwd.getWeight() ||
+      fwd.getLabels() != bwd.getLabels() || fwd.getChunk() != bwd.getChunk())
+    return "it does not take the forward op's hidden, weight, labels and "
+           "chunk";
+  if (!fwd.getLse().hasOneUse())
+    return "something else reads the log-sum-exps";
+  for (Operation *user : fwd.getResult().getUsers())
+    if (user->getBlock() != bwd->getBlock() || !bwd->isBeforeInBlock(user))
+      return "the loss is read before the backward op";
+  return "";
+}
+
+struct MemOptFuseLossGradientPass
+    : public memopt::impl::MemOptFuseLossGradientBase<
+          MemOptFuseLossGradientPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> graphs;
+    if (failed(collectMemOptGraphs(getOperation(), "memopt-fuse-loss-gradient",
+                                   graphs)))
+      return signalPassFailure();
+    for (func::FuncOp func : graphs) {
+      SmallVector<LinearCrossEntropyBackwardOp> backward(
+          func.front().getOps<LinearCrossEntropyBackwardOp>());
+      for (LinearCrossEntropyBackwardOp bwd : backward)
+        fuseAt(bwd);
+    }
+  }
+
+  void fuseAt(LinearCrossEntropyBackwardOp bwd) {
+    auto fwd = bwd.getLse().getDefiningOp<LinearCrossEntropyOp>();
+    if (std::string why = whyNot(bwd, fwd); !why.empty()) {
+      ++numNearMisses;
+      if (remarks)
+        bwd.emitRemark() << "linear_cross_entropy_backward not fused with "
+                            "its forward op: "
+                         << why;
+      return;
+    }
+    OpBuilder b(bwd);
+    Location loc = FusedLoc::get(b.getContext(), {fwd.getLoc(), bwd.getLoc()});
+    auto fused = LinearCrossEntropyWithGradOp::create(
+        b, loc, fwd.getResult().getType(), bwd.getGradHidden().getType(),
+        bwd.getGradWeight().getType(), bwd.getGradLoss(), bwd.getHidden(),
+        bwd.getWeight(), bwd.getLabels(), bwd.getChunkAttr());
+    // A forward op that checkpointing recomputes for the backward makes a
+    // fused op whose loss nothing reads; it is not marked as recomputation
+    // (most of its work is the backward's).
+    fwd.getResult().replaceAllUsesWith(fused.getResult());
+    bwd.getGradHidden().replaceAllUsesWith(fused.getGradHidden());
+    bwd.getGradWeight().replaceAllUsesWith(fused.getGradWeight());
+    bwd->erase();
+    fwd->erase();
+    ++numFused;
+    if (remarks)
+      fused.emitRemark() << "fused linear_cross_entropy with its backward: "
+                            "each chunk's logits computed once";
+  }
+};
+
+} // namespace
