@@ -39,6 +39,29 @@ int64_t chunkRows(const KernelCall &call, int64_t n) {
       1, std::min(call.step.get<LinearCrossEntropyAttrs>().chunk, n));
 }
 
+/// The logits of rows [r0, r0 + rows): those rows of hidden (N×H) times
+/// weightᵀ (V×H), into `d` (rows×V).
+template <typename T>
+void chunkLogits(const T *h, const T *w, int64_t r0, int64_t rows,
+                 int64_t width, int64_t classes, T *d) {
+  const int64_t ld = std::max<int64_t>(width, 1);
+  gemm<T>(false, true, rows, classes, width, T(1), h + r0 * width, ld, w, ld,
+          T(0), d, classes);
+}
+
+/// From the chunk's dlogits `d`: grad_hidden's rows = dlogits · weight;
+/// grad_weight += dlogitsᵀ · hidden's rows.
+template <typename T>
+void multiplyDlogits(const T *d, const T *h, const T *w, int64_t r0,
+                     int64_t rows, int64_t width, int64_t classes, T *dh,
+                     T *dw) {
+  const int64_t ld = std::max<int64_t>(width, 1);
+  gemm<T>(false, false, rows, width, classes, T(1), d, classes, w, ld, T(0),
+          dh + r0 * width, ld);
+  gemm<T>(true, false, classes, width, rows, T(1), d, classes, h + r0 * width,
+          ld, T(1), dw, ld);
+}
+
 template <typename T> void linearCrossEntropyImpl(const KernelCall &call) {
   const TensorRef &th = call.in(0), &tw = call.in(1);
   const int64_t n = th.dim(0), width = th.dim(1), classes = tw.dim(0);
@@ -53,9 +76,7 @@ template <typename T> void linearCrossEntropyImpl(const KernelCall &call) {
     const int64_t rows = std::min(n - r0, chunk.rows);
     T *logits = chunk.data();
     if (classes > 0)
-      gemm<T>(false, true, rows, classes, width, T(1), h + r0 * width,
-              std::max<int64_t>(width, 1), w, std::max<int64_t>(width, 1), T(0),
-              logits, classes);
+      chunkLogits(h, w, r0, rows, width, classes, logits);
     parallelRange(rows, 3 * classes, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
         const T *row = logits + i * classes;
@@ -81,7 +102,6 @@ void linearCrossEntropyBackwardImpl(const KernelCall &call) {
   const T *h = th.as<const T>(), *w = tw.as<const T>(),
           *lse = call.in(4).as<const T>();
   T *dh = call.out(0).as<T>(), *dw = call.out(1).as<T>();
-  const int64_t ld = std::max<int64_t>(width, 1);
   std::fill(dw, dw + call.out(1).numElements, T(0));
   if (classes == 0) {
     std::fill(dh, dh + call.out(0).numElements, T(0));
@@ -90,8 +110,7 @@ void linearCrossEntropyBackwardImpl(const KernelCall &call) {
   for (int64_t r0 = 0; r0 < n; r0 += chunk.rows) {
     const int64_t rows = std::min(n - r0, chunk.rows);
     T *d = chunk.data();
-    gemm<T>(false, true, rows, classes, width, T(1), h + r0 * width, ld, w, ld,
-            T(0), d, classes);
+    chunkLogits(h, w, r0, rows, width, classes, d);
     parallelRange(rows, 4 * classes, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
         T *row = d + i * classes;
@@ -99,11 +118,7 @@ void linearCrossEntropyBackwardImpl(const KernelCall &call) {
                            labels[r0 + i], scale, row);
       }
     });
-    // grad_hidden's rows = dlogits · weight; grad_weight += dlogitsᵀ · hidden.
-    gemm<T>(false, false, rows, width, classes, T(1), d, classes, w, ld, T(0),
-            dh + r0 * width, ld);
-    gemm<T>(true, false, classes, width, rows, T(1), d, classes, h + r0 * width,
-            ld, T(1), dw, ld);
+    multiplyDlogits(d, h, w, r0, rows, width, classes, dh, dw);
   }
 }
 
@@ -132,7 +147,6 @@ void linearCrossEntropyWithGradImpl(const KernelCall &call) {
       static_cast<double>(*call.in(0).as<const T>()) / static_cast<double>(n);
   const T *h = th.as<const T>(), *w = tw.as<const T>();
   T *dh = call.out(1).as<T>(), *dw = call.out(2).as<T>();
-  const int64_t ld = std::max<int64_t>(width, 1);
   std::fill(dw, dw + call.out(2).numElements, T(0));
   if (classes == 0)
     std::fill(dh, dh + call.out(1).numElements, T(0));
@@ -145,8 +159,7 @@ void linearCrossEntropyWithGradImpl(const KernelCall &call) {
   for (int64_t r0 = 0; classes > 0 && r0 < n; r0 += chunk.rows) {
     const int64_t rows = std::min(n - r0, chunk.rows);
     T *d = chunk.data();
-    gemm<T>(false, true, rows, classes, width, T(1), h + r0 * width, ld, w, ld,
-            T(0), d, classes);
+    chunkLogits(h, w, r0, rows, width, classes, d);
     parallelRange(rows, 5 * classes, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
         T *row = d + i * classes;
@@ -158,10 +171,7 @@ void linearCrossEntropyWithGradImpl(const KernelCall &call) {
     });
     for (int64_t i = 0; i < rows; ++i)
       total += rowLoss[i];
-    gemm<T>(false, false, rows, width, classes, T(1), d, classes, w, ld, T(0),
-            dh + r0 * width, ld);
-    gemm<T>(true, false, classes, width, rows, T(1), d, classes, h + r0 * width,
-            ld, T(1), dw, ld);
+    multiplyDlogits(d, h, w, r0, rows, width, classes, dh, dw);
   }
   *call.out(0).as<T>() = static_cast<T>(total / static_cast<double>(n));
 }

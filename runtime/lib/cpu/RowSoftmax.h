@@ -81,6 +81,24 @@ void forEachExpChunk(const T *row, int64_t c, float max, F &&f) {
   }
 }
 
+/// Adds a chunk's exponentials `e[0..m)` into the eight partial sums
+/// (element j of the chunk into sum j mod 8; chunks start at multiples of
+/// kChunk, a multiple of 8, so that is the row's element's index mod 8).
+inline void addExpChunk(double (&part)[8], const float *e, int64_t m) {
+  int64_t j = 0;
+  for (; j + 8 <= m; j += 8)
+    for (int k = 0; k < 8; ++k)
+      part[k] += static_cast<double>(e[j + k]);
+  for (; j < m; ++j)
+    part[j % 8] += static_cast<double>(e[j]);
+}
+
+/// The eight partial sums added pairwise, in a fixed order.
+inline double sumPartials(const double (&part)[8]) {
+  return ((part[0] + part[1]) + (part[2] + part[3])) +
+         ((part[4] + part[5]) + (part[6] + part[7]));
+}
+
 /// log Σ exp(row[j]) given the row's maximum `max` (rowMax): -inf for an
 /// empty or all -inf row, +inf where an element is +inf, NaN where one is
 /// NaN.
@@ -95,18 +113,10 @@ double rowLogSumExp(const T *row, int64_t c, RowExpType<T> max) {
       part[j % 8] += std::exp(static_cast<E>(row[j]) - max);
   } else {
     forEachExpChunk(row, c, max, [&](int64_t, const float *e, int64_t m) {
-      // kChunk is a multiple of 8, so element j0 + j goes to sum j mod 8.
-      int64_t j = 0;
-      for (; j + 8 <= m; j += 8)
-        for (int k = 0; k < 8; ++k)
-          part[k] += static_cast<double>(e[j + k]);
-      for (; j < m; ++j)
-        part[j % 8] += static_cast<double>(e[j]);
+      addExpChunk(part, e, m);
     });
   }
-  const double sum = ((part[0] + part[1]) + (part[2] + part[3])) +
-                     ((part[4] + part[5]) + (part[6] + part[7]));
-  return static_cast<double>(max) + std::log(sum);
+  return static_cast<double>(max) + std::log(sumPartials(part));
 }
 
 template <typename T> double rowLogSumExp(const T *row, int64_t c) {
@@ -165,18 +175,11 @@ double rowLossAndGradient(T *row, int64_t c, RowExpType<T> max, int64_t label,
     }
     double part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     forEachExpChunk(row, c, max, [&](int64_t j0, const float *e, int64_t m) {
-      int64_t j = 0;
-      for (; j + 8 <= m; j += 8)
-        for (int k = 0; k < 8; ++k)
-          part[k] += static_cast<double>(e[j + k]);
-      for (; j < m; ++j)
-        part[j % 8] += static_cast<double>(e[j]);
-      for (j = 0; j < m; ++j)
+      addExpChunk(part, e, m);
+      for (int64_t j = 0; j < m; ++j)
         row[j0 + j] = static_cast<T>(e[j]);
     });
-    const double sum = ((part[0] + part[1]) + (part[2] + part[3])) +
-                       ((part[4] + part[5]) + (part[6] + part[7]));
-    const double lse = static_cast<double>(max) + std::log(sum);
+    const double lse = static_cast<double>(max) + std::log(sumPartials(part));
     // As rowSoftmaxGradient, from the kept exponentials (exact in T: T is
     // f32 here, the compute type of f32, f16 and bf16).
     const double k = std::exp(static_cast<double>(max) -

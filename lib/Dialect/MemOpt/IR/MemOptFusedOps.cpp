@@ -197,15 +197,30 @@ LogicalResult LinearCrossEntropyOp::inferReturnTypes(
   return success();
 }
 
-LogicalResult LinearCrossEntropyWithGradOp::verify() {
-  ShapeChecker check(getLoc(), getOperationName());
-  RankedTensorType loss, lse;
-  if (failed(checkLinearCrossEntropy(check, getHidden(), getWeight(),
-                                     getLabels(), getChunk(), loss, lse)))
+namespace {
+
+/// The checks the two gradient ops share: hidden, weight, labels and chunk
+/// as the forward op's, and grad_loss of the loss's type, which (with the
+/// log-sum-exps' type) it returns in `loss` and `lse`.
+template <typename OpT>
+LogicalResult checkGradientOfLinearCrossEntropy(OpT op, RankedTensorType &loss,
+                                                RankedTensorType &lse) {
+  ShapeChecker check(op.getLoc(), op.getOperationName());
+  if (failed(checkLinearCrossEntropy(check, op.getHidden(), op.getWeight(),
+                                     op.getLabels(), op.getChunk(), loss, lse)))
     return failure();
-  if (getGradLoss().getType() != loss)
-    return emitOpError("expected grad_loss of type ")
-           << loss << " (the loss's), got " << getGradLoss().getType();
+  if (op.getGradLoss().getType() != loss)
+    return op.emitOpError("expected grad_loss of type ")
+           << loss << " (the loss's), got " << op.getGradLoss().getType();
+  return success();
+}
+
+} // namespace
+
+LogicalResult LinearCrossEntropyWithGradOp::verify() {
+  RankedTensorType loss, lse;
+  if (failed(checkGradientOfLinearCrossEntropy(*this, loss, lse)))
+    return failure();
   if (getResult().getType() != loss)
     return emitOpError("expected result of type ")
            << loss << ", got " << getResult().getType();
@@ -213,14 +228,9 @@ LogicalResult LinearCrossEntropyWithGradOp::verify() {
 }
 
 LogicalResult LinearCrossEntropyBackwardOp::verify() {
-  ShapeChecker check(getLoc(), getOperationName());
   RankedTensorType loss, lse;
-  if (failed(checkLinearCrossEntropy(check, getHidden(), getWeight(),
-                                     getLabels(), getChunk(), loss, lse)))
+  if (failed(checkGradientOfLinearCrossEntropy(*this, loss, lse)))
     return failure();
-  if (getGradLoss().getType() != loss)
-    return emitOpError("expected grad_loss of type ")
-           << loss << " (the loss's), got " << getGradLoss().getType();
   if (getLse().getType() != lse)
     return emitOpError("expected lse of type ")
            << lse << ", got " << getLse().getType();
