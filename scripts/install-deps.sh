@@ -5,7 +5,8 @@ set -euo pipefail
 
 PKGS=(g++ cmake ninja-build python3
       libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
-      libopenblas-dev libdnnl-dev nlohmann-json3-dev libgtest-dev libgmock-dev
+      libopenblas-dev libdnnl-dev opencl-c-headers ocl-icd-opencl-dev
+      nlohmann-json3-dev libgtest-dev libgmock-dev
       coinor-libcbc-dev coinor-cbc pkg-config
       libonnx-dev libprotobuf-dev python3-onnx python3-numpy
       libboost-graph-dev)
