@@ -123,6 +123,22 @@ template <typename T> double rowLogSumExp(const T *row, int64_t c) {
   return rowLogSumExp(row, c, rowMax(row, c));
 }
 
+/// dst[j0 + j] = scale · (e[j] · k − [j0 + j == label]) for j < m: the
+/// softmax gradient of a chunk of a row from its exponentials e[j] =
+/// exp(x − max) and k = exp(max − lse). p − 0 is p, so only the label's
+/// element subtracts: the loop stays free of the comparison and
+/// vectorises. `dst + j0` may be `e` (the label's e is read first).
+template <typename T>
+void expsToGradient(const float *e, int64_t j0, int64_t m, double k,
+                    int64_t label, double scale, T *dst) {
+  const bool hasLabel = label >= j0 && label < j0 + m;
+  const double pLabel = hasLabel ? static_cast<double>(e[label - j0]) * k : 0.0;
+  for (int64_t j = 0; j < m; ++j)
+    dst[j0 + j] = static_cast<T>(static_cast<double>(e[j]) * k * scale);
+  if (hasLabel)
+    dst[label] = static_cast<T>((pLabel - 1.0) * scale);
+}
+
 /// dst[j] = scale · (softmax(row)[j] − [j == label]), with softmax(row)[j] =
 /// exp(row[j] − lse), given the row's maximum `max` (rowMax). `dst` may be
 /// `row`.
@@ -138,14 +154,7 @@ void rowSoftmaxGradient(const T *row, int64_t c, RowExpType<T> max, double lse,
     }
   } else {
     forEachExpChunk(row, c, max, [&](int64_t j0, const float *e, int64_t m) {
-      // p − 0 is p, so only the label's element subtracts: the loop stays
-      // free of the comparison and vectorises.
-      for (int64_t j = 0; j < m; ++j)
-        dst[j0 + j] = static_cast<T>(static_cast<double>(e[j]) * k * scale);
-      if (label >= j0 && label < j0 + m) {
-        const double p = static_cast<double>(e[label - j0]) * k;
-        dst[label] = static_cast<T>((p - 1.0) * scale);
-      }
+      expsToGradient(e, j0, m, k, label, scale, dst);
     });
   }
 }
@@ -154,42 +163,31 @@ void rowSoftmaxGradient(const T *row, int64_t c, RowExpType<T> max, double lse,
 /// lse rounded to T, label, scale, row) with each exponential evaluated
 /// once instead of twice: the first pass keeps exp(row[j] − max) in the row
 /// (the logits are not needed after it), the second scales them. The same
-/// bits as the two calls (the same exponentials, sum and products). Sets
-/// `logit` to row[label] as it was. With a non-finite maximum it makes the
-/// two calls.
+/// bits as the two calls (the same exponentials, sum and products; an f32
+/// row holds its exponentials exactly). Sets `logit` to row[label] as it
+/// was. In f64, or with a non-finite maximum, it makes the two calls.
 template <typename T>
 double rowLossAndGradient(T *row, int64_t c, RowExpType<T> max, int64_t label,
                           double scale, double &logit) {
   logit = static_cast<double>(row[label]);
-  if constexpr (std::is_same_v<RowExpType<T>, double>) {
-    const double lse = rowLogSumExp(row, c, max);
-    rowSoftmaxGradient(row, c, max, static_cast<double>(static_cast<T>(lse)),
-                       label, scale, row);
-    return lse;
-  } else {
-    if (!std::isfinite(max)) {
-      const double lse = rowLogSumExp(row, c, max);
-      rowSoftmaxGradient(row, c, max, static_cast<double>(static_cast<T>(lse)),
-                         label, scale, row);
+  if constexpr (std::is_same_v<T, float>) {
+    if (std::isfinite(max)) {
+      double part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      forEachExpChunk(row, c, max, [&](int64_t j0, const float *e, int64_t m) {
+        addExpChunk(part, e, m);
+        std::copy_n(e, m, row + j0);
+      });
+      const double lse = static_cast<double>(max) + std::log(sumPartials(part));
+      const double k = std::exp(static_cast<double>(max) -
+                                static_cast<double>(static_cast<T>(lse)));
+      expsToGradient(row, 0, c, k, label, scale, row);
       return lse;
     }
-    double part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    forEachExpChunk(row, c, max, [&](int64_t j0, const float *e, int64_t m) {
-      addExpChunk(part, e, m);
-      for (int64_t j = 0; j < m; ++j)
-        row[j0 + j] = static_cast<T>(e[j]);
-    });
-    const double lse = static_cast<double>(max) + std::log(sumPartials(part));
-    // As rowSoftmaxGradient, from the kept exponentials (exact in T: T is
-    // f32 here, the compute type of f32, f16 and bf16).
-    const double k = std::exp(static_cast<double>(max) -
-                              static_cast<double>(static_cast<T>(lse)));
-    const double pLabel = static_cast<double>(row[label]) * k;
-    for (int64_t j = 0; j < c; ++j)
-      row[j] = static_cast<T>(static_cast<double>(row[j]) * k * scale);
-    row[label] = static_cast<T>((pLabel - 1.0) * scale);
-    return lse;
   }
+  const double lse = rowLogSumExp(row, c, max);
+  rowSoftmaxGradient(row, c, max, static_cast<double>(static_cast<T>(lse)),
+                     label, scale, row);
+  return lse;
 }
 
 template <typename T>

@@ -522,37 +522,38 @@ void linearCrossEntropyWithGrad(const KernelCall &call) {
   const size_t lseBytes = static_cast<size_t>(
       shapes::linearCrossEntropyLseBytes(n, dtypeSize(lseType)));
   CudaContext rest = call.cuda;
-  void *lseData = nullptr;
-  bool owned = false;
+  // The log-sum-exps' memory: the workspace's first bytes, or (for a plan
+  // that reserved less; none from memopt's compiler does) the call's own,
+  // freed however the call ends.
+  struct LseMemory {
+    void *data = nullptr;
+    cudaStream_t stream = nullptr;
+    bool owned = false;
+    ~LseMemory() {
+      if (owned)
+        cudaFreeAsync(data, stream);
+    }
+  } memory{nullptr, call.cuda.stream, false};
   if (call.cuda.workspace && call.cuda.workspaceBytes >= lseBytes) {
-    lseData = call.cuda.workspace;
+    memory.data = call.cuda.workspace;
     rest.workspace = lseBytes < call.cuda.workspaceBytes
                          ? static_cast<char *>(call.cuda.workspace) + lseBytes
                          : nullptr;
     rest.workspaceBytes = call.cuda.workspaceBytes - lseBytes;
   } else if (lseBytes > 0) {
-    // A plan that reserved less (none from memopt's compiler does).
-    check(cudaMallocAsync(&lseData, lseBytes, call.cuda.stream),
+    check(cudaMallocAsync(&memory.data, lseBytes, call.cuda.stream),
           "cudaMallocAsync");
-    owned = true;
+    memory.owned = true;
   }
   const Shape lseShape{n};
-  const TensorRef lse{lseData, lseType, &lseShape, n};
+  const TensorRef lse{memory.data, lseType, &lseShape, n};
   const std::vector<TensorRef> forwardIn{h, w, labels},
       forwardOut{call.out(0), lse}, backwardIn{gl, h, w, labels, lse},
       backwardOut{call.out(1), call.out(2)};
-  try {
-    linearCrossEntropy(
-        KernelCall{call.step, forwardIn, forwardOut, call.context, rest});
-    linearCrossEntropyBackward(
-        KernelCall{call.step, backwardIn, backwardOut, call.context, rest});
-  } catch (...) {
-    if (owned)
-      cudaFreeAsync(lseData, call.cuda.stream);
-    throw;
-  }
-  if (owned)
-    cudaFreeAsync(lseData, call.cuda.stream);
+  linearCrossEntropy(
+      KernelCall{call.step, forwardIn, forwardOut, call.context, rest});
+  linearCrossEntropyBackward(
+      KernelCall{call.step, backwardIn, backwardOut, call.context, rest});
 }
 
 } // namespace memopt::runtime::cuda
