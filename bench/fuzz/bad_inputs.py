@@ -715,7 +715,7 @@ def run_options(model, batch, function):
                    budget_rule),
         "workspace-limit": (COMMON + ["4KiB", "1MiB", "1 GiB", "1XiB"], workspace_rule),
         "conv-workspace": (COMMON + ["4KiB", "1MiB", "1XiB"], workspace_rule),
-        # llvm::cl int: 0 keeps OpenBLAS's choice, negatives are refused;
+        # llvm::cl int: 0 keeps OpenMP's choice, negatives are refused;
         # "-0" reads as 0, "" is refused.
         "cpu-threads": (COMMON + ["1", "2", "3"],
                         lambda v: v == "-0" or
@@ -754,6 +754,8 @@ def run_options(model, batch, function):
         "report": (["-", "r.json", ".", NO_DIR + "/r.json", ""],
                    lambda v: None if v in ("-", "r.json", "") else False),
         "trace": file_out,
+        "fuse-loss-gradient": (["true", "false", "1", "0", "abc", "2", ""],
+                               must(boolean)),
     }
 
 
@@ -866,6 +868,9 @@ def pass_table(batch):
             "budget": partition_budget,
             "measure-inplace": flag,
             "remarks": flag}),
+        "fuse-loss-gradient": (lambda o: ["--memopt-autodiff",
+                                          f"--memopt-fuse-loss-gradient={o}"], {
+            "remarks": flag}),
         "plan-memory": (lambda o: ["--memopt-autodiff", "--memopt-schedule",
                                    f"--memopt-plan-memory={o}"], {
             "alignment": alignment, "budget": budget}),
@@ -907,7 +912,8 @@ def pass_table(batch):
                         (None if v in ("budget", "") else False)),
             budget=budget,
             microbatches=(COMMON + ["1", "2", "3", "5"], must(count_rule)),
-            alignment=alignment, inplace=flag, abn=flag, partition=flag)),
+            alignment=alignment, inplace=flag, abn=flag, partition=flag,
+            **{"fuse-loss-gradient": flag})),
     }
 
 
