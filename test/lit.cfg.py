@@ -63,6 +63,16 @@ if config.memopt_cuda_enabled:
                         probe.stderr.strip().splitlines()[-1:][0]
                         if probe.stderr.strip() else "no usable CUDA device")
 
+# `mpi`: memopt-run has --ranks (CMake found MPI) and mpirun is here. Ranks
+# run on this machine only, as root in CI containers, more of them than
+# cores.
+import shutil
+if config.memopt_mpi_enabled and shutil.which("mpirun"):
+    config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun", "mpirun --allow-run-as-root --oversubscribe "
+                    "--mca btl self,vader"))
+
 tool_dirs = [config.memopt_tools_dir, config.llvm_tools_dir]
 tools = ["memopt-opt", "memopt-translate", "memopt-run", "memopt-capi-test"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

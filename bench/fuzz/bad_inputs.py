@@ -756,6 +756,11 @@ def run_options(model, batch, function):
         "trace": file_out,
         "fuse-loss-gradient": (["true", "false", "1", "0", "abc", "2", ""],
                                must(boolean)),
+        # Without mpirun there is one process: only --ranks=1 runs, and
+        # --zero and --bucket need more ranks.
+        "ranks": (COMMON + ["1", "2", "4"], lambda v: None if v == "1" else False),
+        "zero": (COMMON + ["0", "1"], lambda v: False),
+        "bucket": (COMMON + ["25MiB", "0"], lambda v: False),
     }
 
 
@@ -871,6 +876,13 @@ def pass_table(batch):
         "fuse-loss-gradient": (lambda o: ["--memopt-autodiff",
                                           f"--memopt-fuse-loss-gradient={o}"], {
             "remarks": flag}),
+        "data-parallel": (lambda o: ["--memopt-autodiff",
+                                     f"--memopt-data-parallel={o}"], {
+            "ranks": (COMMON + ["1", "2", "4"], must(positive_int)),
+            # Only stage 0 is built; "-0" reads as 0.
+            "zero": (COMMON + ["0", "1", "3"], must(lambda v: v in ("0", "-0"))),
+            "bucket": (COMMON + ["0", "1KiB", "25MiB"],
+                       lambda v: None if byte_size(v) is not None else False)}),
         "plan-memory": (lambda o: ["--memopt-autodiff", "--memopt-schedule",
                                    f"--memopt-plan-memory={o}"], {
             "alignment": alignment, "budget": budget}),

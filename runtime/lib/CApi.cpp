@@ -62,6 +62,8 @@ memopt_status toStatus(ErrorCode code) {
     return MEMOPT_ERROR_IO;
   case ErrorCode::Internal:
     return MEMOPT_ERROR_INTERNAL;
+  case ErrorCode::Collective:
+    return MEMOPT_ERROR_COLLECTIVE;
   }
   return MEMOPT_ERROR_INTERNAL;
 }
@@ -160,6 +162,8 @@ const char *memopt_status_string(memopt_status status) {
     return "MEMOPT_ERROR_IO";
   case MEMOPT_ERROR_INTERNAL:
     return "MEMOPT_ERROR_INTERNAL";
+  case MEMOPT_ERROR_COLLECTIVE:
+    return "MEMOPT_ERROR_COLLECTIVE";
   case MEMOPT_STATUS_MAX_ENUM:
     break;
   }

@@ -37,6 +37,15 @@ Executor::Executor(std::shared_ptr<const Plan> plan,
     throw Error(ErrorCode::InvalidArgument, "executor: no backend given");
   bufferAlignment =
       static_cast<size_t>(std::max<uint64_t>(64, planPtr->alignment));
+  for (const Step &step : planPtr->steps)
+    if (step.kernel == KernelKind::AllReduce) {
+      int64_t ranks = std::get<AllReduceAttrs>(step.attrs).ranks;
+      if (planRanks && ranks != planRanks)
+        throw Error(ErrorCode::InvalidPlan,
+                    concat("plan: its all_reduce steps are for ", planRanks,
+                           " and for ", ranks, " ranks"));
+      planRanks = ranks;
+    }
   try {
     allocate();
   } catch (...) {
@@ -259,11 +268,30 @@ void Executor::finish() {
   resultsFresh = true;
 }
 
+void Executor::setCollectives(Collectives *c) {
+  if (c && planRanks && c->size() != planRanks)
+    throw Error(ErrorCode::Collective,
+                concat("executor: the plan averages gradients over ", planRanks,
+                       " ranks but the job has ", c->size()));
+  if (c && planRanks && backendPtr->name() != "cpu")
+    throw Error(ErrorCode::BackendUnavailable,
+                concat("executor: collectives on the ", backendPtr->name(),
+                       " backend need NCCL, which this build does not "
+                       "have yet; run data-parallel steps on the CPU"));
+  collectives = c;
+}
+
 void Executor::start(uint64_t stepCounter) {
   const Plan &plan = *planPtr;
   if (started)
     throw Error(ErrorCode::InvalidArgument,
                 "executor: start() while a step is in flight (call finish())");
+  if (planRanks && !collectives)
+    throw Error(ErrorCode::Collective,
+                concat("executor: the plan averages gradients over ", planRanks,
+                       " ranks (memopt.all_reduce); run it on that many "
+                       "ranks (mpirun -np ",
+                       planRanks, " memopt-run --ranks=", planRanks, ")"));
   // Prefetched values become the arguments' now, before any of the step's
   // work.
   backendPtr->commitStaged();
@@ -286,11 +314,16 @@ void Executor::start(uint64_t stepCounter) {
     StepContext context;
     context.stepCounter = stepCounter;
     context.stepIndex = s;
+    context.rank = collectives ? static_cast<uint64_t>(collectives->rank()) : 0;
     context.workspace = stepWorkspaces[s];
     auto start = std::chrono::steady_clock::now();
     try {
-      backendPtr->execute(plan.steps[s], stepInputs[s], stepOutputs[s],
-                          context);
+      if (plan.steps[s].kernel == KernelKind::AllReduce)
+        allReduceMean(*collectives, stepInputs[s], stepOutputs[s],
+                      stepWorkspaces[s]);
+      else
+        backendPtr->execute(plan.steps[s], stepInputs[s], stepOutputs[s],
+                            context);
       if (stepObserver) {
         backendPtr->synchronize();
         stepObserver(s, std::chrono::duration<double>(

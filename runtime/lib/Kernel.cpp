@@ -99,6 +99,10 @@ bool kernelAllowsInPlace(KernelKind kind, size_t outputIndex,
     return outputIndex == 0 && inputIndex == 0;
   case KernelKind::UpdateLossScale:
     return outputIndex <= 1 && inputIndex == outputIndex;
+  case KernelKind::AllReduce:
+    // Every input is packed into the workspace before any output is
+    // written.
+    return inputIndex == outputIndex;
   default:
     return false;
   }

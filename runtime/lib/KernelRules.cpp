@@ -160,6 +160,8 @@ KernelAttrs checkStep(KernelKind kind, const json &attrs,
     return updateLossScale(r);
   case KernelKind::Select:
     return selectRule(r);
+  case KernelKind::AllReduce:
+    return allReduce(r);
   }
   r.error("internal error: no rule for kernel '", kernelName(kind), "'");
 }

@@ -329,6 +329,9 @@ KernelAttrs linearCrossEntropyBackward(Rules &r);
 KernelAttrs linearCrossEntropyWithGrad(Rules &r);
 KernelAttrs mseLossBackward(Rules &r);
 
+// Collectives (KernelRulesOptimizer.cpp).
+KernelAttrs allReduce(Rules &r);
+
 // Optimizers and mixed precision (KernelRulesOptimizer.cpp).
 KernelAttrs sgdUpdate(Rules &r);
 KernelAttrs sgdMomentumUpdate(Rules &r);

@@ -266,6 +266,24 @@ KernelAttrs foundInf(Rules &r) {
   return std::monostate{};
 }
 
+/// all_reduce(x...) -> the mean of each x over `ranks` ranks: outputs of
+/// the inputs' types, every input of one float dtype (one packed bucket).
+KernelAttrs allReduce(Rules &r) {
+  r.arity(1, SIZE_MAX, r.numInputs());
+  AllReduceAttrs a;
+  a.ranks = r.i64("ranks", std::nullopt);
+  r.done();
+  if (a.ranks < 2)
+    r.error("attribute 'ranks' must be at least 2, got ", a.ranks);
+  for (size_t i = 0; i < r.numInputs(); ++i) {
+    r.isFloat(r.in(i), concat("input ", i));
+    if (i > 0)
+      r.sameDType(r.in(0), "input 0", r.in(i), concat("input ", i));
+    r.output(i, r.in(i).dtype, r.in(i).shape);
+  }
+  return a;
+}
+
 /// unscale(grad, scale) -> grad * (1 / scale) in grad's type.
 KernelAttrs unscale(Rules &r) {
   r.arity(2, 2, 1);

@@ -22,8 +22,8 @@ constexpr int64_t kSyntheticBatches = 16;
 
 DataFeed::DataFeed(const runtime::Plan &plan, const CompiledGraph &graph,
                    const std::string &spec, const std::string &split,
-                   uint64_t seed)
-    : plan(plan) {
+                   uint64_t seed, int rank, int ranks)
+    : plan(plan), rank(rank), ranks(ranks) {
   // The classifier's float input and labels, if the graph has exactly one
   // of each and they agree on the batch size.
   std::vector<size_t> floats, labels;
@@ -51,7 +51,8 @@ DataFeed::DataFeed(const runtime::Plan &plan, const CompiledGraph &graph,
   inputArg = floats[0];
   labelArg = labels[0];
   const runtime::TensorInfo &input = plan.argumentTensor(*inputArg);
-  int64_t batch = input.shape[0];
+  // The global batch: every rank's share.
+  int64_t batch = input.shape[0] * ranks;
   runtime::Shape sample(input.shape.begin() + 1, input.shape.end());
   int64_t classes = graph.argumentInit[*labelArg].limit;
 
@@ -96,15 +97,18 @@ void DataFeed::next(runtime::Executor &executor, bool prefetch) {
     return;
   const runtime::TensorInfo &input = plan.argumentTensor(*inputArg);
   const runtime::TensorInfo &labels = plan.argumentTensor(*labelArg);
-  std::vector<float> x(input.numElements);
-  std::vector<int64_t> y(labels.numElements);
+  // The global batch, then this rank's rows of it.
+  std::vector<float> x(input.numElements * ranks);
+  std::vector<int64_t> y(labels.numElements * ranks);
   batcher->next(x.data(), y.data());
   HostTensor inputs(input.dtype, input.shape),
       classes(labels.dtype, labels.shape);
-  for (size_t i = 0; i < x.size(); ++i)
-    inputs.set(static_cast<int64_t>(i), x[i]);
-  for (size_t i = 0; i < y.size(); ++i)
-    classes.set(static_cast<int64_t>(i), static_cast<double>(y[i]));
+  size_t xFirst = static_cast<size_t>(input.numElements) * rank;
+  size_t yFirst = static_cast<size_t>(labels.numElements) * rank;
+  for (int64_t i = 0; i < input.numElements; ++i)
+    inputs.set(i, x[xFirst + i]);
+  for (int64_t i = 0; i < labels.numElements; ++i)
+    classes.set(i, static_cast<double>(y[yFirst + i]));
   if (prefetch) {
     executor.prefetchArgument(*inputArg, input.dtype, input.shape,
                               inputs.bytes.data(), inputs.bytes.size());

@@ -30,9 +30,13 @@ public:
   /// `spec` is `synthetic`, `mnist:<dir>`, `cifar10:<dir>` or `fixed` (keep
   /// the data arguments as initialised); `split` is
   /// `train` or `test`. Throws runtime::Error(InvalidArgument) when a dataset
-  /// does not fit the model's input or classes.
+  /// does not fit the model's input or classes. On `ranks` ranks, the
+  /// plan's batch is the rank's share: the feed draws the global batch
+  /// (`ranks` times as many samples, as one rank would with the whole
+  /// batch) and gives rank `rank` its consecutive rows.
   DataFeed(const runtime::Plan &plan, const CompiledGraph &graph,
-           const std::string &spec, const std::string &split, uint64_t seed);
+           const std::string &spec, const std::string &split, uint64_t seed,
+           int rank = 0, int ranks = 1);
   ~DataFeed();
 
   /// Sets the batch of the next step (call before every step). With
@@ -48,6 +52,7 @@ private:
   std::unique_ptr<data::Dataset> dataset;
   std::unique_ptr<data::Batcher> batcher;
   std::optional<size_t> inputArg, labelArg;
+  int rank = 0, ranks = 1;
   std::string description;
 };
 

@@ -9,9 +9,11 @@
 
 using namespace memopt::run;
 
-Progress::Progress(llvm::raw_ostream &os, unsigned total, std::string unit)
+Progress::Progress(llvm::raw_ostream &os, unsigned total, std::string unit,
+                   bool redraw)
     : os(os), total(total), unit(std::move(unit)),
-      interactive(os.is_displayed()), start(std::chrono::steady_clock::now()) {}
+      interactive(redraw && os.is_displayed()),
+      start(std::chrono::steady_clock::now()) {}
 
 void Progress::report(unsigned index, double loss) {
   if (reported == 0)

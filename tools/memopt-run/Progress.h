@@ -19,7 +19,10 @@ namespace memopt::run {
 
 class Progress {
 public:
-  Progress(llvm::raw_ostream &os, unsigned total, std::string unit);
+  /// `redraw`: a bar on a terminal (false: one line per step, as when
+  /// `os` is not one).
+  Progress(llvm::raw_ostream &os, unsigned total, std::string unit,
+           bool redraw = true);
   /// Records step `index` (0-based) and its loss.
   void report(unsigned index, double loss);
   /// Ends the bar and prints the first and last loss and the time per step.

@@ -17,9 +17,13 @@
 #include "memopt/Support/InputLimits.h"
 #include "memopt/runtime/Backend.h"
 #include "memopt/runtime/BlasCore.h"
+#include "memopt/runtime/Collectives.h"
 #include "memopt/runtime/CpuThreads.h"
 #include "memopt/runtime/Error.h"
 #include "memopt/runtime/Executor.h"
+#ifdef MEMOPT_HAVE_MPI
+#include "memopt/runtime/MpiCollectives.h"
+#endif
 #include "memopt/runtime/Plan.h"
 #include "memopt/runtime/Safetensors.h"
 
@@ -44,6 +48,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <random>
+#include <thread>
 #include <unistd.h>
 
 using namespace mlir;
@@ -273,9 +278,56 @@ cl::opt<bool> compare(
     cl::desc("Run the baseline (no schedule, no planning) and the optimised "
              "step and print them side by side"),
     cl::init(false), cl::cat(category));
+cl::opt<int> ranks(
+    "ranks",
+    cl::desc("Data-parallel training on this many ranks, one process each, "
+             "launched by mpirun -np N (--memopt-data-parallel): the model's "
+             "batch is each rank's share, gradients are averaged across "
+             "ranks, rank 0 prints and saves"),
+    cl::init(1), cl::cat(category));
+cl::opt<int> zeroStage(
+    "zero",
+    cl::desc("With --ranks: ZeRO stage (0, optimizer state replicated on "
+             "every rank, is built)"),
+    cl::init(0), cl::cat(category));
+cl::opt<std::string>
+    bucket("bucket",
+           cl::desc("With --ranks: most gradient bytes one all-reduce carries "
+                    "(default 25MiB, PyTorch DDP's bucket_cap_mb)"),
+           cl::init(""), cl::cat(category));
 cl::opt<bool> verbose("verbose",
                       cl::desc("Print how every argument is initialised"),
                       cl::init(false), cl::cat(category));
+
+/// The other ranks of a data-parallel run (--ranks), and this one's.
+runtime::Collectives *collectives = nullptr;
+int rankIndex = 0;
+
+/// The rows of a data argument this rank takes from a global batch of
+/// `ranks` times its leading dimension.
+std::vector<uint8_t> rankRows(const std::vector<uint8_t> &global) {
+  size_t share = global.size() / static_cast<size_t>(ranks);
+  auto first = global.begin() + static_cast<ptrdiff_t>(share * rankIndex);
+  return std::vector<uint8_t>(first, first + static_cast<ptrdiff_t>(share));
+}
+
+/// "rank R: " on several ranks, for messages.
+std::string rankPrefix() {
+  return collectives ? "rank " + std::to_string(rankIndex) + ": " : "";
+}
+
+/// After a failure on this rank during the run: the others may be waiting
+/// for it in a collective, so the whole job ends (MPI_Abort).
+void endJob(int code) {
+#ifdef MEMOPT_HAVE_MPI
+  if (collectives) {
+    llvm::errs().flush();
+    runtime::abortMpiJob(code);
+  }
+#else
+  (void)code;
+#endif
+}
 
 /// Chooses the backend: `auto` takes CUDA when it is built and a device
 /// works, and says what it chose.
@@ -351,7 +403,8 @@ LogicalResult fillPipelineOptions(ModuleOp module, bool optimize,
     // Options of the backward pass and the optimizer have nothing to act on.
     for (const cl::Option *option : std::initializer_list<const cl::Option *>{
              &optimizerName, &learningRate, &momentumFactor, &weightDecay,
-             &clipNorm, &stateDtype, &microbatches, &lossScale}) {
+             &clipNorm, &stateDtype, &microbatches, &lossScale,
+             static_cast<const cl::Option *>(&ranks), &zeroStage, &bucket}) {
       if (!option->getNumOccurrences())
         continue;
       llvm::errs() << "memopt-run: error: --" << option->ArgStr
@@ -379,6 +432,10 @@ LogicalResult fillPipelineOptions(ModuleOp module, bool optimize,
         llvm::formatv("{0}", llvm::format("%.17g", weightDecay.getValue()))
             .str();
   options.microbatches = microbatches;
+  options.ranks = ranks;
+  options.zero = zeroStage;
+  if (!bucket.empty())
+    options.bucket = bucket;
   if (!lossScale.empty())
     options.lossScale = lossScale;
   if (checkpointStrategy.getNumOccurrences())
@@ -420,10 +477,22 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
   for (size_t i = 0; i < plan->arguments.size(); ++i) {
     const runtime::ArgumentInfo &arg = plan->arguments[i];
     const runtime::TensorInfo &info = plan->argumentTensor(i);
-    run::HostTensor tensor(info.dtype, info.shape);
+    // On several ranks a batched data argument is drawn for the global
+    // batch, as one rank with the whole batch would, and this rank keeps
+    // its rows.
+    bool shared = ranks > 1 && arg.role == runtime::ArgumentRole::Data &&
+                  !info.shape.empty();
+    runtime::Shape shape = info.shape;
+    if (shared)
+      shape[0] *= ranks;
+    run::HostTensor tensor(info.dtype, shape);
     // Draw for every argument, loaded or not, so that data stays the same
     // whether or not weights come from a file.
     run::initialize(tensor, graph.argumentInit[i], rng);
+    if (shared) {
+      tensor.bytes = rankRows(tensor.bytes);
+      tensor.shape = info.shape;
+    }
     std::string how = graph.argumentInit[i].reason;
     if (weights && (arg.role == runtime::ArgumentRole::Param ||
                     arg.role == runtime::ArgumentRole::State)) {
@@ -432,7 +501,12 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
     }
     if (inputs && arg.role == runtime::ArgumentRole::Data &&
         inputs->find(arg.name)) {
-      tensor.bytes = run::takeWeight(*inputs, arg.name, info, inputsFile);
+      // On several ranks the file holds the global batch.
+      runtime::TensorInfo global = info;
+      global.shape = shape;
+      tensor.bytes = run::takeWeight(*inputs, arg.name, global, inputsFile);
+      if (shared)
+        tensor.bytes = rankRows(tensor.bytes);
       how = "loaded from " + inputsFile;
     }
     executor.setArgument(i, info.dtype, info.shape, tensor.bytes.data(),
@@ -457,7 +531,17 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
 
   // Data loaded from --inputs stays as loaded: no dataset overwrites it.
   run::DataFeed data(*plan, graph, inputs ? "fixed" : dataSpec.getValue(),
-                     evalMode ? "test" : "train", seed);
+                     evalMode ? "test" : "train", seed, rankIndex, ranks);
+  if (collectives) {
+    executor.setCollectives(collectives);
+    size_t buckets = llvm::count_if(plan->steps, [](const runtime::Step &s) {
+      return s.kernel == runtime::KernelKind::AllReduce;
+    });
+    out << "data parallel: " << ranks << " ranks over "
+        << collectives->describe() << ", " << buckets
+        << " all-reduce buckets; each rank trains on its rows of the "
+           "global batch, rank 0 prints the mean loss over ranks\n";
+  }
   if (verbose) {
     out << "  data: " << data.describe() << "\n";
     std::string blas = runtime::blasCoreName();
@@ -491,7 +575,10 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
                  plan->resultTensor(0).shape.empty() &&
                  runtime::isFloatDType(plan->resultTensor(0).dtype);
   unsigned numSteps = hasLoss ? std::max(1u, unsigned(steps)) : 1u;
-  run::Progress progress(out, numSteps, training ? "step" : "batch");
+  // Under mpirun the output is a pseudo-terminal mpirun forwards, not the
+  // user's terminal: one line per step.
+  run::Progress progress(out, numSteps, training ? "step" : "batch",
+                         /*redraw=*/!collectives);
   double lossSum = 0;
   RunSummary summary;
   summary.kernels = plan->steps.size();
@@ -522,11 +609,22 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
     if (hasLoss) {
       run::HostTensor loss(plan->resultTensor(0).dtype, {});
       executor.getResult(0, loss.bytes.data(), loss.bytes.size());
-      lossSum += loss.get(0);
-      progress.report(step, loss.get(0));
+      double value = loss.get(0);
+      if (collectives) {
+        // The global batch's loss: the mean of the ranks' (equal shares of
+        // a mean-reduced loss), summed in rank order.
+        std::vector<double> all(collectives->size());
+        collectives->allGather(&value, all.data(), sizeof(double));
+        value = 0;
+        for (double v : all)
+          value += v;
+        value /= static_cast<double>(all.size());
+      }
+      lossSum += value;
+      progress.report(step, value);
       if (step == 0)
-        summary.firstLoss = loss.get(0);
-      summary.lastLoss = loss.get(0);
+        summary.firstLoss = value;
+      summary.lastLoss = value;
     }
     if (deviceBefore)
       deviceHigh = std::max(deviceHigh,
@@ -589,7 +687,9 @@ RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
       out << "result #" << i << ": " << run::summarize(result) << "\n";
     }
 
-  if (!saveWeights.empty()) {
+  // Every rank holds the same parameters; rank 0 writes them (and its
+  // batch-norm statistics).
+  if (!saveWeights.empty() && rankIndex == 0) {
     runtime::SafetensorsFile file;
     file.metadata = {{"format", "pt"}, {"producer", "memopt-run"}};
     for (size_t i = 0; i < plan->arguments.size(); ++i) {
@@ -773,6 +873,66 @@ int main(int argc, char **argv) {
                  << cpuThreads << "\n";
     return 1;
   }
+  if (ranks < 1) {
+    llvm::errs() << "memopt-run: error: --ranks must be at least 1, got "
+                 << ranks << "\n";
+    return 1;
+  }
+  if (ranks == 1)
+    for (const cl::Option *option :
+         {static_cast<const cl::Option *>(&zeroStage),
+          static_cast<const cl::Option *>(&bucket)})
+      if (option->getNumOccurrences()) {
+        llvm::errs() << "memopt-run: error: --" << option->ArgStr
+                     << " needs --ranks=N with N > 1\n";
+        return 1;
+      }
+  std::unique_ptr<runtime::Collectives> world;
+  if (ranks > 1) {
+    if (compare) {
+      llvm::errs() << "memopt-run: error: --compare runs one rank; drop "
+                      "--ranks\n";
+      return 1;
+    }
+#ifdef MEMOPT_HAVE_MPI
+    try {
+      world = runtime::createMpiCollectives();
+    } catch (const runtime::Error &e) {
+      llvm::errs() << "memopt-run: error: " << e.what() << "\n";
+      return 1;
+    }
+    if (world->size() != ranks) {
+      llvm::errs() << "memopt-run: error: --ranks=" << ranks << " but "
+                   << world->size()
+                   << (world->size() == 1 ? " process runs" : " processes run")
+                   << " (start it as mpirun -np " << ranks
+                   << " memopt-run ... --ranks=" << ranks << ")\n";
+      return 1;
+    }
+    collectives = world.get();
+    rankIndex = world->rank();
+    // One file per job: rank 0 writes the report, plan, trace and weights.
+    if (rankIndex != 0) {
+      reportFile.setValue("");
+      emitPlanFile.setValue("");
+      traceFile.setValue("");
+      saveWeights.setValue("");
+    }
+    // The ranks on this machine share its cores.
+    if (cpuThreads == 0) {
+      int local = ranks;
+      if (const char *size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
+        local = std::max(1, std::atoi(size));
+      int cores = static_cast<int>(std::thread::hardware_concurrency());
+      runtime::setCpuThreads(std::max(1, cores / local));
+    }
+#else
+    llvm::errs() << "memopt-run: error: --ranks needs MPI, and this "
+                    "memopt-run was built without it (install openmpi-bin "
+                    "and libopenmpi-dev, then configure and build again)\n";
+    return 1;
+#endif
+  }
   if (cpuThreads > 0)
     runtime::setCpuThreads(cpuThreads);
   if (noOptimize && !budget.empty()) {
@@ -839,9 +999,21 @@ int main(int argc, char **argv) {
     planOut->keep();
   }
 
+  if (collectives) {
+    // Ranks that ran different steps would wait on each other's
+    // collectives for ever, or average tensors that do not match.
+    try {
+      runtime::checkSameOnEveryRank(*collectives, graph->planJson, "plan");
+    } catch (const runtime::Error &e) {
+      // One write: the ranks' messages share mpirun's stream.
+      llvm::errs() << "memopt-run: " + rankPrefix() + "error: " + e.what() +
+                          "\n";
+      return 1;
+    }
+  }
   try {
     if (!compare) {
-      runCompiled(*graph, llvm::outs());
+      runCompiled(*graph, rankIndex == 0 ? llvm::outs() : llvm::nulls());
       return 0;
     }
     FailureOr<CompiledGraph> baseline =
@@ -872,10 +1044,13 @@ int main(int argc, char **argv) {
                                  base.lastLoss, opt.lastLoss);
     return 0;
   } catch (const runtime::Error &e) {
-    llvm::errs() << "memopt-run: error: " << e.what() << "\n";
+    llvm::errs() << "memopt-run: " + rankPrefix() + "error: " + e.what() + "\n";
+    endJob(1);
     return 1;
   } catch (const std::exception &e) {
-    llvm::errs() << "memopt-run: internal error: " << e.what() << "\n";
+    llvm::errs() << "memopt-run: " + rankPrefix() +
+                        "internal error: " + e.what() + "\n";
+    endJob(2);
     return 2;
   }
 }

@@ -117,12 +117,18 @@ template <typename T> struct Mask {
   uint32_t threshold;
   T scale;
 
-  Mask(const AttentionAttrs &a, uint64_t step)
-      : active(a.p > 0), key(dropout::streamKey(a.seed, step)),
-        threshold(dropout::threshold(a.p)), scale(dropout::scale<T>(a.p)) {}
+  /// On rank `rank` of a data-parallel job, the mask of its rows of the
+  /// global batch (StepContext::rank).
+  uint64_t offset;
+
+  Mask(const AttentionAttrs &a, const AttentionSizes &z,
+       const StepContext &context)
+      : active(a.p > 0), key(dropout::streamKey(a.seed, context.stepCounter)),
+        threshold(dropout::threshold(a.p)), scale(dropout::scale<T>(a.p)),
+        offset(context.rank * static_cast<uint64_t>(z.heads * z.sq * z.sk)) {}
 
   uint64_t first(const AttentionSizes &z, int64_t head, int64_t row) const {
-    return (static_cast<uint64_t>(head) * z.sq + row) * z.sk;
+    return offset + (static_cast<uint64_t>(head) * z.sq + row) * z.sk;
   }
   void apply(T *p, int64_t width, uint64_t index) const {
     if (!active)
@@ -143,7 +149,7 @@ template <typename T> void attentionImpl(const KernelCall &call) {
   const AttentionAttrs &a = call.step.get<AttentionAttrs>();
   const AttentionSizes z(tq, tk, tv);
   const T scale = static_cast<T>(a.scale);
-  const Mask<T> mask(a, call.context.stepCounter);
+  const Mask<T> mask(a, z, call.context);
   Strips<T> strips(call, z, attention::kForwardStrips);
   const T *q = tq.as<const T>(), *k = tk.as<const T>(), *v = tv.as<const T>();
   T *out = call.out(0).as<T>(), *lse = call.out(1).as<T>();
@@ -210,7 +216,7 @@ template <typename T> void attentionBackwardImpl(const KernelCall &call) {
   const AttentionAttrs &a = call.step.get<AttentionAttrs>();
   const AttentionSizes z(tq, tk, tv);
   const T scale = static_cast<T>(a.scale);
-  const Mask<T> mask(a, call.context.stepCounter);
+  const Mask<T> mask(a, z, call.context);
   Strips<T> strips(call, z, attention::kBackwardStrips);
   const T *g = tg.as<const T>(), *q = tq.as<const T>(), *k = tk.as<const T>(),
           *v = tv.as<const T>(), *lse = tl.as<const T>();

@@ -167,6 +167,9 @@ KernelEntry lookup(KernelKind kind) {
     return {cpu::updateLossScale, false};
   case KernelKind::Select:
     return {cpu::select, false};
+  case KernelKind::AllReduce:
+    // The executor runs collectives (Executor::setCollectives).
+    break;
   }
   throw Error(ErrorCode::Internal,
               concat("CPU backend has no kernel '", kernelName(kind), "'"));

@@ -172,8 +172,11 @@ template <typename T> void dropoutImpl(const KernelCall &call) {
   const T scale = dropout::scale<T>(attrs.p);
   const T *in = call.in(0).as<const T>();
   T *out = call.out(0).as<T>();
-  for (int64_t i = 0, n = call.out(0).numElements; i < n; ++i)
-    out[i] = dropout::keep(key, static_cast<uint64_t>(i), threshold)
+  const int64_t n = call.out(0).numElements;
+  // On rank r of a data-parallel job, its rows of the global batch's mask.
+  const uint64_t first = call.context.rank * static_cast<uint64_t>(n);
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = dropout::keep(key, first + static_cast<uint64_t>(i), threshold)
                  ? in[i] * scale
                  : T(0);
 }

@@ -224,6 +224,9 @@ KernelFn lookup(KernelKind kind) {
     return cuda::updateLossScale;
   case KernelKind::Select:
     return cuda::select;
+  case KernelKind::AllReduce:
+    // The executor runs collectives (Executor::setCollectives).
+    break;
   }
   throw Error(ErrorCode::Internal, "cuda: unknown kernel kind");
 }

@@ -187,6 +187,11 @@ static int64_t totalElements(ValueRange values) {
 /// count only the largest).
 int64_t FoundInfOp::getFlops() { return totalElements(getValues()); }
 
+/// An add per element from each other rank, and the division.
+int64_t AllReduceOp::getFlops() {
+  return product(std::max<int64_t>(getRanks(), 1), totalElements(getValues()));
+}
+
 /// A multiply-add per element of every gradient.
 int64_t ClipCoefficientOp::getFlops() {
   return product(2, totalElements(getGrads()));

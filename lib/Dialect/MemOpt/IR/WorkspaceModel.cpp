@@ -34,6 +34,8 @@
 //   (sum dy·x̂, sum dy) partials of every column over at most 1024 chunks of
 //   rows, chunks chosen so that about 16384 threads sum columns; all
 //   doubles.
+// * all_reduce: the packed bucket and the slices every rank sends
+//   (memopt/Contract/CollectiveShapes.h), whatever the cap.
 //
 // The reductions' layout is the runtime's memopt/Contract/ReductionLayout.h
 // (header-only), which the CUDA kernels split their work by.
@@ -50,6 +52,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memopt/Contract/AttentionShapes.h"
+#include "memopt/Contract/CollectiveShapes.h"
 #include "memopt/Contract/LinearCrossEntropyShapes.h"
 #include "memopt/Contract/OptimizerShapes.h"
 #include "memopt/Contract/ReductionLayout.h"
@@ -248,4 +251,18 @@ int64_t LinearCrossEntropyWithGradOp::getWorkspaceBytes(int64_t limit) {
   return lse + linearCrossEntropyWorkspace(*this, getHidden(), getWeight(),
                                            getChunk(),
                                            std::max<int64_t>(limit - lse, 0));
+}
+
+/// The packed bucket and the slices received from every rank, whatever the
+/// cap: the kernel cannot do with less, and a smaller bucket
+/// (--memopt-data-parallel=bucket) is the way to a smaller workspace.
+int64_t AllReduceOp::getWorkspaceBytes(int64_t /*limit*/) {
+  int64_t elements = 0;
+  for (Value v : getValues())
+    elements += shapedType(v).getNumElements();
+  if (elements == 0 || getRanks() < 1)
+    return 0;
+  int64_t elementBytes =
+      (shapedType(getValues().front()).getElementTypeBitWidth() + 7) / 8;
+  return shapes::allReduceWorkspaceBytes(elements, getRanks(), elementBytes);
 }

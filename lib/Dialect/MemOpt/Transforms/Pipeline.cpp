@@ -70,6 +70,14 @@ void buildMemOptPipeline(OpPassManager &pm,
     autodiff.clipNorm = options.clipNorm;
     autodiff.stateDtype = options.stateDtype;
     pm.addPass(createMemOptAutodiff(autodiff));
+    // Right after autodiff, whose gradients and updates it recognises.
+    if (options.ranks > 1) {
+      MemOptDataParallelOptions parallel;
+      parallel.ranks = options.ranks;
+      parallel.zero = options.zero;
+      parallel.bucket = options.bucket;
+      pm.addPass(createMemOptDataParallel(parallel));
+    }
   }
   // Before checkpointing: its budgets measure the capped workspaces.
   if (!options.convWorkspace.empty()) {
@@ -135,6 +143,9 @@ verifyMemOptPipelineOptions(const MemOptPipelineOptions &options,
   if (options.microbatches < 1)
     return error("memopt-pipeline: microbatches must be at least 1, got " +
                  Twine(static_cast<int64_t>(options.microbatches)));
+  if (options.ranks < 1)
+    return error("memopt-pipeline: ranks must be at least 1, got " +
+                 Twine(static_cast<int64_t>(options.ranks)));
   bool train = options.mode == PipelineMode::Train;
   StringRef mode = stringifyChoice<PipelineMode>(options.mode);
   if (options.precision == Precision::FP32 || !train)
@@ -155,6 +166,9 @@ verifyMemOptPipelineOptions(const MemOptPipelineOptions &options,
   for (auto [name, given] :
        {std::make_pair("microbatches", options.microbatches.hasValue()),
         std::make_pair("checkpoint", options.checkpoint.hasValue()),
+        std::make_pair("ranks", options.ranks.hasValue()),
+        std::make_pair("zero", options.zero.hasValue()),
+        std::make_pair("bucket", options.bucket.hasValue()),
         std::make_pair("optimizer", options.optimizer.hasValue()),
         std::make_pair("lr", options.lr.hasValue()),
         std::make_pair("momentum", options.momentum.hasValue()),

@@ -58,6 +58,12 @@ struct StepContext {
   uint64_t stepCounter = 0;
   /// The step's index in the plan, for messages.
   size_t stepIndex = 0;
+  /// This process's rank in a data-parallel job (0 otherwise). The CPU
+  /// dropout masks (dropout, attention) are those of the rank's rows of the
+  /// global batch: element i of a tensor of n elements is element
+  /// rank·n + i of the mask, as if one process ran the whole batch. (The
+  /// CUDA backend runs no collectives yet and ignores it.)
+  uint64_t rank = 0;
   /// The step's workspace. A kernel uses at most these bytes; with too few
   /// it takes a path that needs less (a slower algorithm), or, on the CPU,
   /// allocates the rest for the call.

@@ -34,6 +34,9 @@ enum class ErrorCode {
   Io,
   /// A bug in memopt.
   Internal,
+  /// Communication between ranks failed, or the ranks disagree (different
+  /// plans, a different number of ranks than the plan's).
+  Collective,
 };
 
 class Error : public std::runtime_error {

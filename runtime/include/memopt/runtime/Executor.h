@@ -24,6 +24,7 @@
 #define MEMOPT_RUNTIME_EXECUTOR_H
 
 #include "memopt/runtime/Backend.h"
+#include "memopt/runtime/Collectives.h"
 #include "memopt/runtime/Plan.h"
 
 #include <cstddef>
@@ -96,6 +97,14 @@ public:
     stepObserver = std::move(observer);
   }
 
+  /// The communication with the other ranks for the plan's collectives
+  /// (memopt.all_reduce, from --memopt-data-parallel); not owned, null for
+  /// none. Throws Error(Collective) when the plan is for another number of
+  /// ranks, Error(BackendUnavailable) when the backend's memory is not the
+  /// host's (collectives on the GPU need NCCL, not built yet). A plan with
+  /// collectives does not start without them.
+  void setCollectives(Collectives *collectives);
+
   /// Copies result `index` to the host; `bytes` must be its byte size.
   void getResult(size_t index, void *data, size_t bytes) const;
 
@@ -153,6 +162,9 @@ private:
   bool started = false;
   uint64_t persistent = 0;
   StepObserver stepObserver;
+  Collectives *collectives = nullptr;
+  /// The `ranks` of the plan's collectives (0 when it has none).
+  int64_t planRanks = 0;
   size_t bufferAlignment = 64;
 };
 

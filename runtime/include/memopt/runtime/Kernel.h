@@ -203,6 +203,11 @@ struct LossScaleAttrs {
   int64_t growthInterval = 2000;
 };
 
+/// all_reduce: the mean over `ranks` ranks (>= 2).
+struct AllReduceAttrs {
+  int64_t ranks = 2;
+};
+
 /// The attributes of one step; std::monostate for kernels without any.
 using KernelAttrs =
     std::variant<std::monostate, Conv2DAttrs, MatMulAttrs, AlphaAttrs,
@@ -211,7 +216,7 @@ using KernelAttrs =
                  UpsampleAttrs, ActivationBackwardAttrs, NormBackwardAttrs,
                  BatchNormActAttrs, BatchNormActBackwardAttrs, AttentionAttrs,
                  LinearCrossEntropyAttrs, SgdAttrs, SgdMomentumAttrs, AdamAttrs,
-                 AdafactorAttrs, ClipAttrs, LossScaleAttrs>;
+                 AdafactorAttrs, ClipAttrs, LossScaleAttrs, AllReduceAttrs>;
 
 /// Whether output `outputIndex` of a kernel may occupy exactly the storage
 /// of input `inputIndex` (the output is then a view of that input's tensor,
@@ -237,7 +242,9 @@ using KernelAttrs =
 ///    the gradient and each new code or maximum only its own old value;
 ///  * unscale: output 0 over the gradient (input 0); update_loss_scale:
 ///    the new scale over the scale, the new growth tracker over the
-///    tracker (output i over input i, i < 2).
+///    tracker (output i over input i, i < 2);
+///  * all_reduce: output i over input i (the bucket is packed into the
+///    workspace first).
 /// cast, found_inf, clip_coefficient and select never run in place.
 /// Any other overlap of a step's inputs and outputs is refused when the plan
 /// is loaded.

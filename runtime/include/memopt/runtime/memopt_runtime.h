@@ -37,6 +37,7 @@ typedef enum memopt_status {
   MEMOPT_ERROR_OUT_OF_MEMORY = 5,
   MEMOPT_ERROR_IO = 6,
   MEMOPT_ERROR_INTERNAL = 7,
+  MEMOPT_ERROR_COLLECTIVE = 8,
   /* Makes the enum int-sized, so any int a caller passes is a value of it. */
   MEMOPT_STATUS_MAX_ENUM = 0x7FFFFFFF
 } memopt_status;

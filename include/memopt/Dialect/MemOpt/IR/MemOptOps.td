@@ -539,5 +539,6 @@ def MemOpt_FreeOp : MemOpt_Op<"free", [MemoryEffects<[MemFree]>]> {
 include "memopt/Dialect/MemOpt/IR/MemOptGradOps.td"
 include "memopt/Dialect/MemOpt/IR/MemOptFusedOps.td"
 include "memopt/Dialect/MemOpt/IR/MemOptPrecisionOps.td"
+include "memopt/Dialect/MemOpt/IR/MemOptCollectiveOps.td"
 
 #endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTOPS_TD

@@ -759,6 +759,47 @@ def MemOptFuseLossGradient : Pass<"memopt-fuse-loss-gradient"> {
   ];
 }
 
+def MemOptDataParallel : Pass<"memopt-data-parallel"> {
+  let summary = "Make a training step one rank's step of data-parallel "
+                "training: gradients averaged across ranks in buckets";
+  let description = [{
+    Runs on a training step, right after `--memopt-autodiff`. The graph's
+    batch is the per-rank batch (as with PyTorch DistributedDataParallel,
+    each of the `ranks` processes runs the step on its own share of the
+    global batch). Every parameter gradient is replaced, for everything that
+    reads it on the way to its update (the update itself, the loss-scale
+    overflow check, clipping's norm, unscaling), by its mean over the
+    ranks: `memopt.all_reduce` ops over buckets of gradients of at most
+    `bucket` bytes each (one element type per bucket), in the order the
+    gradients become final, each bucket's collective placed right after its
+    last gradient. A gradient that the backward pass also reads (the
+    gradient of a parameter added to an activation of its own shape) stays
+    local there. Every rank then applies the same update to the same
+    parameters, so they stay equal without being exchanged.
+
+    `zero=0` (all-reduce, every rank keeps all optimizer state) is what is
+    built; ZeRO's sharding stages 1–3 are refused with an error. `ranks=1`
+    leaves the step unchanged. A step whose gradients do not reach an
+    optimizer update (optimizer=none), that already holds collectives, or
+    where a gradient is made inside a region is refused with a located
+    error.
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", /*default=*/"1",
+           "Number of ranks (processes) the step is for">,
+    Option<"zero", "zero", "int64_t", /*default=*/"0",
+           "ZeRO stage: 0 replicates optimizer state on every rank (1-3 "
+           "shard it; not built yet)">,
+    Option<"bucket", "bucket", "std::string", /*default=*/"\"25MiB\"",
+           "Most bytes of gradients one all-reduce carries (PyTorch DDP's "
+           "bucket_cap_mb), e.g. 25MiB; 0 puts each gradient in its own">
+  ];
+  let statistics = [
+    Statistic<"numBuckets", "buckets", "memopt.all_reduce ops placed">,
+    Statistic<"numGradients", "gradients", "Gradients averaged across ranks">
+  ];
+}
+
 def MemOptMixedPrecision : Pass<"memopt-mixed-precision"> {
   let summary = "FP16 (or BF16) compute with FP32 master weights and loss "
                 "scaling";

@@ -10,10 +10,11 @@
 //   memopt-fuse-attention (fuse-attention),
 //   memopt-fuse-linear-cross-entropy (fuse-linear-cross-entropy),
 //   memopt-mixed-precision (precision fp16 or bf16), memopt-autodiff
-//   (mode=train), memopt-workspace-limit (workspace-limit), and when
-//   optimize: memopt-checkpoint (checkpoint != none, or a budget) and
-//   memopt-partition (partition) in mode=train, memopt-inplace (inplace or
-//   abn), memopt-schedule and memopt-plan-memory (with the budget).
+//   (mode=train), memopt-data-parallel (ranks > 1), memopt-workspace-limit
+//   (workspace-limit), and when optimize: memopt-checkpoint (checkpoint !=
+//   none, or a budget) and memopt-partition (partition) in mode=train,
+//   memopt-inplace (inplace or abn), memopt-schedule and memopt-plan-memory
+//   (with the budget).
 //
 // A graph without a scalar loss passes through autodiff, checkpointing and
 // partition unchanged, so inference graphs get the remaining stages.
@@ -69,6 +70,21 @@ struct MemOptPipelineOptions
       ::llvm::cl::desc("Micro-batches whose gradients accumulate "
                        "(--memopt-microbatch)"),
       ::llvm::cl::init(1)};
+  Option<int64_t> ranks{
+      *this, "ranks",
+      ::llvm::cl::desc("Data-parallel ranks the step is for: gradients "
+                       "averaged across them (--memopt-data-parallel)"),
+      ::llvm::cl::init(1)};
+  Option<int64_t> zero{
+      *this, "zero",
+      ::llvm::cl::desc("ZeRO stage with ranks > 1 (--memopt-data-parallel; "
+                       "0, replicated optimizer state, is built)"),
+      ::llvm::cl::init(0)};
+  Option<std::string> bucket{
+      *this, "bucket",
+      ::llvm::cl::desc("Most gradient bytes one all-reduce carries with "
+                       "ranks > 1 (--memopt-data-parallel)"),
+      ::llvm::cl::init("25MiB")};
   Option<CheckpointStrategy> checkpoint{
       *this, "checkpoint",
       ::llvm::cl::desc("Checkpointing (--memopt-checkpoint); when not given, "

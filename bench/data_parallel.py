@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Data-parallel training's per-rank memory and CPU step time.
+
+Usage: bench/data_parallel.py [--build DIR] [--output FILE] [--quick]
+
+For GPT-2 small (global batch 8 x 512 tokens) and ResNet-50 (global batch
+32 x 224^2), Adam: compiles the step for N = 1, 2, 4, 8 ranks at the per-rank
+batch (global / N) with `--memopt-pipeline="ranks=N optimizer=adam"` and
+reads each rank's report: the plan's peak, and parameters + gradients +
+optimizer state against ZeRO stage 0's replicated (4 + 4 + 8) bytes per
+parameter (Rajbhandari et al. 2020: 2Psi + 2Psi + K*Psi in their fp16
+mixed-precision terms; here all f32), plus the all-reduce buckets. Then the
+MLP's CPU step at one process (batch 64) and at 2 ranks under mpirun (32
+each), median of the steps after the first. Writes
+bench/results/data_parallel.json. `--quick` uses small models (tests).
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+GEN = os.path.join(ROOT, "examples", "generate_models.py")
+MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--mca", "btl", "self,vader"]
+
+
+def models(quick):
+    if quick:
+        return {"gpt2": (["gpt2", "--layers", "1", "--dim", "32", "--heads", "2",
+                          "--vocab", "256", "--seq", "8"], 8),
+                "resnet50": (["cifar-resnet", "--depth", "8", "--image-size", "8"], 8)}
+    return {"gpt2": (["gpt2", "--seq", "512"], 8),
+            "resnet50": (["resnet50", "--image-size", "224"], 32)}
+
+
+def report(build, args, batch, ranks, tmp):
+    model = os.path.join(tmp, "m.mlir")
+    subprocess.run([sys.executable, GEN] + args + ["--batch", str(batch), "-o", model],
+                   check=True)
+    out = os.path.join(tmp, "r.json")
+    plan = subprocess.run([os.path.join(build, "bin", "memopt-opt"), model,
+                           f"--memopt-pipeline=ranks={ranks} optimizer=adam",
+                           f"--memopt-report=file={out}"],
+                          check=True, capture_output=True, text=True).stdout
+    r = json.load(open(out))
+    return {"ranks": ranks, "per_rank_batch": batch,
+            "peak_bytes": r["peak_bytes"], "arena_bytes": r["arena_bytes"],
+            "parameter_bytes": r["parameters"]["bytes"],
+            "gradient_bytes": r["gradient_bytes"],
+            "optimizer_state_bytes": r["optimizer_state_bytes"],
+            "model_states_bytes": r["parameters"]["bytes"] + r["gradient_bytes"] +
+            r["optimizer_state_bytes"],
+            "zero0_formula_bytes": 16 * r["parameters"]["count"],
+            "all_reduce_buckets": plan.count("memopt.all_reduce")}
+
+
+def median_step_ms(log):
+    m = re.search(r"median after the first ([0-9.]+)", log)
+    return float(m.group(1)) if m else None
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--output", default=os.path.join(HERE, "results", "data_parallel.json"))
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    build = os.path.abspath(args.build)
+    result = {"date": datetime.date.today().isoformat(), "memory": {}, "cpu_step": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (gen, global_batch) in models(args.quick).items():
+            rows = []
+            for ranks in (1, 2, 4, 8):
+                rows.append(report(build, gen, global_batch // ranks, ranks, tmp))
+                print(name, rows[-1], flush=True)
+            result["memory"][name] = {"global_batch": global_batch, "rows": rows}
+        run = os.path.join(build, "bin", "memopt-run")
+        mlp = os.path.join(ROOT, "examples", "mlp.mlir")
+        half = os.path.join(tmp, "mlp32.mlir")
+        with open(mlp) as f, open(half, "w") as g:
+            g.write(f.read().replace("tensor<64x", "tensor<32x")
+                    .replace("tensor<64xi64>", "tensor<32xi64>"))
+        steps = ["--device=cpu", "--steps=30", "--step-times"]
+        one = subprocess.run([run, mlp] + steps, check=True, capture_output=True,
+                             text=True).stdout
+        two = subprocess.run(MPIRUN + ["-np", "2", run, half, "--ranks=2"] + steps,
+                             check=True, capture_output=True, text=True).stdout
+        result["cpu_step"] = {"model": "mlp", "global_batch": 64,
+                              "one_process_ms": median_step_ms(one),
+                              "two_ranks_ms": median_step_ms(two)}
+        print(result["cpu_step"])
+    if not args.quick:
+        with open(args.output, "w") as f:
+            json.dump(result, f, indent=1)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+//===- Collectives.h - communication between the ranks of a job -*- C++ -*-===//
+//
+// Data-parallel training runs one process per rank; the plan's collectives
+// (memopt.all_reduce) exchange tensors between them. `Collectives` is what
+// the executor needs from a communication library: two byte-moving
+// collectives over every rank of the job, on host memory. The reduction
+// itself (its order, its arithmetic) is the runtime's own (allReduceMean),
+// so every implementation gives the same bits. The MPI implementation is
+// createMpiCollectives (MpiCollectives.h), built when CMake finds MPI.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMOPT_RUNTIME_COLLECTIVES_H
+#define MEMOPT_RUNTIME_COLLECTIVES_H
+
+#include "memopt/runtime/Backend.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace memopt::runtime {
+
+class Collectives {
+public:
+  virtual ~Collectives();
+
+  /// This process's rank, in [0, size()).
+  virtual int rank() const = 0;
+  /// The ranks of the job.
+  virtual int size() const = 0;
+  /// What carries the bytes (`MPI (Open MPI 4.1.4)`), for messages.
+  virtual std::string describe() const = 0;
+
+  /// Every rank sends bytes [k·bytes, (k+1)·bytes) of `send` to rank k and
+  /// receives rank k's slice for it at `recv + k·bytes`. Blocks until done;
+  /// throws Error(Collective) on failure.
+  virtual void allToAll(const void *send, void *recv, size_t bytes) = 0;
+  /// Every rank's `bytes` bytes at `mine` land at `all + k·bytes` (k the
+  /// sender's rank) on every rank. `mine` must not overlap `all`.
+  virtual void allGather(const void *mine, void *all, size_t bytes) = 0;
+};
+
+/// memopt.all_reduce on host memory: each output is the mean over the ranks
+/// of its input, summed in rank order in f32 (f64 for f64) and rounded once
+/// to the element type (CollectiveShapes.h gives the workspace's layout).
+/// The inputs share one float dtype; an output may be its own input's
+/// storage. `workspace` should hold allReduceWorkspaceBytes; with fewer
+/// bytes the kernel allocates its buffers for the call.
+void allReduceMean(Collectives &collectives,
+                   const std::vector<TensorRef> &inputs,
+                   const std::vector<TensorRef> &outputs, Workspace workspace);
+
+/// Throws Error(Collective) on every rank unless every rank holds the same
+/// `text` (a plan): ranks running different steps would deadlock or
+/// exchange tensors that do not match. `what` names the text in the
+/// message.
+void checkSameOnEveryRank(Collectives &collectives, std::string_view text,
+                          std::string_view what);
+
+} // namespace memopt::runtime
+
+#endif // MEMOPT_RUNTIME_COLLECTIVES_H

@@ -1,0 +1,108 @@
+//===- MpiCollectives.cpp - Collectives over MPI --------------------------===//
+
+#include "memopt/runtime/MpiCollectives.h"
+
+#include "memopt/runtime/Error.h"
+
+#include <mpi.h>
+
+#include <climits>
+#include <cstdlib>
+
+namespace memopt::runtime {
+namespace {
+
+[[noreturn]] void fail(const char *what, int rc) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(rc, text, &length) != MPI_SUCCESS)
+    length = 0;
+  throw Error(ErrorCode::Collective, concat("MPI: ", what, " failed: ",
+                                            length ? std::string(text, length)
+                                                   : concat("error ", rc)));
+}
+
+void check(const char *what, int rc) {
+  if (rc != MPI_SUCCESS)
+    fail(what, rc);
+}
+
+/// MPI counts are ints: a slice of 2 GiB or more is refused, not truncated.
+int byteCount(size_t bytes, const char *what) {
+  if (bytes > static_cast<size_t>(INT_MAX))
+    throw Error(ErrorCode::Collective,
+                concat("MPI: ", what, " of ", bytes,
+                       " bytes per rank is over MPI's 2 GiB count; use a "
+                       "smaller --memopt-data-parallel bucket"));
+  return static_cast<int>(bytes);
+}
+
+class MpiCollectives final : public Collectives {
+public:
+  MpiCollectives() {
+    int initialized = 0;
+    check("MPI_Initialized", MPI_Initialized(&initialized));
+    if (!initialized) {
+      // Only the thread that calls MPI's functions uses it; the kernels'
+      // OpenMP threads never do.
+      int provided = 0;
+      check("MPI_Init_thread",
+            MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided));
+      ownsMpi = true;
+    }
+    check("MPI_Comm_dup", MPI_Comm_dup(MPI_COMM_WORLD, &comm));
+    check("MPI_Comm_set_errhandler",
+          MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
+    check("MPI_Comm_rank", MPI_Comm_rank(comm, &myRank));
+    check("MPI_Comm_size", MPI_Comm_size(comm, &worldSize));
+  }
+  ~MpiCollectives() override {
+    MPI_Comm_free(&comm);
+    if (ownsMpi)
+      MPI_Finalize();
+  }
+
+  int rank() const override { return myRank; }
+  int size() const override { return worldSize; }
+  std::string describe() const override {
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int length = 0;
+    if (MPI_Get_library_version(version, &length) != MPI_SUCCESS)
+      return "MPI";
+    std::string text(version, length);
+    // Open MPI's first line: "Open MPI v4.1.4, package: ...".
+    text = text.substr(0, text.find_first_of(",\n"));
+    return concat("MPI (", text, ")");
+  }
+
+  void allToAll(const void *send, void *recv, size_t bytes) override {
+    int count = byteCount(bytes, "all-to-all");
+    check("MPI_Alltoall",
+          MPI_Alltoall(send, count, MPI_BYTE, recv, count, MPI_BYTE, comm));
+  }
+  void allGather(const void *mine, void *all, size_t bytes) override {
+    int count = byteCount(bytes, "all-gather");
+    check("MPI_Allgather",
+          MPI_Allgather(mine, count, MPI_BYTE, all, count, MPI_BYTE, comm));
+  }
+
+private:
+  MPI_Comm comm = MPI_COMM_NULL;
+  int myRank = 0, worldSize = 1;
+  bool ownsMpi = false;
+};
+
+} // namespace
+
+std::unique_ptr<Collectives> createMpiCollectives() {
+  return std::make_unique<MpiCollectives>();
+}
+
+void abortMpiJob(int code) {
+  int initialized = 0;
+  if (MPI_Initialized(&initialized) == MPI_SUCCESS && initialized)
+    MPI_Abort(MPI_COMM_WORLD, code);
+  std::exit(code);
+}
+
+} // namespace memopt::runtime

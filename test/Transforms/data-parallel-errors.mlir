@@ -1,0 +1,48 @@
+// RUN: memopt-opt %s --split-input-file --verify-diagnostics --memopt-data-parallel=ranks=2
+// RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 zero=1" 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 zero=7" 2>&1 | FileCheck %s --check-prefix=STAGE
+// RUN: not memopt-opt %s --split-input-file --memopt-data-parallel=ranks=0 2>&1 | FileCheck %s --check-prefix=RANKS
+// RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 bucket=lots" 2>&1 | FileCheck %s --check-prefix=BUCKET
+// RUN: not memopt-opt %s --memopt-pipeline="mode=inference ranks=2" 2>&1 | FileCheck %s --check-prefix=INFER
+
+// ZERO: error: memopt-data-parallel: zero=1 (ZeRO's sharding of optimizer state, gradients and parameters) is not built yet; zero=0 replicates them
+// STAGE: error: memopt-data-parallel: zero must be 0, 1, 2 or 3, got 7
+// RANKS: error: memopt-data-parallel: ranks must be at least 1, got 0
+// BUCKET: error: memopt-data-parallel: bucket must be a byte size such as 25MiB, 1048576 or 0, got 'lots'
+// INFER: memopt-pipeline: ranks has no effect with mode=inference (no backward pass)
+
+// A forward graph (autodiff not run, or optimizer=none): no update to find
+// the gradients by.
+// expected-error @+1 {{memopt-data-parallel: @forward has parameters but no optimizer update (a forward graph, or a step with optimizer=none): nothing to average; run it after --memopt-autodiff with an optimizer}}
+func.func @forward(%w: tensor<4xf32> {memopt.param}, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = memopt.mul %x, %w : tensor<4xf32>, tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// A step that already averages its gradients.
+func.func @twice(%w: tensor<4xf32> {memopt.param}, %g: tensor<4xf32>) -> tensor<4xf32> {
+  %d = memopt.mul %g, %g : tensor<4xf32>, tensor<4xf32>
+  // expected-error @+1 {{'memopt.all_reduce' op is already here: memopt-data-parallel runs once, on a step without collectives}}
+  %a = memopt.all_reduce %d {ranks = 2 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  %n = memopt.sgd_update %w, %a {lr = 0.1 : f64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %n : tensor<4xf32>
+}
+
+// -----
+
+// A gradient that is an argument, not computed by the step.
+func.func @given_gradient(%w: tensor<4xf32> {memopt.param}, %g: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'memopt.sgd_update' op reads a gradient that is an argument of @given_gradient: memopt-data-parallel averages gradients the step computes}}
+  %n = memopt.sgd_update %w, %g {lr = 0.1 : f64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %n : tensor<4xf32>
+}
+
+// -----
+
+// A graph without parameters is left alone.
+func.func @no_params(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = memopt.relu %x : tensor<4xf32>
+  return %y : tensor<4xf32>
+}

@@ -1,0 +1,83 @@
+// RUN: memopt-opt %s --split-input-file --memopt-autodiff --memopt-data-parallel="ranks=2 bucket=0" | FileCheck %s --check-prefix=EACH
+// RUN: memopt-opt %s --split-input-file --memopt-autodiff --memopt-data-parallel=ranks=4 | FileCheck %s --check-prefix=ONE
+// RUN: memopt-opt %s --split-input-file --memopt-autodiff --memopt-data-parallel="ranks=2 bucket=200" | FileCheck %s --check-prefix=CAP
+// RUN: memopt-opt %s --split-input-file --memopt-autodiff --memopt-data-parallel=ranks=1 | FileCheck %s --check-prefix=NONE
+// RUN: memopt-opt %s --split-input-file --memopt-autodiff="clip-norm=1.0" --memopt-data-parallel="ranks=2 bucket=0" | FileCheck %s --check-prefix=CLIP
+// RUN: memopt-opt %s --split-input-file --memopt-mixed-precision=precision=fp16 --memopt-autodiff --memopt-data-parallel="ranks=2 bucket=0" | FileCheck %s --check-prefix=FP16
+
+// --memopt-data-parallel: every parameter gradient is averaged over the
+// ranks (memopt.all_reduce) before anything on its way to the update reads
+// it, in buckets of at most `bucket` bytes, each right after its last
+// gradient is made.
+
+// bucket=0: one all_reduce per gradient, right after it; the updates read
+// the averages.
+// EACH-LABEL: func.func @mlp(
+// EACH:         %[[DW2:.*]] = memopt.matmul %{{.*}}, %{{.*}} {transpose_a = true} : tensor<2x3xf32>, tensor<2x8xf32>
+// EACH-NEXT:    %[[AW2:.*]] = memopt.all_reduce %[[DW2]] {ranks = 2 : i64} : (tensor<3x8xf32>) -> tensor<3x8xf32>
+// EACH-NEXT:    %[[DB2:.*]] = memopt.sum_to
+// EACH-NEXT:    %[[AB2:.*]] = memopt.all_reduce %[[DB2]] {ranks = 2 : i64} : (tensor<3xf32>) -> tensor<3xf32>
+// EACH:         %[[DW1:.*]] = memopt.matmul %{{.*}}, %arg4 {transpose_a = true}
+// EACH-NEXT:    %[[AW1:.*]] = memopt.all_reduce %[[DW1]]
+// EACH-NEXT:    %[[DB1:.*]] = memopt.sum_to
+// EACH-NEXT:    %[[AB1:.*]] = memopt.all_reduce %[[DB1]]
+// EACH-NEXT:    memopt.sgd_update %arg0, %[[AW1]]
+// EACH-NEXT:    memopt.sgd_update %arg1, %[[AB1]]
+// EACH-NEXT:    memopt.sgd_update %arg2, %[[AW2]]
+// EACH-NEXT:    memopt.sgd_update %arg3, %[[AB2]]
+
+// The default 25 MiB: one bucket of every f32 gradient, after the last.
+// ONE-LABEL: func.func @mlp(
+// ONE:         %[[DB1:.*]] = memopt.sum_to %{{.*}} : (tensor<2x8xf32>) -> tensor<8xf32>
+// ONE-NEXT:    %[[A:.*]]:4 = memopt.all_reduce %{{.*}}, %{{.*}}, %{{.*}}, %[[DB1]] {ranks = 4 : i64} : (tensor<3x8xf32>, tensor<3xf32>, tensor<8x4xf32>, tensor<8xf32>)
+// ONE-NEXT:    memopt.sgd_update %arg0, %[[A]]#2
+// ONE-COUNT-1: memopt.all_reduce
+
+// 200 bytes: the head's 96 + 12 bytes, then the first layer's 128 + 32.
+// CAP-LABEL: func.func @mlp(
+// CAP:         memopt.all_reduce %{{.*}}, %{{.*}} {ranks = 2 : i64} : (tensor<3x8xf32>, tensor<3xf32>)
+// CAP:         memopt.all_reduce %{{.*}}, %{{.*}} {ranks = 2 : i64} : (tensor<8x4xf32>, tensor<8xf32>)
+
+// ranks=1 changes nothing.
+// NONE-LABEL: func.func @mlp(
+// NONE-NOT:    memopt.all_reduce
+
+// Clipping's norm and the clipped products read the averages.
+// CLIP-LABEL: func.func @mlp(
+// CLIP:         %[[A:.*]] = memopt.all_reduce
+// CLIP:         memopt.clip_coefficient %{{.*}}, %{{.*}}, %[[A]],
+
+// fp16: the half-precision gradients are averaged; the overflow check and
+// the updates read the averages, so every rank skips the same steps.
+// FP16-LABEL: func.func @mlp(
+// FP16:         %[[A:.*]] = memopt.all_reduce %{{.*}} {ranks = 2 : i64} : (tensor<8xf16>) -> tensor<8xf16>
+// FP16:         %[[F:.*]] = memopt.found_inf %{{.*}}, %[[A]], %{{.*}}, %{{.*}} :
+// FP16:         memopt.sgd_update %arg1, %[[A]], %[[F]] unscale
+func.func @mlp(%w1: tensor<8x4xf32> {memopt.param}, %b1: tensor<8xf32> {memopt.param},
+               %w2: tensor<3x8xf32> {memopt.param}, %b2: tensor<3xf32> {memopt.param},
+               %x: tensor<2x4xf32>, %labels: tensor<2xi64>) -> tensor<f32> {
+  %h = memopt.linear %x, %w1, %b1 : tensor<2x4xf32>, tensor<8x4xf32>, tensor<8xf32>
+  %a = memopt.relu %h : tensor<2x8xf32>
+  %y = memopt.linear %a, %w2, %b2 : tensor<2x8xf32>, tensor<3x8xf32>, tensor<3xf32>
+  %loss = memopt.cross_entropy %y, %labels : tensor<2x3xf32>, tensor<2xi64>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// A parameter added to an activation of its shape: its gradient is also
+// the activation's, which the backward pass reads on, locally; only the
+// update reads the average.
+// EACH-LABEL: func.func @shared_gradient(
+// EACH:         %[[G:.*]] = memopt.mse_loss_backward
+// EACH:         %[[A:.*]] = memopt.all_reduce %[[G]]
+// EACH:         memopt.relu_backward %[[G]],
+// EACH:         memopt.sgd_update %arg1, %[[A]]
+func.func @shared_gradient(%w: tensor<2x4xf32> {memopt.param}, %b: tensor<2x4xf32> {memopt.param},
+                           %x: tensor<2x4xf32>, %t: tensor<2x4xf32>) -> tensor<f32> {
+  %h = memopt.mul %x, %w : tensor<2x4xf32>, tensor<2x4xf32>
+  %a = memopt.relu %h : tensor<2x4xf32>
+  %y = memopt.add %a, %b : tensor<2x4xf32>, tensor<2x4xf32>
+  %loss = "memopt.mse_loss"(%y, %t) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

@@ -1,0 +1,202 @@
+//===- CollectivesTest.cpp - all_reduce's arithmetic and order ------------===//
+//
+// allReduceMean over an in-process group of ranks (one thread each): the
+// mean of every element in rank order, the bucket's packing and padding,
+// half precision, in place, without a workspace; and checkSameOnEveryRank.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memopt/runtime/Collectives.h"
+
+#include "memopt/Contract/CollectiveShapes.h"
+#include "memopt/runtime/Error.h"
+#include "memopt/runtime/Half.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+using namespace memopt::runtime;
+
+namespace {
+
+/// Waits until `count` threads have arrived (C++17 has no std::barrier).
+class Barrier {
+public:
+  explicit Barrier(int count) : count(count) {}
+  void arrive_and_wait() {
+    std::unique_lock<std::mutex> lock(mutex);
+    int generation = passed;
+    if (++waiting == count) {
+      waiting = 0;
+      ++passed;
+      all.notify_all();
+      return;
+    }
+    all.wait(lock, [&] { return passed != generation; });
+  }
+
+private:
+  std::mutex mutex;
+  std::condition_variable all;
+  int count, waiting = 0, passed = 0;
+};
+
+/// N ranks as threads of one process: each collective publishes every
+/// rank's buffers, waits for all, copies, and waits again.
+class ThreadGroup {
+public:
+  explicit ThreadGroup(int size) : size(size), sync(size), sends(size) {}
+
+  class Rank final : public Collectives {
+  public:
+    Rank(ThreadGroup &group, int rank) : group(group), index(rank) {}
+    int rank() const override { return index; }
+    int size() const override { return group.size; }
+    std::string describe() const override { return "threads"; }
+    void allToAll(const void *send, void *recv, size_t bytes) override {
+      group.sends[index] = send;
+      group.sync.arrive_and_wait();
+      for (int k = 0; k < group.size; ++k)
+        std::memcpy(static_cast<char *>(recv) + k * bytes,
+                    static_cast<const char *>(group.sends[k]) + index * bytes,
+                    bytes);
+      group.sync.arrive_and_wait();
+    }
+    void allGather(const void *mine, void *all, size_t bytes) override {
+      group.sends[index] = mine;
+      group.sync.arrive_and_wait();
+      for (int k = 0; k < group.size; ++k)
+        std::memcpy(static_cast<char *>(all) + k * bytes, group.sends[k],
+                    bytes);
+      group.sync.arrive_and_wait();
+    }
+
+  private:
+    ThreadGroup &group;
+    int index;
+  };
+
+  /// Runs `body(rank)` on every rank at once.
+  void run(const std::function<void(Collectives &)> &body) {
+    std::vector<std::thread> threads;
+    for (int r = 0; r < size; ++r)
+      threads.emplace_back([this, r, &body] {
+        Rank rank(*this, r);
+        body(rank);
+      });
+    for (std::thread &t : threads)
+      t.join();
+  }
+
+private:
+  int size;
+  Barrier sync;
+  std::vector<const void *> sends;
+};
+
+TensorRef ref(void *data, DType dtype, const Shape &shape) {
+  return TensorRef{data, dtype, &shape, numElements(shape)};
+}
+
+/// Rank r's value of element i.
+float value(int r, int64_t i) {
+  return 0.1f * static_cast<float>(i + 1) + 1.7f * static_cast<float>(r) +
+         1e-7f * static_cast<float>(i * r);
+}
+
+TEST(CollectivesTest, MeanInRankOrderOverAPaddedBucket) {
+  for (int ranks : {2, 3, 4}) {
+    ThreadGroup group(ranks);
+    // 7 + 3 elements: 10 is padded to a multiple of 3 and of 4.
+    Shape a{7}, b{3};
+    std::vector<std::vector<float>> results(ranks);
+    group.run([&](Collectives &c) {
+      std::vector<float> x(7), y(3), outX(7), outY(3);
+      for (int64_t i = 0; i < 7; ++i)
+        x[i] = value(c.rank(), i);
+      for (int64_t i = 0; i < 3; ++i)
+        y[i] = value(c.rank(), 7 + i);
+      std::vector<unsigned char> workspace(
+          memopt::shapes::allReduceWorkspaceBytes(10, ranks, 4));
+      allReduceMean(
+          c, {ref(x.data(), DType::F32, a), ref(y.data(), DType::F32, b)},
+          {ref(outX.data(), DType::F32, a), ref(outY.data(), DType::F32, b)},
+          Workspace{workspace.data(), workspace.size()});
+      outX.insert(outX.end(), outY.begin(), outY.end());
+      results[c.rank()] = outX;
+    });
+    for (int64_t i = 0; i < 10; ++i) {
+      float sum = value(0, i);
+      for (int r = 1; r < ranks; ++r)
+        sum += value(r, i);
+      float mean = sum / static_cast<float>(ranks);
+      for (int r = 0; r < ranks; ++r)
+        EXPECT_EQ(std::memcmp(&results[r][i], &mean, 4), 0)
+            << "rank " << r << " element " << i << " of " << ranks;
+    }
+  }
+}
+
+TEST(CollectivesTest, InPlaceWithoutWorkspaceAndInHalfPrecision) {
+  ThreadGroup group(2);
+  Shape s{5};
+  std::vector<std::vector<uint16_t>> results(2);
+  group.run([&](Collectives &c) {
+    std::vector<uint16_t> x(5);
+    for (int64_t i = 0; i < 5; ++i)
+      x[i] = floatToHalfBits(value(c.rank(), i));
+    // The output is the input's storage; no workspace: the kernel
+    // allocates its buffers.
+    allReduceMean(c, {ref(x.data(), DType::F16, s)},
+                  {ref(x.data(), DType::F16, s)}, Workspace{});
+    results[c.rank()] = x;
+  });
+  for (int64_t i = 0; i < 5; ++i) {
+    float sum = halfBitsToFloat(floatToHalfBits(value(0, i))) +
+                halfBitsToFloat(floatToHalfBits(value(1, i)));
+    uint16_t mean = floatToHalfBits(sum / 2.0f);
+    EXPECT_EQ(results[0][i], mean) << i;
+    EXPECT_EQ(results[1][i], mean) << i;
+  }
+}
+
+TEST(CollectivesTest, MixedDTypesAreRefused) {
+  ThreadGroup group(1);
+  Shape s{2};
+  group.run([&](Collectives &c) {
+    float f[2] = {1, 2};
+    double d[2] = {1, 2};
+    EXPECT_THROW(allReduceMean(c,
+                               {ref(f, DType::F32, s), ref(d, DType::F64, s)},
+                               {ref(f, DType::F32, s), ref(d, DType::F64, s)},
+                               Workspace{}),
+                 Error);
+  });
+}
+
+TEST(CollectivesTest, DifferentPlansFailOnEveryRank) {
+  ThreadGroup group(3);
+  std::vector<std::string> errors(3);
+  group.run([&](Collectives &c) {
+    try {
+      checkSameOnEveryRank(c, c.rank() == 2 ? "plan B" : "plan A", "plan");
+    } catch (const Error &e) {
+      EXPECT_EQ(e.code(), ErrorCode::Collective);
+      errors[c.rank()] = e.what();
+    }
+  });
+  for (const std::string &e : errors)
+    EXPECT_NE(e.find("rank 2's (6 bytes) differs from rank 0's"),
+              std::string::npos)
+        << e;
+  group.run([&](Collectives &c) {
+    EXPECT_NO_THROW(checkSameOnEveryRank(c, "same plan", "plan"));
+  });
+}
+
+} // namespace
