@@ -9,7 +9,9 @@ batch (global / N) with `--memopt-pipeline="ranks=N optimizer=adam"` and
 reads each rank's report: the plan's peak, and parameters + gradients +
 optimizer state against ZeRO stage 0's replicated (4 + 4 + 8) bytes per
 parameter (Rajbhandari et al. 2020: 2Psi + 2Psi + K*Psi in their fp16
-mixed-precision terms; here all f32), plus the all-reduce buckets. Then the
+mixed-precision terms; here all f32), plus the all-reduce buckets. With
+zero=1 (N = 2, 4, 8) it compiles every rank's step and records the largest
+optimizer state of any rank against the ideal K*Psi/N. Then the
 MLP's CPU step at one process (batch 64) and at 2 ranks under mpirun (32
 each), median of the steps after the first. Writes
 bench/results/data_parallel.json. `--quick` uses small models (tests).
@@ -38,17 +40,18 @@ def models(quick):
             "resnet50": (["resnet50", "--image-size", "224"], 32)}
 
 
-def report(build, args, batch, ranks, tmp):
+def report(build, args, batch, ranks, tmp, zero=0, rank=0):
     model = os.path.join(tmp, "m.mlir")
     subprocess.run([sys.executable, GEN] + args + ["--batch", str(batch), "-o", model],
                    check=True)
     out = os.path.join(tmp, "r.json")
     plan = subprocess.run([os.path.join(build, "bin", "memopt-opt"), model,
-                           f"--memopt-pipeline=ranks={ranks} optimizer=adam",
+                           f"--memopt-pipeline=ranks={ranks} zero={zero} rank={rank} "
+                           "optimizer=adam",
                            f"--memopt-report=file={out}"],
                           check=True, capture_output=True, text=True).stdout
     r = json.load(open(out))
-    return {"ranks": ranks, "per_rank_batch": batch,
+    return {"ranks": ranks, "zero": zero, "rank": rank, "per_rank_batch": batch,
             "peak_bytes": r["peak_bytes"], "arena_bytes": r["arena_bytes"],
             "parameter_bytes": r["parameters"]["bytes"],
             "gradient_bytes": r["gradient_bytes"],
@@ -77,6 +80,20 @@ def main(argv=None):
             rows = []
             for ranks in (1, 2, 4, 8):
                 rows.append(report(build, gen, global_batch // ranks, ranks, tmp))
+                print(name, rows[-1], flush=True)
+            # ZeRO stage 1: every rank's step (each owns other parameters).
+            for ranks in (2, 4, 8):
+                per_rank = [report(build, gen, global_batch // ranks, ranks, tmp,
+                                   zero=1, rank=r) for r in range(ranks)]
+                states = [row["optimizer_state_bytes"] for row in per_rank]
+                peaks = [row["peak_bytes"] for row in per_rank]
+                rows.append(dict(per_rank[0], rank="max",
+                                 optimizer_state_bytes=max(states),
+                                 optimizer_state_min_bytes=min(states),
+                                 peak_bytes=max(peaks),
+                                 model_states_bytes=per_rank[0]["parameter_bytes"] +
+                                 per_rank[0]["gradient_bytes"] + max(states),
+                                 zero1_ideal_state_bytes=rows[0]["optimizer_state_bytes"] // ranks))
                 print(name, rows[-1], flush=True)
             result["memory"][name] = {"global_batch": global_batch, "rows": rows}
         run = os.path.join(build, "bin", "memopt-run")

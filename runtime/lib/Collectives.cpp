@@ -149,6 +149,17 @@ void allReduceMean(Collectives &collectives,
   }
 }
 
+void broadcastFrom(Collectives &collectives, const TensorRef &input,
+                   const TensorRef &output, int64_t root) {
+  if (root < 0 || root >= collectives.size())
+    throw Error(ErrorCode::Collective,
+                concat("broadcast: root ", root, " is not a rank of ",
+                       collectives.size()));
+  if (collectives.rank() == root && input.data != output.data && input.bytes())
+    std::memcpy(output.data, input.data, output.bytes());
+  collectives.broadcast(output.data, output.bytes(), static_cast<int>(root));
+}
+
 void checkSameOnEveryRank(Collectives &collectives, std::string_view text,
                           std::string_view what) {
   uint64_t mine[2] = {fingerprint(text), text.size()};
@@ -157,7 +168,7 @@ void checkSameOnEveryRank(Collectives &collectives, std::string_view text,
   for (int k = 1; k < collectives.size(); ++k)
     if (all[2 * k] != all[0] || all[2 * k + 1] != all[1])
       throw Error(ErrorCode::Collective,
-                  concat("the ranks run different ", what, "s: rank ", k,
+                  concat("the ranks disagree on the ", what, ": rank ", k,
                          "'s (", all[2 * k + 1],
                          " bytes) differs from rank "
                          "0's (",

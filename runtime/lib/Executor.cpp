@@ -37,15 +37,20 @@ Executor::Executor(std::shared_ptr<const Plan> plan,
     throw Error(ErrorCode::InvalidArgument, "executor: no backend given");
   bufferAlignment =
       static_cast<size_t>(std::max<uint64_t>(64, planPtr->alignment));
-  for (const Step &step : planPtr->steps)
-    if (step.kernel == KernelKind::AllReduce) {
-      int64_t ranks = std::get<AllReduceAttrs>(step.attrs).ranks;
-      if (planRanks && ranks != planRanks)
-        throw Error(ErrorCode::InvalidPlan,
-                    concat("plan: its all_reduce steps are for ", planRanks,
-                           " and for ", ranks, " ranks"));
-      planRanks = ranks;
-    }
+  for (const Step &step : planPtr->steps) {
+    int64_t ranks = 0;
+    if (step.kernel == KernelKind::AllReduce)
+      ranks = std::get<AllReduceAttrs>(step.attrs).ranks;
+    else if (step.kernel == KernelKind::Broadcast)
+      ranks = std::get<BroadcastAttrs>(step.attrs).ranks;
+    if (!ranks)
+      continue;
+    if (planRanks && ranks != planRanks)
+      throw Error(ErrorCode::InvalidPlan,
+                  concat("plan: its collectives are for ", planRanks,
+                         " and for ", ranks, " ranks"));
+    planRanks = ranks;
+  }
   try {
     allocate();
   } catch (...) {
@@ -321,6 +326,9 @@ void Executor::start(uint64_t stepCounter) {
       if (plan.steps[s].kernel == KernelKind::AllReduce)
         allReduceMean(*collectives, stepInputs[s], stepOutputs[s],
                       stepWorkspaces[s]);
+      else if (plan.steps[s].kernel == KernelKind::Broadcast)
+        broadcastFrom(*collectives, stepInputs[s][0], stepOutputs[s][0],
+                      std::get<BroadcastAttrs>(plan.steps[s].attrs).root);
       else
         backendPtr->execute(plan.steps[s], stepInputs[s], stepOutputs[s],
                             context);

@@ -103,6 +103,8 @@ bool kernelAllowsInPlace(KernelKind kind, size_t outputIndex,
     // Every input is packed into the workspace before any output is
     // written.
     return inputIndex == outputIndex;
+  case KernelKind::Broadcast:
+    return inputIndex == 0 && outputIndex == 0;
   default:
     return false;
   }

@@ -162,6 +162,8 @@ KernelAttrs checkStep(KernelKind kind, const json &attrs,
     return selectRule(r);
   case KernelKind::AllReduce:
     return allReduce(r);
+  case KernelKind::Broadcast:
+    return broadcast(r);
   }
   r.error("internal error: no rule for kernel '", kernelName(kind), "'");
 }

@@ -331,6 +331,7 @@ KernelAttrs mseLossBackward(Rules &r);
 
 // Collectives (KernelRulesOptimizer.cpp).
 KernelAttrs allReduce(Rules &r);
+KernelAttrs broadcast(Rules &r);
 
 // Optimizers and mixed precision (KernelRulesOptimizer.cpp).
 KernelAttrs sgdUpdate(Rules &r);

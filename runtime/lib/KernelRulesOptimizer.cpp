@@ -284,6 +284,22 @@ KernelAttrs allReduce(Rules &r) {
   return a;
 }
 
+/// broadcast(x) -> rank `root`'s x, of x's type.
+KernelAttrs broadcast(Rules &r) {
+  r.arity(1, 1, 1);
+  BroadcastAttrs a;
+  a.ranks = r.i64("ranks", std::nullopt);
+  a.root = r.i64("root", std::nullopt);
+  r.done();
+  if (a.ranks < 2)
+    r.error("attribute 'ranks' must be at least 2, got ", a.ranks);
+  if (a.root < 0 || a.root >= a.ranks)
+    r.error("attribute 'root' must be in [0, ", a.ranks, "), got ", a.root);
+  r.isFloat(r.in(0), "input 0");
+  r.output(0, r.in(0).dtype, r.in(0).shape);
+  return a;
+}
+
 /// unscale(grad, scale) -> grad * (1 / scale) in grad's type.
 KernelAttrs unscale(Rules &r) {
   r.arity(2, 2, 1);

@@ -1,11 +1,15 @@
 // RUN: memopt-opt %s --split-input-file --verify-diagnostics --memopt-data-parallel=ranks=2
-// RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 zero=1" 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 zero=2" 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 zero=1" 2>&1 | FileCheck %s --check-prefix=RANK
+// RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 zero=1 rank=2" 2>&1 | FileCheck %s --check-prefix=RANK2
 // RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 zero=7" 2>&1 | FileCheck %s --check-prefix=STAGE
 // RUN: not memopt-opt %s --split-input-file --memopt-data-parallel=ranks=0 2>&1 | FileCheck %s --check-prefix=RANKS
 // RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 bucket=lots" 2>&1 | FileCheck %s --check-prefix=BUCKET
 // RUN: not memopt-opt %s --memopt-pipeline="mode=inference ranks=2" 2>&1 | FileCheck %s --check-prefix=INFER
 
-// ZERO: error: memopt-data-parallel: zero=1 (ZeRO's sharding of optimizer state, gradients and parameters) is not built yet; zero=0 replicates them
+// ZERO: error: memopt-data-parallel: zero=2 (ZeRO's sharding of gradients and parameters) is not built yet; zero=1 shards the optimizer state, zero=0 replicates it
+// RANK: error: memopt-data-parallel: zero=1 builds one rank's step (the ranks own different parameters): rank must be in [0, 2), got -1
+// RANK2: error: memopt-data-parallel: zero=1 builds one rank's step (the ranks own different parameters): rank must be in [0, 2), got 2
 // STAGE: error: memopt-data-parallel: zero must be 0, 1, 2 or 3, got 7
 // RANKS: error: memopt-data-parallel: ranks must be at least 1, got 0
 // BUCKET: error: memopt-data-parallel: bucket must be a byte size such as 25MiB, 1048576 or 0, got 'lots'

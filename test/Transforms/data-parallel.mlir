@@ -1,3 +1,5 @@
+// RUN: memopt-opt %s --split-input-file --memopt-autodiff=optimizer=adam --memopt-data-parallel="ranks=2 zero=1 rank=1 bucket=0" | FileCheck %s --check-prefix=ZERO1
+// RUN: memopt-opt %s --split-input-file --memopt-autodiff=optimizer=adam --memopt-data-parallel="ranks=2 zero=1 rank=0 bucket=0" | FileCheck %s --check-prefix=ZERO0
 // RUN: memopt-opt %s --split-input-file --memopt-autodiff --memopt-data-parallel="ranks=2 bucket=0" | FileCheck %s --check-prefix=EACH
 // RUN: memopt-opt %s --split-input-file --memopt-autodiff --memopt-data-parallel=ranks=4 | FileCheck %s --check-prefix=ONE
 // RUN: memopt-opt %s --split-input-file --memopt-autodiff --memopt-data-parallel="ranks=2 bucket=200" | FileCheck %s --check-prefix=CAP
@@ -53,6 +55,29 @@
 // FP16:         %[[A:.*]] = memopt.all_reduce %{{.*}} {ranks = 2 : i64} : (tensor<8xf16>) -> tensor<8xf16>
 // FP16:         %[[F:.*]] = memopt.found_inf %{{.*}}, %[[A]], %{{.*}}, %{{.*}} :
 // FP16:         memopt.sgd_update %arg1, %[[A]], %[[F]] unscale
+// zero=1: the parameters are owned largest first by the least loaded rank:
+// w1 (128 bytes) rank 0, w2 (96) rank 1, b1 (32) rank 1, b2 (12) rank 0.
+// Rank 1 keeps the Adam moments of b1 and w2 only (the step count stays),
+// updates those two, and every parameter is broadcast from its owner in
+// argument order, in place; the results that update arguments follow the
+// arguments that remain.
+// ZERO1-LABEL: func.func @mlp(
+// ZERO1-SAME:    %arg6: tensor<f32> {memopt.optimizer_state}, %arg7: tensor<8xf32> {memopt.optimizer_state}, %arg8: tensor<8xf32> {memopt.optimizer_state}, %arg9: tensor<3x8xf32> {memopt.optimizer_state}, %arg10: tensor<3x8xf32> {memopt.optimizer_state})
+// ZERO1-SAME:    tensor<8xf32> {memopt.updates = 7 : i64}, tensor<8xf32> {memopt.updates = 8 : i64}, tensor<3x8xf32> {memopt.updates = 9 : i64}, tensor<3x8xf32> {memopt.updates = 10 : i64}, tensor<f32> {memopt.updates = 6 : i64})
+// ZERO1-NOT:     memopt.adam_update %arg0
+// ZERO1:         %[[B1:.*]], %{{.*}}, %{{.*}} = memopt.adam_update %arg1,
+// ZERO1:         %[[W2:.*]], %{{.*}}, %{{.*}} = memopt.adam_update %arg2,
+// ZERO1-NEXT:    %[[P0:.*]] = memopt.broadcast %arg0 {memopt.inplace = 0 : i64, ranks = 2 : i64, root = 0 : i64}
+// ZERO1-NEXT:    %[[P1:.*]] = memopt.broadcast %[[B1]] {memopt.inplace = 0 : i64, ranks = 2 : i64, root = 1 : i64}
+// ZERO1-NEXT:    %[[P2:.*]] = memopt.broadcast %[[W2]] {memopt.inplace = 0 : i64, ranks = 2 : i64, root = 1 : i64}
+// ZERO1-NEXT:    %[[P3:.*]] = memopt.broadcast %arg3 {memopt.inplace = 0 : i64, ranks = 2 : i64, root = 0 : i64}
+// ZERO1-NEXT:    return %{{.*}}, %[[P0]], %[[P1]], %[[P2]], %[[P3]],
+// Rank 0, the other half.
+// ZERO0-LABEL: func.func @mlp(
+// ZERO0:         memopt.adam_update %arg0,
+// ZERO0:         memopt.adam_update %arg3,
+// ZERO0-NEXT:    memopt.broadcast %{{.*}} {memopt.inplace = 0 : i64, ranks = 2 : i64, root = 0 : i64} : (tensor<8x4xf32>)
+// ZERO0-NEXT:    memopt.broadcast %arg1 {memopt.inplace = 0 : i64, ranks = 2 : i64, root = 1 : i64}
 func.func @mlp(%w1: tensor<8x4xf32> {memopt.param}, %b1: tensor<8xf32> {memopt.param},
                %w2: tensor<3x8xf32> {memopt.param}, %b2: tensor<3xf32> {memopt.param},
                %x: tensor<2x4xf32>, %labels: tensor<2xi64>) -> tensor<f32> {

@@ -287,8 +287,9 @@ cl::opt<int> ranks(
     cl::init(1), cl::cat(category));
 cl::opt<int> zeroStage(
     "zero",
-    cl::desc("With --ranks: ZeRO stage (0, optimizer state replicated on "
-             "every rank, is built)"),
+    cl::desc("With --ranks: ZeRO stage: 0 replicates the optimizer state on "
+             "every rank, 1 shards it by parameter (each rank updates the "
+             "parameters it owns and sends them to the others)"),
     cl::init(0), cl::cat(category));
 cl::opt<std::string>
     bucket("bucket",
@@ -309,6 +310,37 @@ std::vector<uint8_t> rankRows(const std::vector<uint8_t> &global) {
   size_t share = global.size() / static_cast<size_t>(ranks);
   auto first = global.begin() + static_cast<ptrdiff_t>(share * rankIndex);
   return std::vector<uint8_t>(first, first + static_cast<ptrdiff_t>(share));
+}
+
+/// What the ranks of a job must agree on: the parameters and the data
+/// (names, types: one model at one per-rank batch) and the collectives in
+/// order. Under ZeRO the ranks' plans differ elsewhere (each updates the
+/// parameters it owns), so the plans themselves are not compared.
+std::string rankSignature(const runtime::Plan &plan) {
+  std::string text;
+  auto type = [&](const runtime::TensorInfo &t) {
+    text += std::string(runtime::dtypeName(t.dtype)) +
+            runtime::formatShape(t.shape) + " ";
+  };
+  for (size_t i = 0; i < plan.arguments.size(); ++i) {
+    runtime::ArgumentRole role = plan.arguments[i].role;
+    if (role == runtime::ArgumentRole::OptimizerState)
+      continue;
+    text += plan.arguments[i].name + ":";
+    type(plan.argumentTensor(i));
+  }
+  for (const runtime::Step &step : plan.steps) {
+    int64_t root = -1;
+    if (step.kernel == runtime::KernelKind::Broadcast)
+      root = step.get<runtime::BroadcastAttrs>().root;
+    else if (step.kernel != runtime::KernelKind::AllReduce)
+      continue;
+    text += "\n" + std::string(runtime::kernelName(step.kernel)) + " " +
+            std::to_string(root) + " ";
+    for (int64_t id : step.inputs)
+      type(plan.tensor(id));
+  }
+  return text;
 }
 
 /// "rank R: " on several ranks, for messages.
@@ -434,6 +466,7 @@ LogicalResult fillPipelineOptions(ModuleOp module, bool optimize,
   options.microbatches = microbatches;
   options.ranks = ranks;
   options.zero = zeroStage;
+  options.rank = rankIndex;
   if (!bucket.empty())
     options.bucket = bucket;
   if (!lossScale.empty())
@@ -1003,7 +1036,9 @@ int main(int argc, char **argv) {
     // Ranks that ran different steps would wait on each other's
     // collectives for ever, or average tensors that do not match.
     try {
-      runtime::checkSameOnEveryRank(*collectives, graph->planJson, "plan");
+      runtime::checkSameOnEveryRank(
+          *collectives, rankSignature(*runtime::Plan::parse(graph->planJson)),
+          "model, batch or collectives");
     } catch (const runtime::Error &e) {
       // One write: the ranks' messages share mpirun's stream.
       llvm::errs() << "memopt-run: " + rankPrefix() + "error: " + e.what() +

@@ -76,6 +76,15 @@ public:
       group.sync.arrive_and_wait();
     }
 
+    void broadcast(void *data, size_t bytes, int root) override {
+      if (index == root)
+        group.sends[index] = data;
+      group.sync.arrive_and_wait();
+      if (index != root)
+        std::memcpy(data, group.sends[root], bytes);
+      group.sync.arrive_and_wait();
+    }
+
   private:
     ThreadGroup &group;
     int index;
@@ -163,6 +172,30 @@ TEST(CollectivesTest, InPlaceWithoutWorkspaceAndInHalfPrecision) {
     EXPECT_EQ(results[0][i], mean) << i;
     EXPECT_EQ(results[1][i], mean) << i;
   }
+}
+
+TEST(CollectivesTest, BroadcastGivesTheRootsBits) {
+  ThreadGroup group(3);
+  Shape s{4};
+  std::vector<std::vector<float>> results(3);
+  group.run([&](Collectives &c) {
+    std::vector<float> x(4), y(4, -1.0f);
+    for (int64_t i = 0; i < 4; ++i)
+      x[i] = value(c.rank(), i);
+    // The root copies its input into its output; the others receive.
+    broadcastFrom(c, ref(x.data(), DType::F32, s), ref(y.data(), DType::F32, s),
+                  /*root=*/2);
+    results[c.rank()] = y;
+  });
+  for (int r = 0; r < 3; ++r)
+    for (int64_t i = 0; i < 4; ++i)
+      EXPECT_EQ(results[r][i], value(2, i)) << r << " " << i;
+  group.run([&](Collectives &c) {
+    float x[4] = {0, 0, 0, 0};
+    EXPECT_THROW(broadcastFrom(c, ref(x, DType::F32, s), ref(x, DType::F32, s),
+                               /*root=*/3),
+                 Error);
+  });
 }
 
 TEST(CollectivesTest, MixedDTypesAreRefused) {

@@ -168,6 +168,7 @@ KernelEntry lookup(KernelKind kind) {
   case KernelKind::Select:
     return {cpu::select, false};
   case KernelKind::AllReduce:
+  case KernelKind::Broadcast:
     // The executor runs collectives (Executor::setCollectives).
     break;
   }

@@ -225,6 +225,7 @@ KernelFn lookup(KernelKind kind) {
   case KernelKind::Select:
     return cuda::select;
   case KernelKind::AllReduce:
+  case KernelKind::Broadcast:
     // The executor runs collectives (Executor::setCollectives).
     break;
   }

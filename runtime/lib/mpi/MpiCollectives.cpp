@@ -86,6 +86,11 @@ public:
           MPI_Allgather(mine, count, MPI_BYTE, all, count, MPI_BYTE, comm));
   }
 
+  void broadcast(void *data, size_t bytes, int root) override {
+    int count = byteCount(bytes, "broadcast");
+    check("MPI_Bcast", MPI_Bcast(data, count, MPI_BYTE, root, comm));
+  }
+
 private:
   MPI_Comm comm = MPI_COMM_NULL;
   int myRank = 0, worldSize = 1;

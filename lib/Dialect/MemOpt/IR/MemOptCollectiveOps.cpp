@@ -5,6 +5,18 @@
 using namespace mlir;
 using namespace memopt;
 
+LogicalResult BroadcastOp::verify() {
+  if (getRanks() < 2)
+    return emitOpError("expected ranks >= 2, got ") << getRanks();
+  if (getRoot() < 0 || getRoot() >= getRanks())
+    return emitOpError("expected root in [0, ")
+           << getRanks() << "), got " << getRoot();
+  if (getResult().getType() != getValue().getType())
+    return emitOpError("expected a result of type ")
+           << getValue().getType() << ", got " << getResult().getType();
+  return success();
+}
+
 LogicalResult AllReduceOp::verify() {
   if (getRanks() < 2)
     return emitOpError("expected ranks >= 2, got ") << getRanks();

@@ -84,11 +84,19 @@ struct MemOptDataParallelPass
                           << static_cast<int64_t>(zero);
       return signalPassFailure();
     }
-    if (zero != 0) {
+    if (zero > 1) {
       anchor->emitError()
           << kPass << ": zero=" << static_cast<int64_t>(zero)
-          << " (ZeRO's sharding of optimizer state, gradients and "
-             "parameters) is not built yet; zero=0 replicates them";
+          << " (ZeRO's sharding of gradients and parameters) is not built "
+             "yet; zero=1 shards the optimizer state, zero=0 replicates it";
+      return signalPassFailure();
+    }
+    if (zero == 1 && ranks > 1 && (rank < 0 || rank >= ranks)) {
+      anchor->emitError() << kPass
+                          << ": zero=1 builds one rank's step (the ranks own "
+                          << "different parameters): rank must be in [0, "
+                          << static_cast<int64_t>(ranks) << "), got "
+                          << static_cast<int64_t>(rank);
       return signalPassFailure();
     }
     std::optional<int64_t> cap = parseByteSize(bucket);
@@ -109,6 +117,9 @@ struct MemOptDataParallelPass
   }
 
   LogicalResult rewrite(func::FuncOp func);
+  LogicalResult
+  shardOptimizerState(func::FuncOp func,
+                      ArrayRef<OptimizerUpdateOpInterface> updates);
 
   int64_t bucketBytes = 0;
 };
@@ -125,10 +136,9 @@ LogicalResult MemOptDataParallelPass::rewrite(func::FuncOp func) {
   SmallVector<OptimizerUpdateOpInterface> updates;
   for (auto [i, op] : llvm::enumerate(body)) {
     position[&op] = static_cast<int64_t>(i);
-    if (auto existing = dyn_cast<AllReduceOp>(op))
-      return existing.emitOpError()
-             << "is already here: " << kPass
-             << " runs once, on a step without collectives";
+    if (isa<AllReduceOp, BroadcastOp>(op))
+      return op.emitOpError() << "is already here: " << kPass
+                              << " runs once, on a step without collectives";
     if (auto update = dyn_cast<OptimizerUpdateOpInterface>(op))
       updates.push_back(update);
   }
@@ -230,6 +240,128 @@ LogicalResult MemOptDataParallelPass::rewrite(func::FuncOp func) {
   }
   for (auto &[type, bucket] : open)
     flush(bucket);
+  if (zero == 1)
+    return shardOptimizerState(func, updates);
+  return success();
+}
+
+/// ZeRO stage 1: parameters owned by ranks (largest first, each to the
+/// least loaded rank, as ZeroRedundancyOptimizer), this rank's updates and
+/// optimizer state only, and every new parameter broadcast from its owner.
+LogicalResult MemOptDataParallelPass::shardOptimizerState(
+    func::FuncOp func, ArrayRef<OptimizerUpdateOpInterface> updates) {
+  auto ret = cast<func::ReturnOp>(func.front().getTerminator());
+  SmallVector<std::pair<BlockArgument, OptimizerUpdateOpInterface>> params;
+  for (OptimizerUpdateOpInterface update : updates) {
+    auto param = dyn_cast<BlockArgument>(update.getParam());
+    if (!param)
+      return update->emitOpError()
+             << "updates a value that is not an argument of @"
+             << func.getSymName() << ": " << kPass
+             << " zero=1 shards the state of parameters the step receives";
+    for (Operation *user : update->getUsers())
+      if (user != ret)
+        return update->emitOpError()
+               << "has a result read by " << user->getName() << ": " << kPass
+               << " zero=1 moves updates to the rank that owns the "
+                  "parameter, so only the function may return them";
+    params.push_back({param, update});
+  }
+  // Argument order; the owners by size, largest first (ties: argument
+  // order), each to the rank with the fewest bytes so far (ties: lowest).
+  llvm::sort(params, [](const auto &a, const auto &b) {
+    return a.first.getArgNumber() < b.first.getArgNumber();
+  });
+  SmallVector<size_t> bySize(params.size());
+  for (size_t i = 0; i < params.size(); ++i)
+    bySize[i] = i;
+  auto bytesOf = [&](size_t i) {
+    auto type = cast<ShapedType>(params[i].first.getType());
+    return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+  };
+  llvm::stable_sort(
+      bySize, [&](size_t a, size_t b) { return bytesOf(a) > bytesOf(b); });
+  SmallVector<int64_t> load(ranks, 0), owner(params.size(), 0);
+  for (size_t i : bySize) {
+    int64_t least = 0;
+    for (int64_t r = 1; r < ranks; ++r)
+      if (load[r] < load[least])
+        least = r;
+    owner[i] = least;
+    load[least] += bytesOf(i);
+  }
+
+  // Every rank broadcasts every parameter, in argument order: the owner its
+  // update's result, the others over their old copy.
+  llvm::BitVector eraseArgs(func.getNumArguments()),
+      eraseResults(func.getNumResults());
+  SmallVector<Operation *> notOurs;
+  OpBuilder b(ret);
+  for (auto [i, entry] : llvm::enumerate(params)) {
+    auto [param, update] = entry;
+    Value newParam = update->getResult(0);
+    bool owned = owner[i] == rank;
+    numOwned += owned;
+    auto broadcast = BroadcastOp::create(
+        b, update->getLoc(), param.getType(), owned ? newParam : Value(param),
+        b.getI64IntegerAttr(ranks), b.getI64IntegerAttr(owner[i]));
+    broadcast->setAttr(MemOptDialect::kInPlaceAttrName, b.getI64IntegerAttr(0));
+    newParam.replaceUsesWithIf(broadcast.getResult(), [&](OpOperand &use) {
+      return use.getOwner() == ret;
+    });
+    if (owned)
+      continue;
+    // Not this rank's: no update, no state.
+    for (OpOperand &use : ret->getOpOperands())
+      for (Value state : llvm::drop_begin(update->getResults()))
+        if (use.get() == state)
+          eraseResults.set(use.getOperandNumber());
+    SmallVector<BlockArgument> states;
+    for (Value operand : update->getOperands())
+      if (auto arg = dyn_cast<BlockArgument>(operand);
+          arg &&
+          func.getArgAttr(arg.getArgNumber(),
+                          MemOptDialect::kOptimizerStateAttrName) &&
+          llvm::all_of(arg.getUsers(),
+                       [&](Operation *user) { return user == update; }))
+        states.push_back(arg);
+    notOurs.push_back(update);
+    for (BlockArgument arg : states)
+      eraseArgs.set(arg.getArgNumber());
+  }
+
+  // The results that update arguments name them by number: renumber them
+  // past the erased arguments.
+  SmallVector<int64_t> newIndex(func.getNumArguments(), -1);
+  for (int64_t i = 0, next = 0; i < func.getNumArguments(); ++i)
+    if (!eraseArgs.test(i))
+      newIndex[i] = next++;
+  SmallVector<Value> kept;
+  for (OpOperand &use : ret->getOpOperands())
+    if (!eraseResults.test(use.getOperandNumber()))
+      kept.push_back(use.get());
+  SmallVector<std::optional<int64_t>> updatesOf;
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    if (eraseResults.test(i))
+      continue;
+    auto index = func.getResultAttrOfType<IntegerAttr>(
+        i, MemOptDialect::kUpdatesAttrName);
+    updatesOf.push_back(index ? std::optional<int64_t>(index.getInt())
+                              : std::nullopt);
+  }
+  ret->setOperands(kept);
+  // Their new state is no longer returned, their new parameter is the
+  // broadcast's: nothing reads them.
+  for (Operation *update : notOurs)
+    update->erase();
+  if (failed(func.eraseResults(eraseResults)) ||
+      failed(func.eraseArguments(eraseArgs)))
+    return func.emitError() << kPass << ": internal error: could not drop "
+                            << "the optimizer state of other ranks";
+  for (auto [i, index] : llvm::enumerate(updatesOf))
+    if (index)
+      func.setResultAttr(i, MemOptDialect::kUpdatesAttrName,
+                         b.getI64IntegerAttr(newIndex[*index]));
   return success();
 }
 

@@ -75,6 +75,7 @@ void buildMemOptPipeline(OpPassManager &pm,
       MemOptDataParallelOptions parallel;
       parallel.ranks = options.ranks;
       parallel.zero = options.zero;
+      parallel.rank = options.rank;
       parallel.bucket = options.bucket;
       pm.addPass(createMemOptDataParallel(parallel));
     }
@@ -168,6 +169,7 @@ verifyMemOptPipelineOptions(const MemOptPipelineOptions &options,
         std::make_pair("checkpoint", options.checkpoint.hasValue()),
         std::make_pair("ranks", options.ranks.hasValue()),
         std::make_pair("zero", options.zero.hasValue()),
+        std::make_pair("rank", options.rank.hasValue()),
         std::make_pair("bucket", options.bucket.hasValue()),
         std::make_pair("optimizer", options.optimizer.hasValue()),
         std::make_pair("lr", options.lr.hasValue()),

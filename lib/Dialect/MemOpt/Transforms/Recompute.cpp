@@ -41,6 +41,11 @@ Operation *memopt::findInPlaceOverIntermediate(Block &block) {
     // forward op reads it.
     if (isa<UnscaleOp>(op) && op.getOperand(0).hasOneUse())
       continue;
+    // ZeRO's broadcast of a new parameter from its owner, over the update's
+    // result (itself over the parameter argument), which nothing else reads.
+    if (isa<BroadcastOp>(op) && op.getOperand(0).hasOneUse() &&
+        op.getOperand(0).getDefiningOp<OptimizerUpdateOpInterface>())
+      continue;
     // Likewise gradient clipping's product overwriting a gradient that only
     // the clipping factor's op read before it.
     if (isa<MulOp>(op) &&

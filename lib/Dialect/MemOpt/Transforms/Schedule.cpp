@@ -237,12 +237,21 @@ Scheduler::Scheduler(func::FuncOp func)
   };
 
   // Dependences: an op is ready when all its operands' producers ran.
+  // Collectives also wait for the collective before them in the block: every
+  // rank must issue them in the same order, and the ranks' steps may differ
+  // elsewhere (ZeRO's updates of the parameters a rank owns).
+  Operation *lastCollective = nullptr;
   for (Operation *op : ops) {
     llvm::SmallPtrSet<Operation *, 4> producers;
     for (Value operand : op->getOperands())
       if (Operation *def = operand.getDefiningOp();
           def && def->getBlock() == &body)
         producers.insert(def);
+    if (isa<AllReduceOp, BroadcastOp>(op)) {
+      if (lastCollective)
+        producers.insert(lastCollective);
+      lastCollective = op;
+    }
     // An op writing in place over an operand must run after every other
     // reader of the contents it overwrites (an anti-dependence the SSA edges
     // do not show).

@@ -41,6 +41,8 @@ public:
   /// Every rank's `bytes` bytes at `mine` land at `all + k·bytes` (k the
   /// sender's rank) on every rank. `mine` must not overlap `all`.
   virtual void allGather(const void *mine, void *all, size_t bytes) = 0;
+  /// Rank `root`'s `bytes` bytes at `data` land at `data` on every rank.
+  virtual void broadcast(void *data, size_t bytes, int root) = 0;
 };
 
 /// memopt.all_reduce on host memory: each output is the mean over the ranks
@@ -52,6 +54,12 @@ public:
 void allReduceMean(Collectives &collectives,
                    const std::vector<TensorRef> &inputs,
                    const std::vector<TensorRef> &outputs, Workspace workspace);
+
+/// memopt.broadcast on host memory: `output` holds rank `root`'s `input` on
+/// every rank (the root copies it unless they share storage; the other
+/// ranks' inputs are not read).
+void broadcastFrom(Collectives &collectives, const TensorRef &input,
+                   const TensorRef &output, int64_t root);
 
 /// Throws Error(Collective) on every rank unless every rank holds the same
 /// `text` (a plan): ranks running different steps would deadlock or

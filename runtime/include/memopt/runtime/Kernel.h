@@ -208,6 +208,12 @@ struct AllReduceAttrs {
   int64_t ranks = 2;
 };
 
+/// broadcast: rank `root`'s tensor on all `ranks` ranks.
+struct BroadcastAttrs {
+  int64_t ranks = 2;
+  int64_t root = 0;
+};
+
 /// The attributes of one step; std::monostate for kernels without any.
 using KernelAttrs =
     std::variant<std::monostate, Conv2DAttrs, MatMulAttrs, AlphaAttrs,
@@ -216,7 +222,8 @@ using KernelAttrs =
                  UpsampleAttrs, ActivationBackwardAttrs, NormBackwardAttrs,
                  BatchNormActAttrs, BatchNormActBackwardAttrs, AttentionAttrs,
                  LinearCrossEntropyAttrs, SgdAttrs, SgdMomentumAttrs, AdamAttrs,
-                 AdafactorAttrs, ClipAttrs, LossScaleAttrs, AllReduceAttrs>;
+                 AdafactorAttrs, ClipAttrs, LossScaleAttrs, AllReduceAttrs,
+                 BroadcastAttrs>;
 
 /// Whether output `outputIndex` of a kernel may occupy exactly the storage
 /// of input `inputIndex` (the output is then a view of that input's tensor,
@@ -244,7 +251,7 @@ using KernelAttrs =
 ///    the new scale over the scale, the new growth tracker over the
 ///    tracker (output i over input i, i < 2);
 ///  * all_reduce: output i over input i (the bucket is packed into the
-///    workspace first).
+///    workspace first); broadcast: output 0 over input 0.
 /// cast, found_inf, clip_coefficient and select never run in place.
 /// Any other overlap of a step's inputs and outputs is refused when the plan
 /// is loaded.

@@ -44,4 +44,28 @@ def MemOpt_AllReduceOp
   let results = (outs Variadic<MemOpt_FloatTensor>:$results);
 }
 
+def MemOpt_BroadcastOp : MemOpt_GradOp<"broadcast"> {
+  let summary = "one rank's tensor, on every rank";
+  let description = [{
+    The result is rank `root`'s operand on every one of the `ranks` ranks
+    (the other ranks' operands are not read): under ZeRO's sharded optimizer
+    state (`--memopt-data-parallel` with `zero=1`) the rank that owns a
+    parameter updates it and sends the new value to the others, whose
+    operand is then the old parameter, overwritten in place. The bits are
+    the root's.
+
+    Like `memopt.all_reduce`, correct because every rank issues the same
+    collectives in the same order; `--memopt-schedule` keeps the
+    collectives in the order they appear.
+
+    ```mlir
+    %w1 = memopt.broadcast %w {ranks = 4 : i64, root = 2 : i64}
+        : (tensor<10x128xf32>) -> tensor<10x128xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$value, I64Attr:$ranks,
+                   I64Attr:$root);
+  let results = (outs MemOpt_FloatTensor:$result);
+}
+
 #endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTCOLLECTIVEOPS_TD

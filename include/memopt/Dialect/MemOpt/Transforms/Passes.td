@@ -777,26 +777,36 @@ def MemOptDataParallel : Pass<"memopt-data-parallel"> {
     local there. Every rank then applies the same update to the same
     parameters, so they stay equal without being exchanged.
 
-    `zero=0` (all-reduce, every rank keeps all optimizer state) is what is
-    built; ZeRO's sharding stages 1–3 are refused with an error. `ranks=1`
-    leaves the step unchanged. A step whose gradients do not reach an
-    optimizer update (optimizer=none), that already holds collectives, or
-    where a gradient is made inside a region is refused with a located
-    error.
+    `zero=0`: every rank keeps all optimizer state. `zero=1` (ZeRO stage 1,
+    as PyTorch's ZeroRedundancyOptimizer partitions it): each parameter is
+    owned by one rank (the largest first, each to the rank with the fewest
+    parameter bytes so far); rank `rank`'s step keeps the optimizer state
+    and the update of the parameters it owns only, and every new parameter
+    is sent from its owner to all ranks (`memopt.broadcast`, in argument
+    order, in place). The steps of the ranks then differ, so `rank` names
+    the one to build. The parameters are bit-identical to `zero=0`'s.
+    Stages 2 and 3 (sharded gradients, parameters) are refused with an
+    error. `ranks=1` leaves the step unchanged. A step whose gradients do
+    not reach an optimizer update (optimizer=none), that already holds
+    collectives, or where a gradient is an argument is refused with a
+    located error.
   }];
   let options = [
     Option<"ranks", "ranks", "int64_t", /*default=*/"1",
            "Number of ranks (processes) the step is for">,
     Option<"zero", "zero", "int64_t", /*default=*/"0",
-           "ZeRO stage: 0 replicates optimizer state on every rank (1-3 "
-           "shard it; not built yet)">,
+           "ZeRO stage: 0 replicates optimizer state on every rank, 1 "
+           "shards it by parameter (2 and 3 are not built yet)">,
+    Option<"rank", "rank", "int64_t", /*default=*/"-1",
+           "With zero=1: the rank whose step to build, in [0, ranks)">,
     Option<"bucket", "bucket", "std::string", /*default=*/"\"25MiB\"",
            "Most bytes of gradients one all-reduce carries (PyTorch DDP's "
            "bucket_cap_mb), e.g. 25MiB; 0 puts each gradient in its own">
   ];
   let statistics = [
     Statistic<"numBuckets", "buckets", "memopt.all_reduce ops placed">,
-    Statistic<"numGradients", "gradients", "Gradients averaged across ranks">
+    Statistic<"numGradients", "gradients", "Gradients averaged across ranks">,
+    Statistic<"numOwned", "owned", "Parameters this rank updates (zero=1)">
   ];
 }
 

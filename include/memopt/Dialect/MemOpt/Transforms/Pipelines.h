@@ -80,6 +80,11 @@ struct MemOptPipelineOptions
       ::llvm::cl::desc("ZeRO stage with ranks > 1 (--memopt-data-parallel; "
                        "0, replicated optimizer state, is built)"),
       ::llvm::cl::init(0)};
+  Option<int64_t> rank{
+      *this, "rank",
+      ::llvm::cl::desc("With zero=1: the rank whose step to build "
+                       "(--memopt-data-parallel)"),
+      ::llvm::cl::init(-1)};
   Option<std::string> bucket{
       *this, "bucket",
       ::llvm::cl::desc("Most gradient bytes one all-reduce carries with "
