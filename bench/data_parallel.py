@@ -59,7 +59,10 @@ def report(build, args, batch, ranks, tmp, zero=0, rank=0):
             "model_states_bytes": r["parameters"]["bytes"] + r["gradient_bytes"] +
             r["optimizer_state_bytes"],
             "zero0_formula_bytes": 16 * r["parameters"]["count"],
-            "all_reduce_buckets": plan.count("memopt.all_reduce")}
+            "all_reduce_buckets": plan.count("memopt.all_reduce"),
+            "largest_bucket_bytes": r.get("collectives", {}).get("largest_bucket_bytes", 0),
+            "collective_workspace_bytes":
+            r.get("collectives", {}).get("largest_workspace_bytes", 0)}
 
 
 def median_step_ms(log):
@@ -87,13 +90,19 @@ def main(argv=None):
                                    zero=1, rank=r) for r in range(ranks)]
                 states = [row["optimizer_state_bytes"] for row in per_rank]
                 peaks = [row["peak_bytes"] for row in per_rank]
+                # Stage 1 computes and averages every gradient on every rank
+                # (a rank's report counts only those its own updates read).
+                full = rows[0]
                 rows.append(dict(per_rank[0], rank="max",
                                  optimizer_state_bytes=max(states),
                                  optimizer_state_min_bytes=min(states),
                                  peak_bytes=max(peaks),
-                                 model_states_bytes=per_rank[0]["parameter_bytes"] +
-                                 per_rank[0]["gradient_bytes"] + max(states),
-                                 zero1_ideal_state_bytes=rows[0]["optimizer_state_bytes"] // ranks))
+                                 gradient_bytes=full["gradient_bytes"],
+                                 model_states_bytes=full["parameter_bytes"] +
+                                 full["gradient_bytes"] + max(states),
+                                 zero1_ideal_state_bytes=full["optimizer_state_bytes"] // ranks,
+                                 zero1_formula_bytes=8 * full["parameter_bytes"] // 4 +
+                                 8 * full["parameter_bytes"] // 4 // ranks))
                 print(name, rows[-1], flush=True)
             result["memory"][name] = {"global_batch": global_batch, "rows": rows}
         run = os.path.join(build, "bin", "memopt-run")

@@ -37,7 +37,7 @@ void meanOfRows(int64_t count, int ranks, int64_t stride, Load load,
 }
 
 /// The mean of the `ranks` slices at `slices` (each `count` elements of
-/// `dtype`, one after the other) into `out`.
+/// `dtype`, one after the other) into `out`, which may be the first slice.
 void meanOfSlices(const void *slices, void *out, int64_t count, int ranks,
                   DType dtype) {
   switch (dtype) {
@@ -112,39 +112,52 @@ void allReduceMean(Collectives &collectives,
                          " and ", dtypeName(t.dtype), " in one bucket"));
     total += t.numElements;
   }
-  int ranks = collectives.size(), rank = collectives.rank();
+  int ranks = collectives.size();
   int64_t slice = shapes::allReduceSliceElements(total, ranks);
   size_t sliceBytes = static_cast<size_t>(slice) * elementBytes;
   size_t packedBytes = sliceBytes * static_cast<size_t>(ranks);
+  bool inPlace = shapes::allReduceSendsInPlace(
+      static_cast<int64_t>(inputs.size()), total, ranks);
+  size_t workspaceBytes = (inPlace ? 1 : 2) * packedBytes;
 
   std::vector<unsigned char> own;
-  auto *packed = static_cast<unsigned char *>(workspace.data);
-  if (!packed || workspace.bytes < 2 * packedBytes) {
-    own.resize(2 * packedBytes);
-    packed = own.data();
+  auto *scratch = static_cast<unsigned char *>(workspace.data);
+  if (!scratch || workspace.bytes < workspaceBytes) {
+    own.resize(workspaceBytes);
+    scratch = own.data();
   }
-  unsigned char *received = packed + packedBytes;
+  // What is sent: one tensor as it is, or the bucket packed and padded.
+  unsigned char *received = scratch;
+  const unsigned char *sent =
+      static_cast<const unsigned char *>(inputs.front().data);
+  if (!inPlace) {
+    unsigned char *packed = scratch + packedBytes;
+    size_t offset = 0;
+    for (const TensorRef &t : inputs) {
+      if (t.bytes())
+        std::memcpy(packed + offset, t.data, t.bytes());
+      offset += t.bytes();
+    }
+    std::memset(packed + offset, 0, packedBytes - offset);
+    sent = packed;
+  }
 
+  // Rank r receives every rank's slice r, reduces them into the first
+  // received slice (each element read before it is written), and gathers
+  // the reduced slices of every rank: into the output itself, or into the
+  // packed buffer, whose contents were sent already.
+  collectives.allToAll(sent, received, sliceBytes);
+  meanOfSlices(received, received, slice, ranks, dtype);
+  if (inPlace) {
+    collectives.allGather(received, outputs.front().data, sliceBytes);
+    return;
+  }
+  unsigned char *gathered = scratch + packedBytes;
+  collectives.allGather(received, gathered, sliceBytes);
   size_t offset = 0;
-  for (const TensorRef &t : inputs) {
-    if (t.bytes())
-      std::memcpy(packed + offset, t.data, t.bytes());
-    offset += t.bytes();
-  }
-  std::memset(packed + offset, 0, packedBytes - offset);
-
-  // Rank r receives every rank's slice r, reduces it into its own slice of
-  // the packed buffer (whose contents were sent already), and gathers the
-  // reduced slices of every rank.
-  collectives.allToAll(packed, received, sliceBytes);
-  unsigned char *reduced = packed + static_cast<size_t>(rank) * sliceBytes;
-  meanOfSlices(received, reduced, slice, ranks, dtype);
-  collectives.allGather(reduced, received, sliceBytes);
-
-  offset = 0;
   for (const TensorRef &t : outputs) {
     if (t.bytes())
-      std::memcpy(t.data, received + offset, t.bytes());
+      std::memcpy(t.data, gathered + offset, t.bytes());
     offset += t.bytes();
   }
 }

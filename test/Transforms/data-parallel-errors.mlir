@@ -5,7 +5,7 @@
 // RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 zero=7" 2>&1 | FileCheck %s --check-prefix=STAGE
 // RUN: not memopt-opt %s --split-input-file --memopt-data-parallel=ranks=0 2>&1 | FileCheck %s --check-prefix=RANKS
 // RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 bucket=lots" 2>&1 | FileCheck %s --check-prefix=BUCKET
-// RUN: not memopt-opt %s --memopt-pipeline="mode=inference ranks=2" 2>&1 | FileCheck %s --check-prefix=INFER
+// RUN: not memopt-opt %s --split-input-file --memopt-pipeline="mode=inference ranks=2" 2>&1 | FileCheck %s --check-prefix=INFER
 
 // ZERO: error: memopt-data-parallel: zero=2 (ZeRO's sharding of gradients and parameters) is not built yet; zero=1 shards the optimizer state, zero=0 replicates it
 // RANK: error: memopt-data-parallel: zero=1 builds one rank's step (the ranks own different parameters): rank must be in [0, 2), got -1
@@ -49,4 +49,29 @@ func.func @given_gradient(%w: tensor<4xf32> {memopt.param}, %g: tensor<4xf32>) -
 func.func @no_params(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = memopt.relu %x : tensor<4xf32>
   return %y : tensor<4xf32>
+}
+
+// -----
+
+// The collectives' verifiers.
+func.func @bad_ranks(%g: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'memopt.all_reduce' op expected ranks >= 2, got -1}}
+  %a = memopt.all_reduce %g {ranks = -1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+func.func @mixed_bucket(%g: tensor<4xf32>, %h: tensor<4xf16>) -> tensor<4xf32> {
+  // expected-error @+1 {{'memopt.all_reduce' op expected every operand of element type 'f32' (one packed bucket), operand 1 is 'tensor<4xf16>'}}
+  %a:2 = memopt.all_reduce %g, %h {ranks = 2 : i64} : (tensor<4xf32>, tensor<4xf16>) -> (tensor<4xf32>, tensor<4xf16>)
+  return %a#0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @bad_root(%p: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'memopt.broadcast' op expected root in [0, 2), got -3}}
+  %b = memopt.broadcast %p {ranks = 2 : i64, root = -3 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %b : tensor<4xf32>
 }

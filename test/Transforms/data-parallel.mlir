@@ -4,6 +4,7 @@
 // RUN: memopt-opt %s --split-input-file --memopt-autodiff --memopt-data-parallel=ranks=4 | FileCheck %s --check-prefix=ONE
 // RUN: memopt-opt %s --split-input-file --memopt-autodiff --memopt-data-parallel="ranks=2 bucket=200" | FileCheck %s --check-prefix=CAP
 // RUN: memopt-opt %s --split-input-file --memopt-autodiff --memopt-data-parallel=ranks=1 | FileCheck %s --check-prefix=NONE
+// RUN: memopt-opt %s --split-input-file --memopt-autodiff=optimizer=adam --memopt-data-parallel="ranks=2 zero=1 rank=1" --memopt-report=file=- -o /dev/null | FileCheck %s --check-prefix=REPORT
 // RUN: memopt-opt %s --split-input-file --memopt-autodiff="clip-norm=1.0" --memopt-data-parallel="ranks=2 bucket=0" | FileCheck %s --check-prefix=CLIP
 // RUN: memopt-opt %s --split-input-file --memopt-mixed-precision=precision=fp16 --memopt-autodiff --memopt-data-parallel="ranks=2 bucket=0" | FileCheck %s --check-prefix=FP16
 
@@ -39,6 +40,18 @@
 // CAP-LABEL: func.func @mlp(
 // CAP:         memopt.all_reduce %{{.*}}, %{{.*}} {ranks = 2 : i64} : (tensor<3x8xf32>, tensor<3xf32>)
 // CAP:         memopt.all_reduce %{{.*}}, %{{.*}} {ranks = 2 : i64} : (tensor<8x4xf32>, tensor<8xf32>)
+
+// The report of rank 1's step: one bucket of the 268 gradient bytes, its
+// workspace two copies (268 padded to 272), four broadcasts, and Adam's
+// moments of the two parameters it owns (2 x (32 + 96)) plus the step count.
+// REPORT:      "optimizer_state_bytes": 260,
+// REPORT:      "collectives": {
+// REPORT-NEXT:   "ranks": 2,
+// REPORT-NEXT:   "all_reduce_buckets": 1,
+// REPORT-NEXT:   "largest_bucket_bytes": 268,
+// REPORT-NEXT:   "largest_workspace_bytes": 544,
+// REPORT-NEXT:   "broadcasts": 4
+// REPORT-NEXT: }
 
 // ranks=1 changes nothing.
 // NONE-LABEL: func.func @mlp(

@@ -131,7 +131,7 @@ TEST(CollectivesTest, MeanInRankOrderOverAPaddedBucket) {
       for (int64_t i = 0; i < 3; ++i)
         y[i] = value(c.rank(), 7 + i);
       std::vector<unsigned char> workspace(
-          memopt::shapes::allReduceWorkspaceBytes(10, ranks, 4));
+          memopt::shapes::allReduceWorkspaceBytes(2, 10, ranks, 4));
       allReduceMean(
           c, {ref(x.data(), DType::F32, a), ref(y.data(), DType::F32, b)},
           {ref(outX.data(), DType::F32, a), ref(outY.data(), DType::F32, b)},
@@ -148,6 +148,34 @@ TEST(CollectivesTest, MeanInRankOrderOverAPaddedBucket) {
         EXPECT_EQ(std::memcmp(&results[r][i], &mean, 4), 0)
             << "rank " << r << " element " << i << " of " << ranks;
     }
+  }
+}
+
+TEST(CollectivesTest, OneTensorIsSentAsItIs) {
+  // 12 elements over 4 ranks: no packed copy, the workspace is the
+  // received slices alone, and the result may be the input's storage.
+  EXPECT_EQ(memopt::shapes::allReduceWorkspaceBytes(1, 12, 4, 4), 48);
+  EXPECT_EQ(memopt::shapes::allReduceWorkspaceBytes(1, 13, 4, 4), 2 * 64);
+  ThreadGroup group(4);
+  Shape s{12};
+  std::vector<std::vector<float>> results(4);
+  group.run([&](Collectives &c) {
+    std::vector<float> x(12);
+    for (int64_t i = 0; i < 12; ++i)
+      x[i] = value(c.rank(), i);
+    std::vector<unsigned char> workspace(48);
+    allReduceMean(c, {ref(x.data(), DType::F32, s)},
+                  {ref(x.data(), DType::F32, s)},
+                  Workspace{workspace.data(), workspace.size()});
+    results[c.rank()] = x;
+  });
+  for (int64_t i = 0; i < 12; ++i) {
+    float sum = value(0, i);
+    for (int r = 1; r < 4; ++r)
+      sum += value(r, i);
+    float mean = sum / 4.0f;
+    for (int r = 0; r < 4; ++r)
+      EXPECT_EQ(std::memcmp(&results[r][i], &mean, 4), 0) << r << " " << i;
   }
 }
 

@@ -10,7 +10,9 @@
 // packed copy to rank k and receives every rank's slice r (an all-to-all),
 // sums them in rank order, and gathers the N reduced slices back (an
 // all-gather). The workspace holds the packed copy and the N received
-// slices: two buffers of `padded` elements.
+// slices: two buffers of `padded` elements. A bucket of one tensor whose
+// elements N divides is sent from the tensor itself and gathered straight
+// into the result: the workspace is then the received slices alone.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,11 +28,21 @@ inline int64_t allReduceSliceElements(int64_t elements, int64_t ranks) {
   return (elements + ranks - 1) / ranks;
 }
 
-/// memopt.all_reduce's workspace: the packed bucket and the received
-/// slices, each `ranks` slices of `elementBytes`-byte elements.
-inline int64_t allReduceWorkspaceBytes(int64_t elements, int64_t ranks,
-                                       int64_t elementBytes) {
-  return 2 * allReduceSliceElements(elements, ranks) * ranks * elementBytes;
+/// Whether a bucket of `tensors` tensors and `elements` elements is sent
+/// as it is, without a packed copy.
+inline bool allReduceSendsInPlace(int64_t tensors, int64_t elements,
+                                  int64_t ranks) {
+  return tensors == 1 && elements % ranks == 0;
+}
+
+/// memopt.all_reduce's workspace: the packed bucket (unless sent in place)
+/// and the received slices, each `ranks` slices of `elementBytes`-byte
+/// elements.
+inline int64_t allReduceWorkspaceBytes(int64_t tensors, int64_t elements,
+                                       int64_t ranks, int64_t elementBytes) {
+  int64_t copies = allReduceSendsInPlace(tensors, elements, ranks) ? 1 : 2;
+  return copies * allReduceSliceElements(elements, ranks) * ranks *
+         elementBytes;
 }
 
 } // namespace memopt::shapes

@@ -5,12 +5,15 @@
 using namespace mlir;
 using namespace memopt;
 
+// The attributes' getters read them unsigned: the checks read them signed,
+// so that -1 is refused, not taken for 2^64 - 1.
+
 LogicalResult BroadcastOp::verify() {
-  if (getRanks() < 2)
-    return emitOpError("expected ranks >= 2, got ") << getRanks();
-  if (getRoot() < 0 || getRoot() >= getRanks())
-    return emitOpError("expected root in [0, ")
-           << getRanks() << "), got " << getRoot();
+  int64_t ranks = getRanksAttr().getInt(), root = getRootAttr().getInt();
+  if (ranks < 2)
+    return emitOpError("expected ranks >= 2, got ") << ranks;
+  if (root < 0 || root >= ranks)
+    return emitOpError("expected root in [0, ") << ranks << "), got " << root;
   if (getResult().getType() != getValue().getType())
     return emitOpError("expected a result of type ")
            << getValue().getType() << ", got " << getResult().getType();
@@ -18,8 +21,9 @@ LogicalResult BroadcastOp::verify() {
 }
 
 LogicalResult AllReduceOp::verify() {
-  if (getRanks() < 2)
-    return emitOpError("expected ranks >= 2, got ") << getRanks();
+  int64_t ranks = getRanksAttr().getInt();
+  if (ranks < 2)
+    return emitOpError("expected ranks >= 2, got ") << ranks;
   if (getValues().empty())
     return emitOpError("expected at least one tensor to reduce");
   if (getValues().size() != getResults().size())

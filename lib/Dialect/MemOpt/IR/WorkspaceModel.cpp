@@ -264,5 +264,6 @@ int64_t AllReduceOp::getWorkspaceBytes(int64_t /*limit*/) {
     return 0;
   int64_t elementBytes =
       (shapedType(getValues().front()).getElementTypeBitWidth() + 7) / 8;
-  return shapes::allReduceWorkspaceBytes(elements, getRanks(), elementBytes);
+  return shapes::allReduceWorkspaceBytes(getValues().size(), elements,
+                                         getRanks(), elementBytes);
 }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memopt/Analysis/MemoryAnalysis.h"
+#include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 #include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
 
@@ -122,6 +123,28 @@ Json reportFunction(func::FuncOp func, bool graph) {
               {"total_flops", analysis.getTotalFlops()},
               {"clipped_gradient_bytes", analysis.getClippedGradientBytes()},
               {"ops", std::move(ops)}};
+  // Data-parallel steps: what the collectives carry and hold.
+  int64_t ranks = 0, buckets = 0, broadcasts = 0, largest = 0, workspace = 0;
+  for (Operation *op : analysis.getOps()) {
+    if (auto reduce = dyn_cast<AllReduceOp>(op)) {
+      ranks = reduce.getRanks();
+      ++buckets;
+      int64_t bytes = 0;
+      for (Value v : reduce.getValues())
+        bytes += MemoryAnalysis::getValueBytes(v);
+      largest = std::max(largest, bytes);
+      workspace = std::max(workspace, MemoryAnalysis::getWorkspaceBytes(op));
+    } else if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+      ranks = broadcast.getRanks();
+      ++broadcasts;
+    }
+  }
+  if (ranks)
+    report["collectives"] = Json{{"ranks", ranks},
+                                 {"all_reduce_buckets", buckets},
+                                 {"largest_bucket_bytes", largest},
+                                 {"largest_workspace_bytes", workspace},
+                                 {"broadcasts", broadcasts}};
   if (graph) {
     report["arguments_bytes"] = MemoryAnalysis::getPersistentBytes(func);
     report["results"] = std::move(results);

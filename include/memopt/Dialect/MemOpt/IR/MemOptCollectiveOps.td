@@ -27,7 +27,9 @@ def MemOpt_AllReduceOp
     rounded once to the element type. Every rank gets the same bits, and a
     run repeated gets the same bits again. Its workspace is two packed
     copies of the bucket (what the rank sends, and the `ranks` slices it
-    receives), each padded to a multiple of `ranks` elements.
+    receives), each padded to a multiple of `ranks` elements; one tensor
+    whose elements `ranks` divides is sent as it is, and the workspace is
+    then the received slices alone.
 
     The compiler treats it as a function of its operands; it is correct
     because every rank runs the same plan, so the collectives are issued in
