@@ -315,11 +315,13 @@ void Executor::start(uint64_t stepCounter) {
           ErrorCode::InvalidArgument,
           concat("executor: ", describeArgument(plan, i), " has not been set"));
   resultsFresh = false;
+  const uint64_t rank =
+      collectives ? static_cast<uint64_t>(collectives->rank()) : 0;
   auto issueStep = [&](size_t s) {
     StepContext context;
     context.stepCounter = stepCounter;
     context.stepIndex = s;
-    context.rank = collectives ? static_cast<uint64_t>(collectives->rank()) : 0;
+    context.rank = rank;
     context.workspace = stepWorkspaces[s];
     auto start = std::chrono::steady_clock::now();
     try {

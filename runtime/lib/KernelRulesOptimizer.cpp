@@ -266,15 +266,21 @@ KernelAttrs foundInf(Rules &r) {
   return std::monostate{};
 }
 
+/// A collective's required `ranks`: at least 2.
+int64_t collectiveRanks(Rules &r) {
+  int64_t ranks = r.i64("ranks", std::nullopt);
+  if (ranks < 2)
+    r.error("attribute 'ranks' must be at least 2, got ", ranks);
+  return ranks;
+}
+
 /// all_reduce(x...) -> the mean of each x over `ranks` ranks: outputs of
 /// the inputs' types, every input of one float dtype (one packed bucket).
 KernelAttrs allReduce(Rules &r) {
   r.arity(1, SIZE_MAX, r.numInputs());
   AllReduceAttrs a;
-  a.ranks = r.i64("ranks", std::nullopt);
+  a.ranks = collectiveRanks(r);
   r.done();
-  if (a.ranks < 2)
-    r.error("attribute 'ranks' must be at least 2, got ", a.ranks);
   for (size_t i = 0; i < r.numInputs(); ++i) {
     r.isFloat(r.in(i), concat("input ", i));
     if (i > 0)
@@ -288,11 +294,9 @@ KernelAttrs allReduce(Rules &r) {
 KernelAttrs broadcast(Rules &r) {
   r.arity(1, 1, 1);
   BroadcastAttrs a;
-  a.ranks = r.i64("ranks", std::nullopt);
+  a.ranks = collectiveRanks(r);
   a.root = r.i64("root", std::nullopt);
   r.done();
-  if (a.ranks < 2)
-    r.error("attribute 'ranks' must be at least 2, got ", a.ranks);
   if (a.root < 0 || a.root >= a.ranks)
     r.error("attribute 'root' must be in [0, ", a.ranks, "), got ", a.root);
   r.isFloat(r.in(0), "input 0");

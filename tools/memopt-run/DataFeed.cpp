@@ -97,18 +97,20 @@ void DataFeed::next(runtime::Executor &executor, bool prefetch) {
     return;
   const runtime::TensorInfo &input = plan.argumentTensor(*inputArg);
   const runtime::TensorInfo &labels = plan.argumentTensor(*labelArg);
-  // The global batch, then this rank's rows of it.
-  std::vector<float> x(input.numElements * ranks);
-  std::vector<int64_t> y(labels.numElements * ranks);
-  batcher->next(x.data(), y.data());
+  // The global batch's samples, of which this rank reads its rows.
+  std::vector<float> x(input.numElements);
+  std::vector<int64_t> y(labels.numElements);
+  data::IndexSpan global = batcher->nextIndices();
+  const size_t share = global.size() / static_cast<size_t>(ranks);
+  batcher->dataset().fill(
+      data::IndexSpan(global.data() + share * static_cast<size_t>(rank), share),
+      x.data(), y.data());
   HostTensor inputs(input.dtype, input.shape),
       classes(labels.dtype, labels.shape);
-  size_t xFirst = static_cast<size_t>(input.numElements) * rank;
-  size_t yFirst = static_cast<size_t>(labels.numElements) * rank;
-  for (int64_t i = 0; i < input.numElements; ++i)
-    inputs.set(i, x[xFirst + i]);
-  for (int64_t i = 0; i < labels.numElements; ++i)
-    classes.set(i, static_cast<double>(y[yFirst + i]));
+  for (size_t i = 0; i < x.size(); ++i)
+    inputs.set(static_cast<int64_t>(i), x[i]);
+  for (size_t i = 0; i < y.size(); ++i)
+    classes.set(static_cast<int64_t>(i), static_cast<double>(y[i]));
   if (prefetch) {
     executor.prefetchArgument(*inputArg, input.dtype, input.shape,
                               inputs.bytes.data(), inputs.bytes.size());

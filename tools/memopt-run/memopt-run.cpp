@@ -348,6 +348,12 @@ std::string rankPrefix() {
   return collectives ? "rank " + std::to_string(rankIndex) + ": " : "";
 }
 
+/// Prints `memopt-run: [rank R: ]<kind>: <what>` in one write: the ranks'
+/// messages share mpirun's stream.
+void printError(const char *kind, const char *what) {
+  llvm::errs() << "memopt-run: " + rankPrefix() + kind + ": " + what + "\n";
+}
+
 /// After a failure on this rank during the run: the others may be waiting
 /// for it in a collective, so the whole job ends (MPI_Abort).
 void endJob(int code) {
@@ -483,8 +489,8 @@ struct RunSummary {
   size_t kernels = 0;
 };
 
-RunSummary runCompiled(const CompiledGraph &graph, llvm::raw_ostream &out) {
-  auto plan = runtime::Plan::parse(graph.planJson);
+RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
+                       const CompiledGraph &graph, llvm::raw_ostream &out) {
   std::unique_ptr<runtime::Backend> backend = chooseBackend(out);
   std::string deviceName(backend->name());
   // Not when the user capped workspaces: they chose memory over speed.
@@ -1032,23 +1038,22 @@ int main(int argc, char **argv) {
     planOut->keep();
   }
 
-  if (collectives) {
-    // Ranks that ran different steps would wait on each other's
-    // collectives for ever, or average tensors that do not match.
-    try {
-      runtime::checkSameOnEveryRank(
-          *collectives, rankSignature(*runtime::Plan::parse(graph->planJson)),
-          "model, batch or collectives");
-    } catch (const runtime::Error &e) {
-      // One write: the ranks' messages share mpirun's stream.
-      llvm::errs() << "memopt-run: " + rankPrefix() + "error: " + e.what() +
-                          "\n";
-      return 1;
-    }
-  }
   try {
+    auto plan = runtime::Plan::parse(graph->planJson);
+    if (collectives) {
+      // Ranks that ran different steps would wait on each other's
+      // collectives for ever, or average tensors that do not match. Every
+      // rank finds a difference at once: each says so and ends by itself.
+      try {
+        runtime::checkSameOnEveryRank(*collectives, rankSignature(*plan),
+                                      "model, batch or collectives");
+      } catch (const runtime::Error &e) {
+        printError("error", e.what());
+        return 1;
+      }
+    }
     if (!compare) {
-      runCompiled(*graph, rankIndex == 0 ? llvm::outs() : llvm::nulls());
+      runCompiled(plan, *graph, rankIndex == 0 ? llvm::outs() : llvm::nulls());
       return 0;
     }
     FailureOr<CompiledGraph> baseline =
@@ -1058,8 +1063,9 @@ int main(int argc, char **argv) {
       return 1;
     std::string log;
     llvm::raw_string_ostream quiet(log);
-    RunSummary base = runCompiled(*baseline, quiet);
-    RunSummary opt = runCompiled(*graph, quiet);
+    RunSummary base =
+        runCompiled(runtime::Plan::parse(baseline->planJson), *baseline, quiet);
+    RunSummary opt = runCompiled(plan, *graph, quiet);
     auto mib = [](uint64_t bytes) { return bytes / (1024.0 * 1024.0); };
     llvm::outs() << llvm::format("%-34s %14s %14s %8s\n", "", "baseline",
                                  "optimised", "ratio");
@@ -1079,12 +1085,11 @@ int main(int argc, char **argv) {
                                  base.lastLoss, opt.lastLoss);
     return 0;
   } catch (const runtime::Error &e) {
-    llvm::errs() << "memopt-run: " + rankPrefix() + "error: " + e.what() + "\n";
+    printError("error", e.what());
     endJob(1);
     return 1;
   } catch (const std::exception &e) {
-    llvm::errs() << "memopt-run: " + rankPrefix() +
-                        "internal error: " + e.what() + "\n";
+    printError("internal error", e.what());
     endJob(2);
     return 2;
   }

@@ -118,6 +118,15 @@ float value(int r, int64_t i) {
          1e-7f * static_cast<float>(i * r);
 }
 
+/// What every rank must get for element i: the ranks' values summed in rank
+/// order in float, divided once.
+float meanInRankOrder(int ranks, int64_t i) {
+  float sum = value(0, i);
+  for (int r = 1; r < ranks; ++r)
+    sum += value(r, i);
+  return sum / static_cast<float>(ranks);
+}
+
 TEST(CollectivesTest, MeanInRankOrderOverAPaddedBucket) {
   for (int ranks : {2, 3, 4}) {
     ThreadGroup group(ranks);
@@ -140,10 +149,7 @@ TEST(CollectivesTest, MeanInRankOrderOverAPaddedBucket) {
       results[c.rank()] = outX;
     });
     for (int64_t i = 0; i < 10; ++i) {
-      float sum = value(0, i);
-      for (int r = 1; r < ranks; ++r)
-        sum += value(r, i);
-      float mean = sum / static_cast<float>(ranks);
+      float mean = meanInRankOrder(ranks, i);
       for (int r = 0; r < ranks; ++r)
         EXPECT_EQ(std::memcmp(&results[r][i], &mean, 4), 0)
             << "rank " << r << " element " << i << " of " << ranks;
@@ -170,10 +176,7 @@ TEST(CollectivesTest, OneTensorIsSentAsItIs) {
     results[c.rank()] = x;
   });
   for (int64_t i = 0; i < 12; ++i) {
-    float sum = value(0, i);
-    for (int r = 1; r < 4; ++r)
-      sum += value(r, i);
-    float mean = sum / 4.0f;
+    float mean = meanInRankOrder(4, i);
     for (int r = 0; r < 4; ++r)
       EXPECT_EQ(std::memcmp(&results[r][i], &mean, 4), 0) << r << " " << i;
   }

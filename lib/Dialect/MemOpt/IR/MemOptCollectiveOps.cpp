@@ -5,13 +5,19 @@
 using namespace mlir;
 using namespace memopt;
 
-// The attributes' getters read them unsigned: the checks read them signed,
-// so that -1 is refused, not taken for 2^64 - 1.
+/// A collective's `ranks`, at least 2. The attributes' getters read them
+/// unsigned: the checks read them signed, so that -1 is refused, not taken
+/// for 2^64 - 1.
+static LogicalResult verifyRanks(Operation *op, IntegerAttr ranks) {
+  if (ranks.getInt() < 2)
+    return op->emitOpError("expected ranks >= 2, got ") << ranks.getInt();
+  return success();
+}
 
 LogicalResult BroadcastOp::verify() {
   int64_t ranks = getRanksAttr().getInt(), root = getRootAttr().getInt();
-  if (ranks < 2)
-    return emitOpError("expected ranks >= 2, got ") << ranks;
+  if (failed(verifyRanks(*this, getRanksAttr())))
+    return failure();
   if (root < 0 || root >= ranks)
     return emitOpError("expected root in [0, ") << ranks << "), got " << root;
   if (getResult().getType() != getValue().getType())
@@ -21,9 +27,8 @@ LogicalResult BroadcastOp::verify() {
 }
 
 LogicalResult AllReduceOp::verify() {
-  int64_t ranks = getRanksAttr().getInt();
-  if (ranks < 2)
-    return emitOpError("expected ranks >= 2, got ") << ranks;
+  if (failed(verifyRanks(*this, getRanksAttr())))
+    return failure();
   if (getValues().empty())
     return emitOpError("expected at least one tensor to reduce");
   if (getValues().size() != getResults().size())

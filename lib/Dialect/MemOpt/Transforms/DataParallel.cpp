@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memopt/Analysis/MemoryAnalysis.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 #include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
@@ -180,10 +181,8 @@ LogicalResult MemOptDataParallelPass::rewrite(func::FuncOp func) {
   };
   SmallVector<Gradient> gradients;
   for (Value g : roots) {
-    Gradient gradient{g, position.lookup(g.getDefiningOp()), INT64_MAX, 0};
-    auto type = cast<ShapedType>(g.getType());
-    gradient.bytes =
-        type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+    Gradient gradient{g, position.lookup(g.getDefiningOp()), INT64_MAX,
+                      MemoryAnalysis::getValueBytes(g)};
     for (Operation *user : g.getUsers())
       if (readsAverage(user))
         gradient.firstReader =
@@ -276,8 +275,7 @@ LogicalResult MemOptDataParallelPass::shardOptimizerState(
   for (size_t i = 0; i < params.size(); ++i)
     bySize[i] = i;
   auto bytesOf = [&](size_t i) {
-    auto type = cast<ShapedType>(params[i].first.getType());
-    return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+    return MemoryAnalysis::getValueBytes(params[i].first);
   };
   llvm::stable_sort(
       bySize, [&](size_t a, size_t b) { return bytesOf(a) > bytesOf(b); });
