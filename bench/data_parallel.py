@@ -9,9 +9,10 @@ batch (global / N) with `--memopt-pipeline="ranks=N optimizer=adam"` and
 reads each rank's report: the plan's peak, and parameters + gradients +
 optimizer state against ZeRO stage 0's replicated (4 + 4 + 8) bytes per
 parameter (Rajbhandari et al. 2020: 2Psi + 2Psi + K*Psi in their fp16
-mixed-precision terms; here all f32), plus the all-reduce buckets. With
-zero=1 (N = 2, 4, 8) it compiles every rank's step and records the largest
-optimizer state of any rank against the ideal K*Psi/N. Then the
+mixed-precision terms; here all f32), plus the gradient buckets. With
+zero=1 and zero=2 (N = 2, 4, 8) it compiles every rank's step and records
+the rank with the most model states against the stage's formula
+(stage 1: 8Psi + 8Psi/N bytes, stage 2: 4Psi + 12Psi/N). Then the
 MLP's CPU step at one process (batch 64) and at 2 ranks under mpirun (32
 each), median of the steps after the first. Writes
 bench/results/data_parallel.json. `--quick` uses small models (tests).
@@ -59,7 +60,11 @@ def report(build, args, batch, ranks, tmp, zero=0, rank=0):
             "model_states_bytes": r["parameters"]["bytes"] + r["gradient_bytes"] +
             r["optimizer_state_bytes"],
             "zero0_formula_bytes": 16 * r["parameters"]["count"],
-            "all_reduce_buckets": plan.count("memopt.all_reduce"),
+            # Gradient buckets; not stage 2's sums of flags and norms.
+            "all_reduce_buckets": len([line for line in plan.splitlines()
+                                       if "memopt.all_reduce" in line and
+                                       "sum = true" not in line]),
+            "reduce_scatter_buckets": plan.count("memopt.reduce_scatter"),
             "largest_bucket_bytes": r.get("collectives", {}).get("largest_bucket_bytes", 0),
             "collective_workspace_bytes":
             r.get("collectives", {}).get("largest_workspace_bytes", 0)}
@@ -84,26 +89,36 @@ def main(argv=None):
             for ranks in (1, 2, 4, 8):
                 rows.append(report(build, gen, global_batch // ranks, ranks, tmp))
                 print(name, rows[-1], flush=True)
-            # ZeRO stage 1: every rank's step (each owns other parameters).
-            for ranks in (2, 4, 8):
-                per_rank = [report(build, gen, global_batch // ranks, ranks, tmp,
-                                   zero=1, rank=r) for r in range(ranks)]
-                states = [row["optimizer_state_bytes"] for row in per_rank]
-                peaks = [row["peak_bytes"] for row in per_rank]
-                # Stage 1 computes and averages every gradient on every rank
-                # (a rank's report counts only those its own updates read).
-                full = rows[0]
-                rows.append(dict(per_rank[0], rank="max",
-                                 optimizer_state_bytes=max(states),
-                                 optimizer_state_min_bytes=min(states),
-                                 peak_bytes=max(peaks),
-                                 gradient_bytes=full["gradient_bytes"],
-                                 model_states_bytes=full["parameter_bytes"] +
-                                 full["gradient_bytes"] + max(states),
-                                 zero1_ideal_state_bytes=full["optimizer_state_bytes"] // ranks,
-                                 zero1_formula_bytes=8 * full["parameter_bytes"] // 4 +
-                                 8 * full["parameter_bytes"] // 4 // ranks))
-                print(name, rows[-1], flush=True)
+            # ZeRO stages 1 and 2: every rank's step (each owns other
+            # parameters). Stage 1 computes and averages every gradient on
+            # every rank (a rank's report counts only those its own updates
+            # read); stage 2 keeps only the averages of its own.
+            full = rows[0]
+            psi_bytes = full["parameter_bytes"]  # 4 bytes per parameter
+            for zero in (1, 2):
+                for ranks in (2, 4, 8):
+                    per_rank = [report(build, gen, global_batch // ranks, ranks, tmp,
+                                       zero=zero, rank=r) for r in range(ranks)]
+                    states = [row["optimizer_state_bytes"] for row in per_rank]
+                    grads = [row["gradient_bytes"] for row in per_rank]
+                    peaks = [row["peak_bytes"] for row in per_rank]
+                    worst = max(range(ranks), key=lambda r: states[r] + grads[r])
+                    gradient_bytes = grads[worst] if zero == 2 else full["gradient_bytes"]
+                    # Rajbhandari et al.: stage 1 2Psi + 2Psi + K*Psi/N,
+                    # stage 2 2Psi + (2Psi + K*Psi)/N; here f32 weights and
+                    # gradients (4 bytes each) and Adam's two f32 moments.
+                    formula = (2 * psi_bytes + 2 * psi_bytes // ranks if zero == 1
+                               else psi_bytes + 3 * psi_bytes // ranks)
+                    rows.append(dict(per_rank[worst], rank="max",
+                                     optimizer_state_bytes=states[worst],
+                                     optimizer_state_min_bytes=min(states),
+                                     peak_bytes=max(peaks),
+                                     gradient_bytes=gradient_bytes,
+                                     model_states_bytes=psi_bytes + gradient_bytes +
+                                     states[worst],
+                                     ideal_state_bytes=full["optimizer_state_bytes"] // ranks,
+                                     formula_bytes=formula))
+                    print(name, rows[-1], flush=True)
             result["memory"][name] = {"global_batch": global_batch, "rows": rows}
         run = os.path.join(build, "bin", "memopt-run")
         mlp = os.path.join(ROOT, "examples", "mlp.mlir")

@@ -759,7 +759,7 @@ def run_options(model, batch, function):
         # Without mpirun there is one process: only --ranks=1 runs, and
         # --zero and --bucket need more ranks.
         "ranks": (COMMON + ["1", "2", "4"], lambda v: None if v == "1" else False),
-        "zero": (COMMON + ["0", "1"], lambda v: False),
+        "zero": (COMMON + ["0", "1", "2"], lambda v: False),
         "bucket": (COMMON + ["25MiB", "0"], lambda v: False),
     }
 
@@ -879,8 +879,16 @@ def pass_table(batch):
         "data-parallel": (lambda o: ["--memopt-autodiff",
                                      f"--memopt-data-parallel={o}"], {
             "ranks": (COMMON + ["1", "2", "4"], must(positive_int)),
-            # Only stage 0 is built; "-0" reads as 0.
-            "zero": (COMMON + ["0", "1", "3"], must(lambda v: v in ("0", "-0"))),
+            # Stages 0 to 2 are built; 1 and 2 need rank= when ranks > 1
+            # (an option alone leaves ranks=1, where they change nothing);
+            # "-0" reads as 0.
+            "zero": (COMMON + ["0", "1", "2", "3"],
+                     lambda v: None if v in ("1", "2") else v in ("0", "-0")),
+            # Read only with zero >= 1 and ranks > 1; a non-integer is a
+            # parse error whatever the other options.
+            "rank": (COMMON + ["0", "1"],
+                     lambda v: None if re.fullmatch(r"-?[0-9]+", v) and
+                     -2 ** 63 <= int(v) < 2 ** 63 else False),
             "bucket": (COMMON + ["0", "1KiB", "25MiB"],
                        lambda v: None if byte_size(v) is not None else False)}),
         "plan-memory": (lambda o: ["--memopt-autodiff", "--memopt-schedule",

@@ -407,9 +407,15 @@ void MemoryAnalysis::computeTotals() {
     }
   for (Value grad : gradients)
     gradientBytes += getValueBytes(grad);
+  // Under ZeRO stage 2 each rank's memopt.square_sum reads its gradients,
+  // and the factor only their sum.
   for (Operation *op : ops)
-    if (auto clip = dyn_cast<ClipCoefficientOp>(op))
+    if (auto clip = dyn_cast<ClipCoefficientOp>(op);
+        clip && !clip.getSquareSum())
       for (Value grad : clip.getGrads())
+        clippedGradientBytes += getValueBytes(grad);
+    else if (auto squares = dyn_cast<SquareSumOp>(op))
+      for (Value grad : squares.getValues())
         clippedGradientBytes += getValueBytes(grad);
 
   for (Operation *op : ops) {

@@ -3,6 +3,8 @@
 // memopt.all_reduce over a Collectives implementation: the bucket packed
 // into one buffer, an all-to-all of its slices, each rank's slice summed in
 // rank order, an all-gather of the reduced slices (CollectiveShapes.h).
+// memopt.reduce_scatter: the bucket packed by owner and reduced the same
+// way, then each reduced piece sent to the rank that owns it.
 // The order and the arithmetic are fixed here, not by the communication
 // library, so the bits do not depend on its algorithms.
 //
@@ -22,12 +24,12 @@ Collectives::~Collectives() = default;
 
 namespace {
 
-/// The mean over `ranks` rows of `count` elements, `stride` elements apart,
-/// summed in row order in `Acc` and stored through `store`.
+/// The sum over `ranks` rows of `count` elements, `stride` elements apart,
+/// in row order in `Acc`, divided by `divisor` and stored through `store`.
 template <typename Acc, typename Load, typename Store>
-void meanOfRows(int64_t count, int ranks, int64_t stride, Load load,
-                Store store) {
-  Acc divisor = static_cast<Acc>(ranks);
+void meanOfRows(int64_t count, int ranks, int64_t stride, int divisor_,
+                Load load, Store store) {
+  Acc divisor = static_cast<Acc>(divisor_);
   for (int64_t i = 0; i < count; ++i) {
     Acc sum = load(i);
     for (int k = 1; k < ranks; ++k)
@@ -36,16 +38,18 @@ void meanOfRows(int64_t count, int ranks, int64_t stride, Load load,
   }
 }
 
-/// The mean of the `ranks` slices at `slices` (each `count` elements of
-/// `dtype`, one after the other) into `out`, which may be the first slice.
+/// The mean (or, unless `mean`, the sum) of the `ranks` slices at `slices`
+/// (each `count` elements of `dtype`, one after the other) into `out`,
+/// which may be the first slice.
 void meanOfSlices(const void *slices, void *out, int64_t count, int ranks,
-                  DType dtype) {
+                  DType dtype, bool mean = true) {
+  const int divisor = mean ? ranks : 1;
   switch (dtype) {
   case DType::F32: {
     auto *in = static_cast<const float *>(slices);
     auto *o = static_cast<float *>(out);
     meanOfRows<float>(
-        count, ranks, count, [&](int64_t i) { return in[i]; },
+        count, ranks, count, divisor, [&](int64_t i) { return in[i]; },
         [&](int64_t i, float v) { o[i] = v; });
     return;
   }
@@ -53,7 +57,7 @@ void meanOfSlices(const void *slices, void *out, int64_t count, int ranks,
     auto *in = static_cast<const double *>(slices);
     auto *o = static_cast<double *>(out);
     meanOfRows<double>(
-        count, ranks, count, [&](int64_t i) { return in[i]; },
+        count, ranks, count, divisor, [&](int64_t i) { return in[i]; },
         [&](int64_t i, double v) { o[i] = v; });
     return;
   }
@@ -61,7 +65,8 @@ void meanOfSlices(const void *slices, void *out, int64_t count, int ranks,
     auto *in = static_cast<const uint16_t *>(slices);
     auto *o = static_cast<uint16_t *>(out);
     meanOfRows<float>(
-        count, ranks, count, [&](int64_t i) { return halfBitsToFloat(in[i]); },
+        count, ranks, count, divisor,
+        [&](int64_t i) { return halfBitsToFloat(in[i]); },
         [&](int64_t i, float v) { o[i] = floatToHalfBits(v); });
     return;
   }
@@ -69,7 +74,7 @@ void meanOfSlices(const void *slices, void *out, int64_t count, int ranks,
     auto *in = static_cast<const uint16_t *>(slices);
     auto *o = static_cast<uint16_t *>(out);
     meanOfRows<float>(
-        count, ranks, count,
+        count, ranks, count, divisor,
         [&](int64_t i) { return bfloat16BitsToFloat(in[i]); },
         [&](int64_t i, float v) { o[i] = floatToBFloat16Bits(v); });
     return;
@@ -77,8 +82,28 @@ void meanOfSlices(const void *slices, void *out, int64_t count, int ranks,
   default:
     throw Error(
         ErrorCode::InvalidArgument,
-        concat("all_reduce: expected a float dtype, got ", dtypeName(dtype)));
+        concat("collective: expected a float dtype, got ", dtypeName(dtype)));
   }
+}
+
+/// The one dtype of a bucket's tensors; throws if they differ.
+DType bucketDType(const std::vector<TensorRef> &inputs, const char *kernel) {
+  DType dtype = inputs.front().dtype;
+  for (const TensorRef &t : inputs)
+    if (t.dtype != dtype)
+      throw Error(ErrorCode::InvalidArgument,
+                  concat(kernel, ": inputs of dtypes ", dtypeName(dtype),
+                         " and ", dtypeName(t.dtype), " in one bucket"));
+  return dtype;
+}
+
+/// The workspace's bytes, or a buffer of the call's own when it has fewer.
+unsigned char *scratchFor(Workspace workspace, size_t bytes,
+                          std::vector<unsigned char> &own) {
+  if (workspace.data && workspace.bytes >= bytes)
+    return static_cast<unsigned char *>(workspace.data);
+  own.resize(bytes);
+  return own.data();
 }
 
 /// FNV-1a, 64 bits: the plans' fingerprint (not a security measure).
@@ -93,25 +118,22 @@ uint64_t fingerprint(std::string_view text) {
 
 } // namespace
 
-void allReduceMean(Collectives &collectives,
-                   const std::vector<TensorRef> &inputs,
-                   const std::vector<TensorRef> &outputs, Workspace workspace) {
+namespace {
+
+void allReduce(Collectives &collectives, const std::vector<TensorRef> &inputs,
+               const std::vector<TensorRef> &outputs, Workspace workspace,
+               bool mean) {
   if (inputs.size() != outputs.size())
     throw Error(ErrorCode::InvalidArgument,
                 concat("all_reduce: ", inputs.size(), " inputs but ",
                        outputs.size(), " outputs"));
   if (inputs.empty())
     return;
-  DType dtype = inputs.front().dtype;
+  DType dtype = bucketDType(inputs, "all_reduce");
   size_t elementBytes = dtypeSize(dtype);
   int64_t total = 0;
-  for (const TensorRef &t : inputs) {
-    if (t.dtype != dtype)
-      throw Error(ErrorCode::InvalidArgument,
-                  concat("all_reduce: inputs of dtypes ", dtypeName(dtype),
-                         " and ", dtypeName(t.dtype), " in one bucket"));
+  for (const TensorRef &t : inputs)
     total += t.numElements;
-  }
   int ranks = collectives.size();
   int64_t slice = shapes::allReduceSliceElements(total, ranks);
   size_t sliceBytes = static_cast<size_t>(slice) * elementBytes;
@@ -121,11 +143,7 @@ void allReduceMean(Collectives &collectives,
   size_t workspaceBytes = (inPlace ? 1 : 2) * packedBytes;
 
   std::vector<unsigned char> own;
-  auto *scratch = static_cast<unsigned char *>(workspace.data);
-  if (!scratch || workspace.bytes < workspaceBytes) {
-    own.resize(workspaceBytes);
-    scratch = own.data();
-  }
+  unsigned char *scratch = scratchFor(workspace, workspaceBytes, own);
   // What is sent: one tensor as it is, or the bucket packed and padded.
   unsigned char *received = scratch;
   const unsigned char *sent =
@@ -147,7 +165,7 @@ void allReduceMean(Collectives &collectives,
   // the reduced slices of every rank: into the output itself, or into the
   // packed buffer, whose contents were sent already.
   collectives.allToAll(sent, received, sliceBytes);
-  meanOfSlices(received, received, slice, ranks, dtype);
+  meanOfSlices(received, received, slice, ranks, dtype, mean);
   if (inPlace) {
     collectives.allGather(received, outputs.front().data, sliceBytes);
     return;
@@ -159,6 +177,126 @@ void allReduceMean(Collectives &collectives,
     if (t.bytes())
       std::memcpy(t.data, gathered + offset, t.bytes());
     offset += t.bytes();
+  }
+}
+
+} // namespace
+
+void allReduceMean(Collectives &collectives,
+                   const std::vector<TensorRef> &inputs,
+                   const std::vector<TensorRef> &outputs, Workspace workspace) {
+  allReduce(collectives, inputs, outputs, workspace, /*mean=*/true);
+}
+
+void allReduceSum(Collectives &collectives,
+                  const std::vector<TensorRef> &inputs,
+                  const std::vector<TensorRef> &outputs, Workspace workspace) {
+  allReduce(collectives, inputs, outputs, workspace, /*mean=*/false);
+}
+
+void reduceScatterMean(Collectives &collectives,
+                       const std::vector<TensorRef> &inputs,
+                       const std::vector<int64_t> &owners,
+                       const std::vector<TensorRef> &outputs,
+                       Workspace workspace) {
+  const int ranks = collectives.size(), me = collectives.rank();
+  if (inputs.empty() || owners.size() != inputs.size())
+    throw Error(ErrorCode::InvalidArgument,
+                concat("reduce_scatter: ", inputs.size(), " inputs and ",
+                       owners.size(), " owners"));
+  DType dtype = bucketDType(inputs, "reduce_scatter");
+  const size_t elementBytes = dtypeSize(dtype);
+  // Each owner's part of the bucket (its tensors in input order), in
+  // elements, the parts one after the other in rank order.
+  std::vector<int64_t> partStart(ranks + 1, 0);
+  size_t owned = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (owners[i] < 0 || owners[i] >= ranks)
+      throw Error(ErrorCode::Collective,
+                  concat("reduce_scatter: owner ", owners[i],
+                         " is not a rank of ", ranks));
+    partStart[owners[i] + 1] += inputs[i].numElements;
+    owned += owners[i] == me;
+  }
+  if (outputs.size() != owned)
+    throw Error(ErrorCode::InvalidArgument,
+                concat("reduce_scatter: rank ", me, " owns ", owned,
+                       " inputs but has ", outputs.size(), " outputs"));
+  for (int k = 0; k < ranks; ++k)
+    partStart[k + 1] += partStart[k];
+  const int64_t total = partStart[ranks];
+  const int64_t slice = shapes::allReduceSliceElements(total, ranks);
+  const size_t sliceBytes = static_cast<size_t>(slice) * elementBytes;
+  const size_t packedBytes = sliceBytes * static_cast<size_t>(ranks);
+  // One tensor the ranks divide is sent as it is, and its owner receives
+  // its mean straight into the result.
+  const bool inPlace = shapes::allReduceSendsInPlace(
+      static_cast<int64_t>(inputs.size()), total, ranks);
+  std::vector<unsigned char> own;
+  unsigned char *received =
+      scratchFor(workspace, (inPlace ? 1 : 2) * packedBytes, own);
+  unsigned char *packed = received + packedBytes;
+
+  // Packed by owner, padded; every rank reduces its slice in rank order,
+  // as all_reduce does.
+  const void *sent = inputs.front().data;
+  if (!inPlace) {
+    std::vector<int64_t> cursor(partStart.begin(), partStart.end() - 1);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i].bytes())
+        std::memcpy(packed + cursor[owners[i]] * elementBytes, inputs[i].data,
+                    inputs[i].bytes());
+      cursor[owners[i]] += inputs[i].numElements;
+    }
+    std::memset(packed + total * elementBytes, 0,
+                packedBytes - total * elementBytes);
+    sent = packed;
+  }
+  collectives.allToAll(sent, received, sliceBytes);
+  meanOfSlices(received, received, slice, ranks, dtype);
+
+  // Each owner gets the pieces of its part from the ranks whose slices they
+  // fall in, in rank order: its part, whole, at the start of the packed
+  // buffer (sent already).
+  auto overlap = [&](int sliceRank, int owner) {
+    int64_t lo = std::max(partStart[owner], sliceRank * slice);
+    int64_t hi = std::min(partStart[owner + 1], (sliceRank + 1) * slice);
+    return std::make_pair(lo, std::max(lo, hi));
+  };
+  std::vector<size_t> sendBytes(ranks), sendOffsets(ranks), recvBytes(ranks),
+      recvOffsets(ranks);
+  for (int k = 0; k < ranks; ++k) {
+    auto [lo, hi] = overlap(me, k);
+    sendBytes[k] = static_cast<size_t>(hi - lo) * elementBytes;
+    sendOffsets[k] = static_cast<size_t>(lo - me * slice) * elementBytes;
+    auto [from, to] = overlap(k, me);
+    recvBytes[k] = static_cast<size_t>(to - from) * elementBytes;
+    recvOffsets[k] = static_cast<size_t>(from - partStart[me]) * elementBytes;
+  }
+  unsigned char *part = packed;
+  if (inPlace && owned) {
+    if (outputs.front().bytes() != inputs.front().bytes() ||
+        outputs.front().dtype != dtype)
+      throw Error(ErrorCode::InvalidArgument,
+                  "reduce_scatter: output 0 does not match input 0");
+    part = static_cast<unsigned char *>(outputs.front().data);
+  }
+  collectives.allToAllV(received, sendBytes, sendOffsets, part, recvBytes,
+                        recvOffsets);
+  if (inPlace)
+    return;
+  size_t offset = 0, k = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (owners[i] != me)
+      continue;
+    const TensorRef &out = outputs[k++];
+    if (out.bytes() != inputs[i].bytes() || out.dtype != dtype)
+      throw Error(ErrorCode::InvalidArgument,
+                  concat("reduce_scatter: output ", k - 1,
+                         " does not match input ", i));
+    if (out.bytes())
+      std::memcpy(out.data, packed + offset, out.bytes());
+    offset += out.bytes();
   }
 }
 

@@ -41,7 +41,15 @@ Executor::Executor(std::shared_ptr<const Plan> plan,
     int64_t ranks = 0;
     if (step.kernel == KernelKind::AllReduce)
       ranks = std::get<AllReduceAttrs>(step.attrs).ranks;
-    else if (step.kernel == KernelKind::Broadcast)
+    else if (step.kernel == KernelKind::ReduceScatter) {
+      const auto &attrs = std::get<ReduceScatterAttrs>(step.attrs);
+      ranks = attrs.ranks;
+      if (planRank >= 0 && attrs.rank != planRank)
+        throw Error(ErrorCode::InvalidPlan,
+                    concat("plan: its collectives are rank ", planRank,
+                           "'s and rank ", attrs.rank, "'s"));
+      planRank = attrs.rank;
+    } else if (step.kernel == KernelKind::Broadcast)
       ranks = std::get<BroadcastAttrs>(step.attrs).ranks;
     if (!ranks)
       continue;
@@ -283,6 +291,11 @@ void Executor::setCollectives(Collectives *c) {
                 concat("executor: collectives on the ", backendPtr->name(),
                        " backend need NCCL, which this build does not "
                        "have yet; run data-parallel steps on the CPU"));
+  if (c && planRank >= 0 && c->rank() != planRank)
+    throw Error(ErrorCode::Collective,
+                concat("executor: the plan is rank ", planRank,
+                       "'s step (memopt.reduce_scatter), run on rank ",
+                       c->rank()));
   collectives = c;
 }
 
@@ -326,8 +339,14 @@ void Executor::start(uint64_t stepCounter) {
     auto start = std::chrono::steady_clock::now();
     try {
       if (plan.steps[s].kernel == KernelKind::AllReduce)
-        allReduceMean(*collectives, stepInputs[s], stepOutputs[s],
-                      stepWorkspaces[s]);
+        (std::get<AllReduceAttrs>(plan.steps[s].attrs).sum ? allReduceSum
+                                                           : allReduceMean)(
+            *collectives, stepInputs[s], stepOutputs[s], stepWorkspaces[s]);
+      else if (plan.steps[s].kernel == KernelKind::ReduceScatter)
+        reduceScatterMean(
+            *collectives, stepInputs[s],
+            std::get<ReduceScatterAttrs>(plan.steps[s].attrs).owners,
+            stepOutputs[s], stepWorkspaces[s]);
       else if (plan.steps[s].kernel == KernelKind::Broadcast)
         broadcastFrom(*collectives, stepInputs[s][0], stepOutputs[s][0],
                       std::get<BroadcastAttrs>(plan.steps[s].attrs).root);

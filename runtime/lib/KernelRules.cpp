@@ -150,6 +150,8 @@ KernelAttrs checkStep(KernelKind kind, const json &attrs,
     return adafactorUpdate(r);
   case KernelKind::ClipCoefficient:
     return clipCoefficient(r);
+  case KernelKind::SquareSum:
+    return squareSum(r);
   case KernelKind::Cast:
     return cast(r);
   case KernelKind::FoundInf:
@@ -162,6 +164,8 @@ KernelAttrs checkStep(KernelKind kind, const json &attrs,
     return selectRule(r);
   case KernelKind::AllReduce:
     return allReduce(r);
+  case KernelKind::ReduceScatter:
+    return reduceScatter(r);
   case KernelKind::Broadcast:
     return broadcast(r);
   }

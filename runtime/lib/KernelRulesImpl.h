@@ -331,6 +331,8 @@ KernelAttrs mseLossBackward(Rules &r);
 
 // Collectives (KernelRulesOptimizer.cpp).
 KernelAttrs allReduce(Rules &r);
+KernelAttrs reduceScatter(Rules &r);
+KernelAttrs squareSum(Rules &r);
 KernelAttrs broadcast(Rules &r);
 
 // Optimizers and mixed precision (KernelRulesOptimizer.cpp).

@@ -230,18 +230,36 @@ KernelAttrs adafactorUpdate(Rules &r) {
 }
 
 /// clip_coefficient(grads...) -> a 0-d f32: the factor clip_grad_norm_
-/// scales them by. The gradients may have any float dtypes and shapes.
+/// scales them by. The gradients may have any float dtypes and shapes; with
+/// `square_sum` the one input is their sum of squares, a 0-d f64.
 KernelAttrs clipCoefficient(Rules &r) {
   r.arity(1, SIZE_MAX, 1);
   ClipAttrs a;
   a.maxNorm = r.f64("max_norm", std::nullopt);
+  a.squareSum = r.boolean("square_sum", false);
   r.done();
   if (!(a.maxNorm > 0) || !std::isfinite(a.maxNorm))
     r.error("expected 'max_norm' > 0 and finite, got ", a.maxNorm);
+  if (a.squareSum) {
+    r.arity(1, 1, 1);
+    if (r.in(0).dtype != DType::F64 || !r.in(0).shape.empty())
+      r.error("with square_sum expected a 0-d f64 input, got ",
+              describe(r.in(0)));
+  }
   for (size_t i = 0; i < r.numInputs(); ++i)
     r.isFloat(r.in(i), concat("gradient ", i));
   r.output(0, DType::F32, {});
   return a;
+}
+
+/// square_sum(x...) -> a 0-d f64: the sum of the squares of every element.
+KernelAttrs squareSum(Rules &r) {
+  r.arity(1, SIZE_MAX, 1);
+  r.done();
+  for (size_t i = 0; i < r.numInputs(); ++i)
+    r.isFloat(r.in(i), concat("input ", i));
+  r.output(0, DType::F64, {});
+  return std::monostate{};
 }
 
 /// cast(x) -> x's values in the output's float dtype (any float dtype).
@@ -274,19 +292,50 @@ int64_t collectiveRanks(Rules &r) {
   return ranks;
 }
 
-/// all_reduce(x...) -> the mean of each x over `ranks` ranks: outputs of
-/// the inputs' types, every input of one float dtype (one packed bucket).
-KernelAttrs allReduce(Rules &r) {
-  r.arity(1, SIZE_MAX, r.numInputs());
-  AllReduceAttrs a;
-  a.ranks = collectiveRanks(r);
-  r.done();
+/// Every input of one float dtype (one packed bucket).
+static void oneBucket(Rules &r) {
   for (size_t i = 0; i < r.numInputs(); ++i) {
     r.isFloat(r.in(i), concat("input ", i));
     if (i > 0)
       r.sameDType(r.in(0), "input 0", r.in(i), concat("input ", i));
-    r.output(i, r.in(i).dtype, r.in(i).shape);
   }
+}
+
+/// all_reduce(x...) -> the mean (or with `sum`, the sum) of each x over
+/// `ranks` ranks: outputs of the inputs' types.
+KernelAttrs allReduce(Rules &r) {
+  r.arity(1, SIZE_MAX, r.numInputs());
+  AllReduceAttrs a;
+  a.ranks = collectiveRanks(r);
+  a.sum = r.boolean("sum", false);
+  r.done();
+  oneBucket(r);
+  for (size_t i = 0; i < r.numInputs(); ++i)
+    r.output(i, r.in(i).dtype, r.in(i).shape);
+  return a;
+}
+
+/// reduce_scatter(x...) -> the mean over `ranks` ranks of each x that
+/// `owners` gives to `rank`, in input order.
+KernelAttrs reduceScatter(Rules &r) {
+  ReduceScatterAttrs a;
+  a.ranks = collectiveRanks(r);
+  a.rank = r.i64("rank", std::nullopt);
+  a.owners = *r.ints("owners", r.numInputs(), 0, true);
+  r.done();
+  if (a.rank < 0 || a.rank >= a.ranks)
+    r.error("attribute 'rank' must be in [0, ", a.ranks, "), got ", a.rank);
+  std::vector<size_t> owned;
+  for (size_t i = 0; i < a.owners.size(); ++i) {
+    if (a.owners[i] >= a.ranks)
+      r.error("attribute 'owners' names rank ", a.owners[i], " of ", a.ranks);
+    if (a.owners[i] == a.rank)
+      owned.push_back(i);
+  }
+  r.arity(1, SIZE_MAX, owned.size());
+  oneBucket(r);
+  for (size_t k = 0; k < owned.size(); ++k)
+    r.output(k, r.in(owned[k]).dtype, r.in(owned[k]).shape);
   return a;
 }
 

@@ -1,5 +1,6 @@
 // RUN: memopt-opt %s --split-input-file --verify-diagnostics --memopt-data-parallel=ranks=2
-// RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 zero=2" 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 zero=3 rank=0" 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 zero=2" 2>&1 | FileCheck %s --check-prefix=RANK-TWO
 // RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 zero=1" 2>&1 | FileCheck %s --check-prefix=RANK
 // RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 zero=1 rank=2" 2>&1 | FileCheck %s --check-prefix=RANK2
 // RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 zero=7" 2>&1 | FileCheck %s --check-prefix=STAGE
@@ -7,7 +8,8 @@
 // RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 bucket=lots" 2>&1 | FileCheck %s --check-prefix=BUCKET
 // RUN: not memopt-opt %s --split-input-file --memopt-pipeline="mode=inference ranks=2" 2>&1 | FileCheck %s --check-prefix=INFER
 
-// ZERO: error: memopt-data-parallel: zero=2 (ZeRO's sharding of gradients and parameters) is not built yet; zero=1 shards the optimizer state, zero=0 replicates it
+// ZERO: error: memopt-data-parallel: zero=3 (ZeRO's sharding of the parameters) is not built yet; zero=2 shards the optimizer state and the averaged gradients, zero=1 the optimizer state, zero=0 replicates both
+// RANK-TWO: error: memopt-data-parallel: zero=2 builds one rank's step (the ranks own different parameters): rank must be in [0, 2), got -1
 // RANK: error: memopt-data-parallel: zero=1 builds one rank's step (the ranks own different parameters): rank must be in [0, 2), got -1
 // RANK2: error: memopt-data-parallel: zero=1 builds one rank's step (the ranks own different parameters): rank must be in [0, 2), got 2
 // STAGE: error: memopt-data-parallel: zero must be 0, 1, 2 or 3, got 7
@@ -74,4 +76,60 @@ func.func @bad_root(%p: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'memopt.broadcast' op expected root in [0, 2), got -3}}
   %b = memopt.broadcast %p {ranks = 2 : i64, root = -3 : i64} : (tensor<4xf32>) -> tensor<4xf32>
   return %b : tensor<4xf32>
+}
+
+// -----
+
+func.func @scatter_owner(%g: tensor<4xf32>, %h: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'memopt.reduce_scatter' op expected owner 1 in [0, 2), got 2}}
+  %a = memopt.reduce_scatter %g, %h {owners = array<i64: 0, 2>, rank = 0 : i64, ranks = 2 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+func.func @scatter_results(%g: tensor<4xf32>, %h: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'memopt.reduce_scatter' op expected one result per operand rank 1 owns (1), got 2}}
+  %a:2 = memopt.reduce_scatter %g, %h {owners = array<i64: 0, 1>, rank = 1 : i64, ranks = 2 : i64} : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return %a#0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @scatter_owners(%g: tensor<4xf32>, %h: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'memopt.reduce_scatter' op expected one owner per operand, got 1 for 2}}
+  %a = memopt.reduce_scatter %g, %h {owners = array<i64: 0>, rank = 0 : i64, ranks = 2 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+func.func @scatter_rank(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'memopt.reduce_scatter' op expected rank in [0, 2), got 2}}
+  memopt.reduce_scatter %g {owners = array<i64: 0>, rank = 2 : i64, ranks = 2 : i64} : (tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @scatter_type(%g: tensor<4xf32>, %h: tensor<2xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'memopt.reduce_scatter' op expected result 0 of type 'tensor<2xf32>', got 'tensor<4xf32>'}}
+  %a = memopt.reduce_scatter %g, %h {owners = array<i64: 0, 1>, rank = 1 : i64, ranks = 2 : i64} : (tensor<4xf32>, tensor<2xf32>) -> tensor<4xf32>
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+func.func @clip_of_sum(%g: tensor<4xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'memopt.clip_coefficient' op with square_sum = true expected one operand, the sum of squares as a 0-d f64 tensor}}
+  %c = memopt.clip_coefficient %g {max_norm = 1.0 : f64, square_sum = true} : (tensor<4xf32>) -> tensor<f32>
+  return %c : tensor<f32>
+}
+
+// -----
+
+func.func @square_sum_type(%g: tensor<4xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'memopt.square_sum' op result #0 must be 0D tensor of 64-bit float values, but got 'tensor<f32>'}}
+  %s = memopt.square_sum %g : (tensor<4xf32>) -> tensor<f32>
+  return %s : tensor<f32>
 }

@@ -7,6 +7,8 @@
 // RUN: memopt-opt %s --split-input-file --memopt-autodiff=optimizer=adam --memopt-data-parallel="ranks=2 zero=1 rank=1" --memopt-report=file=- -o /dev/null | FileCheck %s --check-prefix=REPORT
 // RUN: memopt-opt %s --split-input-file --memopt-autodiff="clip-norm=1.0" --memopt-data-parallel="ranks=2 bucket=0" | FileCheck %s --check-prefix=CLIP
 // RUN: memopt-opt %s --split-input-file --memopt-mixed-precision=precision=fp16 --memopt-autodiff --memopt-data-parallel="ranks=2 bucket=0" | FileCheck %s --check-prefix=FP16
+// RUN: memopt-opt %s --split-input-file --memopt-mixed-precision=precision=fp16 --memopt-autodiff="optimizer=adam clip-norm=1.0" --memopt-data-parallel="ranks=2 zero=2 rank=1 bucket=100" | FileCheck %s --check-prefix=ZERO2
+// RUN: memopt-opt %s --split-input-file --memopt-autodiff=optimizer=adam --memopt-data-parallel="ranks=4 zero=2 rank=3" --memopt-report=file=- -o /dev/null | FileCheck %s --check-prefix=REPORT2
 
 // --memopt-data-parallel: every parameter gradient is averaged over the
 // ranks (memopt.all_reduce) before anything on its way to the update reads
@@ -48,6 +50,7 @@
 // REPORT:      "collectives": {
 // REPORT-NEXT:   "ranks": 2,
 // REPORT-NEXT:   "all_reduce_buckets": 1,
+// REPORT-NEXT:   "reduce_scatter_buckets": 0,
 // REPORT-NEXT:   "largest_bucket_bytes": 268,
 // REPORT-NEXT:   "largest_workspace_bytes": 544,
 // REPORT-NEXT:   "broadcasts": 4
@@ -85,6 +88,41 @@
 // ZERO1-NEXT:    %[[P2:.*]] = memopt.broadcast %[[W2]] {memopt.inplace = 0 : i64, ranks = 2 : i64, root = 1 : i64}
 // ZERO1-NEXT:    %[[P3:.*]] = memopt.broadcast %arg3 {memopt.inplace = 0 : i64, ranks = 2 : i64, root = 0 : i64}
 // ZERO1-NEXT:    return %{{.*}}, %[[P0]], %[[P1]], %[[P2]], %[[P3]],
+// zero=2, rank 1 (w2 and b1, as above), fp16, clipping, 100-byte buckets:
+// each bucket is a reduce_scatter whose results are rank 1's gradients'
+// averages only; nothing is computed for the other rank's updates; the
+// overflow flag and the squared norm are this rank's part, summed over
+// the ranks.
+// ZERO2-LABEL: func.func @mlp(
+// ZERO2:         %[[DW2:.*]] = memopt.matmul %{{.*}}, %{{.*}} {transpose_a = true} : tensor<2x3xf16>, tensor<2x8xf16>
+// ZERO2-NEXT:    %[[DB2:.*]] = memopt.sum_to
+// ZERO2-NEXT:    %[[W2:.*]] = memopt.reduce_scatter %[[DW2]], %[[DB2]] {owners = array<i64: 1, 0>, rank = 1 : i64, ranks = 2 : i64} : (tensor<3x8xf16>, tensor<3xf16>) -> tensor<3x8xf16>
+// ZERO2:         %[[B1:.*]] = memopt.reduce_scatter %{{.*}}, %{{.*}} {owners = array<i64: 0, 1>, rank = 1 : i64, ranks = 2 : i64} : (tensor<8x4xf16>, tensor<8xf16>) -> tensor<8xf16>
+// ZERO2-NEXT:    %[[B1W:.*]] = memopt.cast %[[B1]] : tensor<8xf16> to tensor<8xf32>
+// ZERO2-NEXT:    %[[F:.*]] = memopt.found_inf %[[B1]], %[[W2]] :
+// ZERO2-NEXT:    %[[ANY:.*]] = memopt.all_reduce %[[F]] {ranks = 2 : i64, sum = true} : (tensor<f32>) -> tensor<f32>
+// ZERO2-NEXT:    %[[UB1:.*]] = memopt.unscale %[[B1W]], %arg6
+// ZERO2-NEXT:    %[[UW2:.*]] = memopt.unscale %{{.*}}, %arg6
+// ZERO2-NEXT:    %[[S:.*]] = memopt.square_sum %[[UB1]], %[[UW2]] : (tensor<8xf32>, tensor<3x8xf32>) -> tensor<f64>
+// ZERO2-NEXT:    %[[T:.*]] = memopt.all_reduce %[[S]] {ranks = 2 : i64, sum = true} : (tensor<f64>) -> tensor<f64>
+// ZERO2-NEXT:    %[[C:.*]] = memopt.clip_coefficient %[[T]] {max_norm = 1.000000e+00 : f64, square_sum = true} : (tensor<f64>) -> tensor<f32>
+// ZERO2-NOT:     memopt.unscale
+// ZERO2:         memopt.adam_update %arg1, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ANY]]
+// ZERO2-NEXT:    memopt.adam_update %arg2,
+// ZERO2-NEXT:    memopt.update_loss_scale %arg6, %arg7, %[[ANY]]
+// ZERO2-NEXT:    memopt.broadcast %arg0 {memopt.inplace = 0 : i64, ranks = 2 : i64, root = 0 : i64}
+// The report of rank 3 of 4 (w1 rank 0, w2 rank 1, b1 rank 2, b2 rank 3):
+// its one gradient's average and moments, the bucket's workspace as an
+// all-reduce's (268 bytes padded to 272, twice).
+// REPORT2:      "gradient_bytes": 12,
+// REPORT2:      "optimizer_state_bytes": 28,
+// REPORT2:      "collectives": {
+// REPORT2-NEXT:   "ranks": 4,
+// REPORT2-NEXT:   "all_reduce_buckets": 0,
+// REPORT2-NEXT:   "reduce_scatter_buckets": 1,
+// REPORT2-NEXT:   "largest_bucket_bytes": 268,
+// REPORT2-NEXT:   "largest_workspace_bytes": 544,
+// REPORT2-NEXT:   "broadcasts": 4
 // Rank 0, the other half.
 // ZERO0-LABEL: func.func @mlp(
 // ZERO0:         memopt.adam_update %arg0,
@@ -111,6 +149,11 @@ func.func @mlp(%w1: tensor<8x4xf32> {memopt.param}, %b1: tensor<8xf32> {memopt.p
 // EACH:         %[[A:.*]] = memopt.all_reduce %[[G]]
 // EACH:         memopt.relu_backward %[[G]],
 // EACH:         memopt.sgd_update %arg1, %[[A]]
+// Under zero=2 (b is rank 1's, w rank 0's), rank 1 keeps b's average.
+// ZERO2-LABEL: func.func @shared_gradient(
+// ZERO2:         %[[G:.*]] = memopt.mse_loss_backward
+// ZERO2:         %[[A:.*]] = memopt.reduce_scatter %[[G]], %{{.*}} {owners = array<i64: 1, 0>, rank = 1 : i64, ranks = 2 : i64}
+// ZERO2:         memopt.found_inf %[[A]] :
 func.func @shared_gradient(%w: tensor<2x4xf32> {memopt.param}, %b: tensor<2x4xf32> {memopt.param},
                            %x: tensor<2x4xf32>, %t: tensor<2x4xf32>) -> tensor<f32> {
   %h = memopt.mul %x, %w : tensor<2x4xf32>, tensor<2x4xf32>

@@ -289,7 +289,8 @@ cl::opt<int> zeroStage(
     "zero",
     cl::desc("With --ranks: ZeRO stage: 0 replicates the optimizer state on "
              "every rank, 1 shards it by parameter (each rank updates the "
-             "parameters it owns and sends them to the others)"),
+             "parameters it owns and sends them to the others), 2 also "
+             "the averaged gradients (each reduced to its owner only)"),
     cl::init(0), cl::cat(category));
 cl::opt<std::string>
     bucket("bucket",
@@ -330,13 +331,20 @@ std::string rankSignature(const runtime::Plan &plan) {
     type(plan.argumentTensor(i));
   }
   for (const runtime::Step &step : plan.steps) {
-    int64_t root = -1;
+    // What every rank's collective has alike: its root, whether it sums,
+    // the owners of a reduce-scatter's tensors (not the rank it is for).
+    std::string how;
     if (step.kernel == runtime::KernelKind::Broadcast)
-      root = step.get<runtime::BroadcastAttrs>().root;
-    else if (step.kernel != runtime::KernelKind::AllReduce)
+      how = std::to_string(step.get<runtime::BroadcastAttrs>().root);
+    else if (step.kernel == runtime::KernelKind::AllReduce)
+      how = step.get<runtime::AllReduceAttrs>().sum ? "sum" : "mean";
+    else if (step.kernel == runtime::KernelKind::ReduceScatter)
+      for (int64_t owner : step.get<runtime::ReduceScatterAttrs>().owners)
+        how += std::to_string(owner) + ",";
+    else
       continue;
-    text += "\n" + std::string(runtime::kernelName(step.kernel)) + " " +
-            std::to_string(root) + " ";
+    text +=
+        "\n" + std::string(runtime::kernelName(step.kernel)) + " " + how + " ";
     for (int64_t id : step.inputs)
       type(plan.tensor(id));
   }
@@ -365,6 +373,14 @@ void endJob(int code) {
 #else
   (void)code;
 #endif
+}
+
+/// `code`, for main to return, after ending the whole job if this rank is
+/// one of several (a rank that fails alone must not leave the others
+/// waiting for it).
+int endRank(int code) {
+  endJob(code);
+  return code;
 }
 
 /// Chooses the backend: `auto` takes CUDA when it is built and a device
@@ -573,12 +589,18 @@ RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
                      evalMode ? "test" : "train", seed, rankIndex, ranks);
   if (collectives) {
     executor.setCollectives(collectives);
-    size_t buckets = llvm::count_if(plan->steps, [](const runtime::Step &s) {
-      return s.kernel == runtime::KernelKind::AllReduce;
-    });
+    // Gradient buckets: averaged on every rank, or (ZeRO stage 2) each
+    // gradient on its owner.
+    size_t averaged = 0, scattered = 0;
+    for (const runtime::Step &s : plan->steps) {
+      averaged += s.kernel == runtime::KernelKind::AllReduce &&
+                  !s.get<runtime::AllReduceAttrs>().sum;
+      scattered += s.kernel == runtime::KernelKind::ReduceScatter;
+    }
     out << "data parallel: " << ranks << " ranks over "
-        << collectives->describe() << ", " << buckets
-        << " all-reduce buckets; each rank trains on its rows of the "
+        << collectives->describe() << ", " << (scattered ? scattered : averaged)
+        << (scattered ? " reduce-scatter" : " all-reduce")
+        << " buckets; each rank trains on its rows of the "
            "global batch, rank 0 prints the mean loss over ranks\n";
   }
   if (verbose) {
@@ -969,7 +991,7 @@ int main(int argc, char **argv) {
     llvm::errs() << "memopt-run: error: --ranks needs MPI, and this "
                     "memopt-run was built without it (install openmpi-bin "
                     "and libopenmpi-dev, then configure and build again)\n";
-    return 1;
+    return endRank(1);
 #endif
   }
   if (cpuThreads > 0)
@@ -978,13 +1000,13 @@ int main(int argc, char **argv) {
     llvm::errs()
         << "memopt-run: error: --budget has no effect with --no-optimize "
            "(the baseline plans no arena to fit in it)\n";
-    return 1;
+    return endRank(1);
   }
   if (noOptimize && (abn || inplace)) {
     llvm::errs() << "memopt-run: error: --" << (abn ? "abn" : "inplace")
                  << " has no effect with --no-optimize (the baseline runs "
                     "no memory pass)\n";
-    return 1;
+    return endRank(1);
   }
   // Files are checked before anything is compiled or trained: a directory
   // where a file is expected is an error now, not after the run.
@@ -997,12 +1019,12 @@ int main(int argc, char **argv) {
     if (llvm::sys::fs::is_directory(path)) {
       llvm::errs() << "memopt-run: error: " << flag << "=" << path
                    << ": is a directory, not a .safetensors file\n";
-      return 1;
+      return endRank(1);
     }
     if (!output && !llvm::sys::fs::exists(path)) {
       llvm::errs() << "memopt-run: error: " << flag << "=" << path
                    << ": no such file\n";
-      return 1;
+      return endRank(1);
     }
   }
 
@@ -1010,14 +1032,14 @@ int main(int argc, char **argv) {
     llvm::errs()
         << "memopt-run: error: --loss-scale needs --precision=fp16 or bf16 "
            "(f32 gradients do not underflow)\n";
-    return 1;
+    return endRank(1);
   }
 
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(inputFile, &error);
   if (!file) {
     llvm::errs() << "memopt-run: error: " << error << "\n";
-    return 1;
+    return endRank(1);
   }
   llvm::SourceMgr sources;
   sources.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
@@ -1025,14 +1047,14 @@ int main(int argc, char **argv) {
   FailureOr<CompiledGraph> graph = compileInput(context, sources, !noOptimize,
                                                 /*withReport=*/true);
   if (failed(graph))
-    return 1;
+    return endRank(1);
 
   if (!emitPlanFile.empty()) {
     std::unique_ptr<llvm::ToolOutputFile> planOut =
         openOutputFile(emitPlanFile, &error);
     if (!planOut) {
       llvm::errs() << "memopt-run: error: " << error << "\n";
-      return 1;
+      return endRank(1);
     }
     planOut->os() << graph->planJson << "\n";
     planOut->keep();
@@ -1060,7 +1082,7 @@ int main(int argc, char **argv) {
         compileInput(context, sources, /*optimize=*/false,
                      /*withReport=*/false);
     if (failed(baseline))
-      return 1;
+      return endRank(1);
     std::string log;
     llvm::raw_string_ostream quiet(log);
     RunSummary base =
@@ -1086,11 +1108,9 @@ int main(int argc, char **argv) {
     return 0;
   } catch (const runtime::Error &e) {
     printError("error", e.what());
-    endJob(1);
-    return 1;
+    return endRank(1);
   } catch (const std::exception &e) {
     printError("internal error", e.what());
-    endJob(2);
-    return 2;
+    return endRank(2);
   }
 }

@@ -50,7 +50,9 @@ private:
 /// rank's buffers, waits for all, copies, and waits again.
 class ThreadGroup {
 public:
-  explicit ThreadGroup(int size) : size(size), sync(size), sends(size) {}
+  explicit ThreadGroup(int size)
+      : size(size), sync(size), sends(size), sendBytes(size),
+        sendOffsets(size) {}
 
   class Rank final : public Collectives {
   public:
@@ -65,6 +67,23 @@ public:
         std::memcpy(static_cast<char *>(recv) + k * bytes,
                     static_cast<const char *>(group.sends[k]) + index * bytes,
                     bytes);
+      group.sync.arrive_and_wait();
+    }
+    void allToAllV(const void *send, const std::vector<size_t> &sendBytes,
+                   const std::vector<size_t> &sendOffsets, void *recv,
+                   const std::vector<size_t> &recvBytes,
+                   const std::vector<size_t> &recvOffsets) override {
+      group.sends[index] = send;
+      group.sendBytes[index] = &sendBytes;
+      group.sendOffsets[index] = &sendOffsets;
+      group.sync.arrive_and_wait();
+      for (int k = 0; k < group.size; ++k) {
+        EXPECT_EQ((*group.sendBytes[k])[index], recvBytes[k]);
+        std::memcpy(static_cast<char *>(recv) + recvOffsets[k],
+                    static_cast<const char *>(group.sends[k]) +
+                        (*group.sendOffsets[k])[index],
+                    recvBytes[k]);
+      }
       group.sync.arrive_and_wait();
     }
     void allGather(const void *mine, void *all, size_t bytes) override {
@@ -106,6 +125,7 @@ private:
   int size;
   Barrier sync;
   std::vector<const void *> sends;
+  std::vector<const std::vector<size_t> *> sendBytes, sendOffsets;
 };
 
 TensorRef ref(void *data, DType dtype, const Shape &shape) {
@@ -155,6 +175,98 @@ TEST(CollectivesTest, MeanInRankOrderOverAPaddedBucket) {
             << "rank " << r << " element " << i << " of " << ranks;
     }
   }
+}
+
+TEST(CollectivesTest, ReduceScatterGivesEachOwnerTheAllReduceBits) {
+  // Four tensors (5, 1, 7 and 3 elements) owned by ranks 1, 0, 1 and 0:
+  // the last rank of 3 and of 4 owns none, and each owner's part straddles
+  // the slices the ranks reduce.
+  const std::vector<int64_t> sizes{5, 1, 7, 3}, owners{1, 0, 1, 0};
+  for (int ranks : {2, 3, 4}) {
+    ThreadGroup group(ranks);
+    std::vector<Shape> shapes;
+    for (int64_t n : sizes)
+      shapes.push_back(Shape{n});
+    // Rank r's means, in input order, by element of the whole bucket.
+    std::vector<std::vector<std::pair<int64_t, float>>> got(ranks);
+    group.run([&](Collectives &c) {
+      std::vector<std::vector<float>> in(sizes.size()), out;
+      std::vector<TensorRef> inputs, outputs;
+      int64_t first = 0;
+      std::vector<int64_t> firsts;
+      for (size_t t = 0; t < sizes.size(); ++t) {
+        for (int64_t i = 0; i < sizes[t]; ++i)
+          in[t].push_back(value(c.rank(), first + i));
+        firsts.push_back(first);
+        first += sizes[t];
+        inputs.push_back(ref(in[t].data(), DType::F32, shapes[t]));
+      }
+      out.reserve(sizes.size());
+      std::vector<int64_t> mine;
+      for (size_t t = 0; t < sizes.size(); ++t)
+        if (owners[t] == c.rank()) {
+          out.emplace_back(sizes[t], -1.0f);
+          outputs.push_back(ref(out.back().data(), DType::F32, shapes[t]));
+          mine.push_back(static_cast<int64_t>(t));
+        }
+      std::vector<unsigned char> workspace(
+          memopt::shapes::reduceScatterWorkspaceBytes(4, 16, ranks, 4));
+      reduceScatterMean(c, inputs, owners, outputs,
+                        Workspace{workspace.data(), workspace.size()});
+      for (size_t k = 0; k < mine.size(); ++k)
+        for (int64_t i = 0; i < sizes[mine[k]]; ++i)
+          got[c.rank()].push_back({firsts[mine[k]] + i, out[k][i]});
+    });
+    size_t seen = 0;
+    for (int r = 0; r < ranks; ++r) {
+      seen += got[r].size();
+      for (auto [i, v] : got[r]) {
+        float mean = meanInRankOrder(ranks, i);
+        EXPECT_EQ(std::memcmp(&v, &mean, 4), 0)
+            << "rank " << r << " element " << i << " of " << ranks;
+      }
+    }
+    EXPECT_EQ(seen, 16u) << ranks << " ranks";
+    EXPECT_TRUE(got[ranks - 1].empty() || ranks == 2);
+  }
+}
+
+TEST(CollectivesTest, ReduceScatterOfOneTensorNeedsOneCopy) {
+  // 12 elements over 4 ranks, owned by rank 2: sent as it is, the mean
+  // received straight into rank 2's result, the workspace one copy.
+  EXPECT_EQ(memopt::shapes::reduceScatterWorkspaceBytes(1, 12, 4, 4), 48);
+  ThreadGroup group(4);
+  Shape s{12};
+  std::vector<float> mean(12, -1.0f);
+  group.run([&](Collectives &c) {
+    std::vector<float> x(12);
+    for (int64_t i = 0; i < 12; ++i)
+      x[i] = value(c.rank(), i);
+    std::vector<unsigned char> workspace(48);
+    std::vector<TensorRef> outputs;
+    if (c.rank() == 2)
+      outputs.push_back(ref(mean.data(), DType::F32, s));
+    reduceScatterMean(c, {ref(x.data(), DType::F32, s)}, {2}, outputs,
+                      Workspace{workspace.data(), workspace.size()});
+  });
+  for (int64_t i = 0; i < 12; ++i) {
+    float expected = meanInRankOrder(4, i);
+    EXPECT_EQ(std::memcmp(&mean[i], &expected, 4), 0) << "element " << i;
+  }
+}
+
+TEST(CollectivesTest, AllReduceSumIsNotDivided) {
+  ThreadGroup group(3);
+  Shape scalar{};
+  std::vector<double> sums(3);
+  group.run([&](Collectives &c) {
+    double mine = 0.25 * (c.rank() + 1), sum = 0;
+    allReduceSum(c, {ref(&mine, DType::F64, scalar)},
+                 {ref(&sum, DType::F64, scalar)}, Workspace{});
+    sums[c.rank()] = sum;
+  });
+  for (double sum : sums)
+    EXPECT_EQ(sum, 1.5);
 }
 
 TEST(CollectivesTest, OneTensorIsSentAsItIs) {

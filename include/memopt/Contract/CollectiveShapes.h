@@ -1,8 +1,9 @@
 //===- CollectiveShapes.h - the collectives' buffers ------------*- C++ -*-===//
 //
 // Part of the compiler-runtime contract, MLIR-free: the workspace of
-// memopt.all_reduce, which the compiler plans (WorkspaceModel.cpp) and the
-// runtime's kernel uses (runtime/lib/AllReduce.cpp).
+// memopt.all_reduce and memopt.reduce_scatter, which the compiler plans
+// (WorkspaceModel.cpp) and the runtime's kernels use
+// (runtime/lib/Collectives.cpp).
 //
 // A bucket of T elements of one float type is packed into one buffer of
 // `padded` elements, T rounded up to a multiple of the number of ranks N:
@@ -13,6 +14,13 @@
 // slices: two buffers of `padded` elements. A bucket of one tensor whose
 // elements N divides is sent from the tensor itself and gathered straight
 // into the result: the workspace is then the received slices alone.
+//
+// memopt.reduce_scatter (ZeRO stage 2) packs the bucket by owner (each
+// owner's tensors one after the other), reduces the N slices as the
+// all-reduce does, and instead of gathering every slice everywhere sends
+// each owner the pieces of its part (an all-to-all of unequal pieces, into
+// the packed buffer, sent already): the same workspace as the all-reduce's,
+// with the same one-tensor case.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +51,15 @@ inline int64_t allReduceWorkspaceBytes(int64_t tensors, int64_t elements,
   int64_t copies = allReduceSendsInPlace(tensors, elements, ranks) ? 1 : 2;
   return copies * allReduceSliceElements(elements, ranks) * ranks *
          elementBytes;
+}
+
+/// memopt.reduce_scatter's workspace: all_reduce's (the bucket packed by
+/// owner and the received slices; one tensor the ranks divide is sent as
+/// it is, and its owner receives its part straight into the result).
+inline int64_t reduceScatterWorkspaceBytes(int64_t tensors, int64_t elements,
+                                           int64_t ranks,
+                                           int64_t elementBytes) {
+  return allReduceWorkspaceBytes(tensors, elements, ranks, elementBytes);
 }
 
 } // namespace memopt::shapes

@@ -155,6 +155,8 @@ KernelEntry lookup(KernelKind kind) {
     return {cpu::adafactorUpdate, true, cpu::skipOptimizerStep, 1};
   case KernelKind::ClipCoefficient:
     return {cpu::clipCoefficient, false};
+  case KernelKind::SquareSum:
+    return {cpu::squareSum, false};
   // Each operand in its own dtype: a cast converts directly (rounding
   // once), found_inf tests f16/bf16 bit patterns.
   case KernelKind::Cast:
@@ -168,6 +170,7 @@ KernelEntry lookup(KernelKind kind) {
   case KernelKind::Select:
     return {cpu::select, false};
   case KernelKind::AllReduce:
+  case KernelKind::ReduceScatter:
   case KernelKind::Broadcast:
     // The executor runs collectives (Executor::setCollectives).
     break;

@@ -145,6 +145,7 @@ void adam8bitUpdate(const KernelCall &call);
 void adafactorUpdate(const KernelCall &call);
 /// Reads each gradient in its own dtype.
 void clipCoefficient(const KernelCall &call);
+void squareSum(const KernelCall &call);
 /// When the step has a nonzero `skip` operand: copies every old value
 /// (param, buffers) to its output and returns true. Called by the backend
 /// before converting operands, with the step's own tensors.

@@ -407,7 +407,12 @@ void adam8bitUpdate(const KernelCall &call) {
   });
 }
 
-void clipCoefficient(const KernelCall &call) {
+namespace {
+
+/// The sum of the squares of every element of the inputs, in double, in
+/// input and element order (clip_grad_norm_'s, and ZeRO stage 2's partial
+/// sums).
+double sumOfSquares(const KernelCall &call, const char *kernel) {
   double sum = 0;
   for (const TensorRef &g : call.inputs) {
     const int64_t n = g.numElements;
@@ -435,13 +440,24 @@ void clipCoefficient(const KernelCall &call) {
       });
       break;
     default:
-      throw Error(
-          ErrorCode::Internal,
-          runtime::concat("clip_coefficient of dtype ", dtypeName(g.dtype)));
+      throw Error(ErrorCode::Internal,
+                  runtime::concat(kernel, " of dtype ", dtypeName(g.dtype)));
     }
   }
-  *call.out(0).as<float>() =
-      math::clipCoefficient(sum, call.step.get<ClipAttrs>().maxNorm);
+  return sum;
+}
+
+} // namespace
+
+void clipCoefficient(const KernelCall &call) {
+  const ClipAttrs &attrs = call.step.get<ClipAttrs>();
+  double sum = attrs.squareSum ? *call.in(0).as<const double>()
+                               : sumOfSquares(call, "clip_coefficient");
+  *call.out(0).as<float>() = math::clipCoefficient(sum, attrs.maxNorm);
+}
+
+void squareSum(const KernelCall &call) {
+  *call.out(0).as<double>() = sumOfSquares(call, "square_sum");
 }
 
 void adafactorUpdate(const KernelCall &call) {

@@ -5,7 +5,8 @@
 // (in double) to the step's planned workspace and one thread adds them, in
 // order, to a running sum there; a last thread turns the sum into the
 // factor (memopt/runtime/ClipNorm.h, shared with the CPU backend). Every
-// sum is taken in a fixed order, so the factor is deterministic.
+// sum is taken in a fixed order, so the factor is deterministic. square_sum
+// (ZeRO stage 2's partial sums) is the same sum, copied out.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,12 +51,15 @@ __global__ void coefficientKernel(const double *total, double maxNorm,
 
 } // namespace
 
-void clipCoefficient(const KernelCall &call) {
+namespace {
+
+/// The sum of the squares of every input element, in order, into the
+/// step's workspace; returns where the total lies (on the device).
+double *sumOfSquares(const KernelCall &call, const char *kernel) {
   const size_t bytes = 8 * shapes::kClipCoefficientWorkspaceDoubles;
   if (!call.cuda.workspace || call.cuda.workspaceBytes < bytes)
     throw Error(ErrorCode::KernelFailure,
-                runtime::concat("clip_coefficient needs its planned "
-                                "workspace of ",
+                runtime::concat(kernel, " needs its planned workspace of ",
                                 bytes, " bytes, got ",
                                 call.cuda.workspaceBytes));
   double *total = static_cast<double *>(call.cuda.workspace);
@@ -64,9 +68,9 @@ void clipCoefficient(const KernelCall &call) {
   bool first = true;
   for (const TensorRef &g : call.inputs) {
     if (!isFloatDType(g.dtype))
-      throw Error(ErrorCode::Internal,
-                  runtime::concat("clip_coefficient called with dtype ",
-                                  dtypeName(g.dtype)));
+      throw Error(
+          ErrorCode::Internal,
+          runtime::concat(kernel, " called with dtype ", dtypeName(g.dtype)));
     const int blocks = static_cast<int>(std::min<int64_t>(
         kPartials,
         std::max<int64_t>(1, (g.numElements + kThreads - 1) / kThreads)));
@@ -75,9 +79,27 @@ void clipCoefficient(const KernelCall &call) {
     accumulateKernel<<<1, 1, 0, stream>>>(total, partials, blocks, first);
     first = false;
   }
-  coefficientKernel<<<1, 1, 0, stream>>>(
-      total, call.step.get<ClipAttrs>().maxNorm, call.out(0).as<float>());
+  return total;
+}
+
+} // namespace
+
+void clipCoefficient(const KernelCall &call) {
+  const ClipAttrs &attrs = call.step.get<ClipAttrs>();
+  const double *total = attrs.squareSum
+                            ? call.in(0).as<const double>()
+                            : sumOfSquares(call, "clip_coefficient");
+  coefficientKernel<<<1, 1, 0, call.cuda.stream>>>(total, attrs.maxNorm,
+                                                   call.out(0).as<float>());
   checkLaunch("clip_coefficient");
+}
+
+void squareSum(const KernelCall &call) {
+  double *total = sumOfSquares(call, "square_sum");
+  check(cudaMemcpyAsync(call.out(0).data, total, sizeof(double),
+                        cudaMemcpyDeviceToDevice, call.cuda.stream),
+        "square_sum");
+  checkLaunch("square_sum");
 }
 
 } // namespace memopt::runtime::cuda

@@ -214,6 +214,8 @@ KernelFn lookup(KernelKind kind) {
     return cuda::adafactorUpdate;
   case KernelKind::ClipCoefficient:
     return cuda::clipCoefficient;
+  case KernelKind::SquareSum:
+    return cuda::squareSum;
   case KernelKind::Cast:
     return cuda::cast;
   case KernelKind::FoundInf:
@@ -225,6 +227,7 @@ KernelFn lookup(KernelKind kind) {
   case KernelKind::Select:
     return cuda::select;
   case KernelKind::AllReduce:
+  case KernelKind::ReduceScatter:
   case KernelKind::Broadcast:
     // The executor runs collectives (Executor::setCollectives).
     break;

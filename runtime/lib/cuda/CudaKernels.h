@@ -115,6 +115,7 @@ void adam8bitUpdate(const KernelCall &call);
 void adafactorUpdate(const KernelCall &call);
 // ClipNorm.cu (its sums in the planned workspace)
 void clipCoefficient(const KernelCall &call);
+void squareSum(const KernelCall &call);
 
 // DataMovement.cu
 void reshape(const KernelCall &call);

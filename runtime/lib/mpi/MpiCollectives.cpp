@@ -8,6 +8,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <vector>
 
 namespace memopt::runtime {
 namespace {
@@ -79,6 +80,26 @@ public:
     int count = byteCount(bytes, "all-to-all");
     check("MPI_Alltoall",
           MPI_Alltoall(send, count, MPI_BYTE, recv, count, MPI_BYTE, comm));
+  }
+  void allToAllV(const void *send, const std::vector<size_t> &sendBytes,
+                 const std::vector<size_t> &sendOffsets, void *recv,
+                 const std::vector<size_t> &recvBytes,
+                 const std::vector<size_t> &recvOffsets) override {
+    std::vector<int> counts[4];
+    const std::vector<size_t> *sizes[4] = {&sendBytes, &sendOffsets, &recvBytes,
+                                           &recvOffsets};
+    for (int v = 0; v < 4; ++v) {
+      if (sizes[v]->size() != static_cast<size_t>(worldSize))
+        throw Error(ErrorCode::Internal,
+                    concat("MPI: all-to-all of ", sizes[v]->size(),
+                           " parts over ", worldSize, " ranks"));
+      for (size_t bytes : *sizes[v])
+        counts[v].push_back(byteCount(bytes, "all-to-all"));
+    }
+    check("MPI_Alltoallv",
+          MPI_Alltoallv(send, counts[0].data(), counts[1].data(), MPI_BYTE,
+                        recv, counts[2].data(), counts[3].data(), MPI_BYTE,
+                        comm));
   }
   void allGather(const void *mine, void *all, size_t bytes) override {
     int count = byteCount(bytes, "all-gather");

@@ -196,3 +196,14 @@ int64_t AllReduceOp::getFlops() {
 int64_t ClipCoefficientOp::getFlops() {
   return product(2, totalElements(getGrads()));
 }
+
+/// An add per owned element from each other rank, and the division.
+int64_t ReduceScatterOp::getFlops() {
+  return product(std::max<int64_t>(getRanks(), 1),
+                 totalElements(getOwnedValues()));
+}
+
+/// A multiply-add per element.
+int64_t SquareSumOp::getFlops() {
+  return product(2, totalElements(getValues()));
+}

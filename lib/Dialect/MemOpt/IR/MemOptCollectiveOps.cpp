@@ -14,6 +14,10 @@ static LogicalResult verifyRanks(Operation *op, IntegerAttr ranks) {
   return success();
 }
 
+bool memopt::isCollective(Operation *op) {
+  return isa<AllReduceOp, ReduceScatterOp, BroadcastOp>(op);
+}
+
 LogicalResult BroadcastOp::verify() {
   int64_t ranks = getRanksAttr().getInt(), root = getRootAttr().getInt();
   if (failed(verifyRanks(*this, getRanksAttr())))
@@ -26,25 +30,71 @@ LogicalResult BroadcastOp::verify() {
   return success();
 }
 
+/// One element type for a whole bucket (it is packed into one buffer).
+static LogicalResult verifyOneElementType(Operation *op, ValueRange values) {
+  if (values.empty())
+    return op->emitOpError("expected at least one tensor to reduce");
+  Type element = cast<ShapedType>(values.front().getType()).getElementType();
+  for (auto [i, operand] : llvm::enumerate(values))
+    if (cast<ShapedType>(operand.getType()).getElementType() != element)
+      return op->emitOpError("expected every operand of element type ")
+             << element << " (one packed bucket), operand " << i << " is "
+             << operand.getType();
+  return success();
+}
+
 LogicalResult AllReduceOp::verify() {
-  if (failed(verifyRanks(*this, getRanksAttr())))
+  if (failed(verifyRanks(*this, getRanksAttr())) ||
+      failed(verifyOneElementType(*this, getValues())))
     return failure();
-  if (getValues().empty())
-    return emitOpError("expected at least one tensor to reduce");
   if (getValues().size() != getResults().size())
     return emitOpError("expected one result per operand, got ")
            << getResults().size() << " for " << getValues().size();
-  Type element =
-      cast<ShapedType>(getValues().front().getType()).getElementType();
-  for (auto [i, operand, result] : llvm::enumerate(getValues(), getResults())) {
-    if (cast<ShapedType>(operand.getType()).getElementType() != element)
-      return emitOpError("expected every operand of element type ")
-             << element << " (one packed bucket), operand " << i << " is "
-             << operand.getType();
+  for (auto [i, operand, result] : llvm::enumerate(getValues(), getResults()))
     if (result.getType() != operand.getType())
       return emitOpError("expected result ")
              << i << " of type " << operand.getType() << ", got "
              << result.getType();
-  }
+  return success();
+}
+
+SmallVector<Value> ReduceScatterOp::getOwnedValues() {
+  SmallVector<Value> owned;
+  for (auto [value, owner] : llvm::zip(getValues(), getOwners()))
+    if (owner == getRankAttr().getInt())
+      owned.push_back(value);
+  return owned;
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  if (failed(verifyRanks(*this, getRanksAttr())) ||
+      failed(verifyOneElementType(*this, getValues())))
+    return failure();
+  int64_t ranks = getRanksAttr().getInt(), rank = getRankAttr().getInt();
+  if (rank < 0 || rank >= ranks)
+    return emitOpError("expected rank in [0, ") << ranks << "), got " << rank;
+  if (getOwners().size() != getValues().size())
+    return emitOpError("expected one owner per operand, got ")
+           << getOwners().size() << " for " << getValues().size();
+  for (auto [i, owner] : llvm::enumerate(getOwners()))
+    if (owner < 0 || owner >= ranks)
+      return emitOpError("expected owner ")
+             << i << " in [0, " << ranks << "), got " << owner;
+  SmallVector<Value> owned = getOwnedValues();
+  if (owned.size() != getResults().size())
+    return emitOpError("expected one result per operand rank ")
+           << rank << " owns (" << owned.size() << "), got "
+           << getResults().size();
+  for (auto [i, operand, result] : llvm::enumerate(owned, getResults()))
+    if (result.getType() != operand.getType())
+      return emitOpError("expected result ")
+             << i << " of type " << operand.getType() << ", got "
+             << result.getType();
+  return success();
+}
+
+LogicalResult SquareSumOp::verify() {
+  if (getValues().empty())
+    return emitOpError("expected at least one tensor");
   return success();
 }

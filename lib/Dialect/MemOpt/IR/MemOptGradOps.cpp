@@ -402,6 +402,13 @@ LogicalResult Adam8bitUpdateOp::verify() {
 LogicalResult ClipCoefficientOp::verify() {
   if (getGrads().empty())
     return emitOpError("expected at least one gradient");
+  if (getSquareSum()) {
+    auto sum = cast<ShapedType>(getGrads().front().getType());
+    if (getGrads().size() != 1 || sum.getRank() != 0 ||
+        !sum.getElementType().isF64())
+      return emitOpError("with square_sum = true expected one operand, the "
+                         "sum of squares as a 0-d f64 tensor");
+  }
   if (!getMaxNorm().isFinite() || !(getMaxNorm().convertToDouble() > 0))
     return emitOpError("expected 'max_norm' to be a finite number > 0");
   return success();

@@ -28,14 +28,16 @@
 //   as fit, at least one, and the scratch only if it fits too.
 // * adafactor_update: the row factors' means and the partial sums of its
 //   reductions, a few KiB of doubles (memopt/Contract/OptimizerShapes.h),
-//   kept even above a cap; clip_coefficient: its running sum of squares and
-//   one gradient's partial sums, 8 KiB.
+//   kept even above a cap; clip_coefficient and square_sum: the running sum
+//   of squares and one gradient's partial sums, 8 KiB (none for
+//   clip_coefficient given the sum).
 // * layer_norm_backward: each row's mean and inverse deviation, then the
 //   (sum dy·x̂, sum dy) partials of every column over at most 1024 chunks of
 //   rows, chunks chosen so that about 16384 threads sum columns; all
 //   doubles.
 // * all_reduce: the packed bucket and the slices every rank sends
-//   (memopt/Contract/CollectiveShapes.h), whatever the cap.
+//   (memopt/Contract/CollectiveShapes.h), whatever the cap; reduce_scatter
+//   likewise (packed by owner).
 //
 // The reductions' layout is the runtime's memopt/Contract/ReductionLayout.h
 // (header-only), which the CUDA kernels split their work by.
@@ -230,6 +232,14 @@ int64_t AdafactorUpdateOp::getWorkspaceBytes(int64_t /*limit*/) {
 }
 
 int64_t ClipCoefficientOp::getWorkspaceBytes(int64_t /*limit*/) {
+  // Given the sum of squares, it has nothing to add up.
+  if (getSquareSum())
+    return 0;
+  return 8 * shapes::kClipCoefficientWorkspaceDoubles;
+}
+
+/// clip_coefficient's sum alone.
+int64_t SquareSumOp::getWorkspaceBytes(int64_t /*limit*/) {
   return 8 * shapes::kClipCoefficientWorkspaceDoubles;
 }
 
@@ -266,4 +276,17 @@ int64_t AllReduceOp::getWorkspaceBytes(int64_t /*limit*/) {
       (shapedType(getValues().front()).getElementTypeBitWidth() + 7) / 8;
   return shapes::allReduceWorkspaceBytes(getValues().size(), elements,
                                          getRanks(), elementBytes);
+}
+
+/// The bucket packed by owner and the received slices.
+int64_t ReduceScatterOp::getWorkspaceBytes(int64_t /*limit*/) {
+  int64_t elements = 0;
+  for (Value v : getValues())
+    elements += shapedType(v).getNumElements();
+  if (elements == 0 || getRanks() < 1)
+    return 0;
+  int64_t elementBytes =
+      (shapedType(getValues().front()).getElementTypeBitWidth() + 7) / 8;
+  return shapes::reduceScatterWorkspaceBytes(getValues().size(), elements,
+                                             getRanks(), elementBytes);
 }

@@ -15,6 +15,14 @@
 // backward pass itself, where a parameter's gradient is also an
 // activation's) keeps the rank's own value.
 //
+// ZeRO (zero >= 1) gives every parameter an owner, whole (largest first,
+// each to the least loaded rank, as ZeroRedundancyOptimizer): a rank's step
+// keeps only its parameters' updates and optimizer state, and each new
+// parameter is broadcast from its owner. Stage 2 also keeps only its
+// parameters' averaged gradients: each bucket is a memopt.reduce_scatter,
+// the overflow check and clipping's norm are the sums over the ranks of
+// each rank's part (memopt.all_reduce with sum = true).
+//
 //===----------------------------------------------------------------------===//
 
 #include "memopt/Analysis/MemoryAnalysis.h"
@@ -24,6 +32,7 @@
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
 #include "memopt/Support/ByteSize.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
@@ -64,9 +73,18 @@ bool isWidening(CastOp cast) {
 struct Gradient {
   Value value;
   int64_t position;
+  /// The rank that owns its parameter (ZeRO), else 0.
+  int64_t owner;
   /// The first reader on the optimizer's side (its position).
   int64_t firstReader;
   int64_t bytes;
+};
+
+/// A parameter under ZeRO: its update and the rank that owns it.
+struct Ownership {
+  BlockArgument param;
+  OptimizerUpdateOpInterface update;
+  int64_t owner;
 };
 
 struct MemOptDataParallelPass
@@ -85,16 +103,16 @@ struct MemOptDataParallelPass
                           << static_cast<int64_t>(zero);
       return signalPassFailure();
     }
-    if (zero > 1) {
+    if (zero > 2) {
       anchor->emitError()
-          << kPass << ": zero=" << static_cast<int64_t>(zero)
-          << " (ZeRO's sharding of gradients and parameters) is not built "
-             "yet; zero=1 shards the optimizer state, zero=0 replicates it";
+          << kPass << ": zero=3 (ZeRO's sharding of the parameters) is not "
+          << "built yet; zero=2 shards the optimizer state and the averaged "
+             "gradients, zero=1 the optimizer state, zero=0 replicates both";
       return signalPassFailure();
     }
-    if (zero == 1 && ranks > 1 && (rank < 0 || rank >= ranks)) {
-      anchor->emitError() << kPass
-                          << ": zero=1 builds one rank's step (the ranks own "
+    if (zero >= 1 && ranks > 1 && (rank < 0 || rank >= ranks)) {
+      anchor->emitError() << kPass << ": zero=" << static_cast<int64_t>(zero)
+                          << " builds one rank's step (the ranks own "
                           << "different parameters): rank must be in [0, "
                           << static_cast<int64_t>(ranks) << "), got "
                           << static_cast<int64_t>(rank);
@@ -118,9 +136,12 @@ struct MemOptDataParallelPass
   }
 
   LogicalResult rewrite(func::FuncOp func);
-  LogicalResult
-  shardOptimizerState(func::FuncOp func,
-                      ArrayRef<OptimizerUpdateOpInterface> updates);
+  FailureOr<SmallVector<Ownership>>
+  assignOwners(func::FuncOp func, ArrayRef<OptimizerUpdateOpInterface> updates);
+  void sumOverRanks(func::FuncOp func, const llvm::DenseSet<Value> &notOurs);
+  LogicalResult shardOptimizerState(
+      func::FuncOp func, ArrayRef<Ownership> params,
+      const llvm::DenseMap<Operation *, SmallVector<Operation *>> &between);
 
   int64_t bucketBytes = 0;
 };
@@ -137,7 +158,7 @@ LogicalResult MemOptDataParallelPass::rewrite(func::FuncOp func) {
   SmallVector<OptimizerUpdateOpInterface> updates;
   for (auto [i, op] : llvm::enumerate(body)) {
     position[&op] = static_cast<int64_t>(i);
-    if (isa<AllReduceOp, BroadcastOp>(op))
+    if (isCollective(&op))
       return op.emitOpError() << "is already here: " << kPass
                               << " runs once, on a step without collectives";
     if (auto update = dyn_cast<OptimizerUpdateOpInterface>(op))
@@ -150,11 +171,26 @@ LogicalResult MemOptDataParallelPass::rewrite(func::FuncOp func) {
               "or a step with optimizer=none): nothing to average; run it "
               "after --memopt-autodiff with an optimizer";
 
-  // Each update's gradient, and the ops between it and the update.
-  llvm::SetVector<Value> roots;
+  // Under ZeRO, the parameters' owners.
+  SmallVector<Ownership> params;
+  llvm::DenseMap<Operation *, int64_t> ownerOf;
+  if (zero >= 1) {
+    FailureOr<SmallVector<Ownership>> owners = assignOwners(func, updates);
+    if (failed(owners))
+      return failure();
+    params = std::move(*owners);
+    for (const Ownership &p : params)
+      ownerOf[p.update] = p.owner;
+  }
+
+  // Each update's gradient, and the ops between it and the update (from
+  // the update back).
+  llvm::MapVector<Value, int64_t> roots;
   llvm::DenseSet<Operation *> onTheWay;
+  llvm::DenseMap<Operation *, SmallVector<Operation *>> between;
   for (OptimizerUpdateOpInterface update : updates) {
     onTheWay.insert(update);
+    SmallVector<Operation *> &chain = between[update];
     Value g = update.getGrad();
     while (Operation *def = g.getDefiningOp()) {
       if (auto unscale = dyn_cast<UnscaleOp>(def)) {
@@ -168,20 +204,27 @@ LogicalResult MemOptDataParallelPass::rewrite(func::FuncOp func) {
         break;
       }
       onTheWay.insert(def);
+      chain.push_back(def);
     }
     if (isa<BlockArgument>(g))
       return update->emitOpError()
              << "reads a gradient that is an argument of @" << func.getSymName()
              << ": " << kPass << " averages gradients the step computes";
-    roots.insert(g);
+    int64_t owner = ownerOf.lookup(update);
+    auto [it, inserted] = roots.insert({g, owner});
+    if (!inserted && it->second != owner && zero == 2)
+      return update->emitOpError()
+             << "reads a gradient that also updates a parameter of rank "
+             << it->second << ": " << kPass
+             << " zero=2 keeps each averaged gradient on one rank only";
   }
 
   auto readsAverage = [&](Operation *user) {
     return onTheWay.contains(user) || isa<FoundInfOp, ClipCoefficientOp>(user);
   };
   SmallVector<Gradient> gradients;
-  for (Value g : roots) {
-    Gradient gradient{g, position.lookup(g.getDefiningOp()), INT64_MAX,
+  for (auto [g, owner] : roots) {
+    Gradient gradient{g, position.lookup(g.getDefiningOp()), owner, INT64_MAX,
                       MemoryAnalysis::getValueBytes(g)};
     for (Operation *user : g.getUsers())
       if (readsAverage(user))
@@ -203,24 +246,40 @@ LogicalResult MemOptDataParallelPass::rewrite(func::FuncOp func) {
     int64_t firstReader = INT64_MAX;
   };
   llvm::MapVector<Type, Bucket> open;
+  llvm::DenseSet<Value> notOurs;
   OpBuilder b(func.getContext());
   auto flush = [&](Bucket &bucket) {
     if (bucket.members.empty())
       return;
-    SmallVector<Value> values;
+    SmallVector<Value> values, averaged;
     SmallVector<Type> types;
+    SmallVector<int64_t> owners;
     Operation *last = nullptr;
     for (const Gradient &g : bucket.members) {
       values.push_back(g.value);
-      types.push_back(g.value.getType());
+      owners.push_back(g.owner);
+      // Stage 2: only this rank's parameters' averages.
+      if (zero < 2 || g.owner == rank) {
+        averaged.push_back(g.value);
+        types.push_back(g.value.getType());
+      } else {
+        notOurs.insert(g.value);
+      }
       Operation *def = g.value.getDefiningOp();
       if (!last || position.lookup(def) > position.lookup(last))
         last = def;
     }
     b.setInsertionPointAfter(last);
-    auto reduce = AllReduceOp::create(b, last->getLoc(), types, values,
-                                      b.getI64IntegerAttr(ranks));
-    for (auto [g, average] : llvm::zip(values, reduce.getResults()))
+    Operation *reduce =
+        zero == 2 ? ReduceScatterOp::create(b, last->getLoc(), types, values,
+                                            b.getI64IntegerAttr(ranks),
+                                            b.getI64IntegerAttr(rank),
+                                            b.getDenseI64ArrayAttr(owners))
+                        .getOperation()
+                  : AllReduceOp::create(b, last->getLoc(), types, values,
+                                        b.getI64IntegerAttr(ranks), BoolAttr())
+                        .getOperation();
+    for (auto [g, average] : llvm::zip(averaged, reduce->getResults()))
       g.replaceUsesWithIf(average, [&](OpOperand &use) {
         return use.getOwner() != reduce && readsAverage(use.getOwner());
       });
@@ -239,70 +298,144 @@ LogicalResult MemOptDataParallelPass::rewrite(func::FuncOp func) {
   }
   for (auto &[type, bucket] : open)
     flush(bucket);
-  if (zero == 1)
-    return shardOptimizerState(func, updates);
+  if (zero == 2) {
+    // What lies between another rank's gradient and its update is not this
+    // rank's either (clipping reads the unscaled gradients).
+    for (OptimizerUpdateOpInterface update : updates)
+      if (ownerOf.lookup(update) != rank)
+        for (Operation *op : between.lookup(update))
+          notOurs.insert(op->result_begin(), op->result_end());
+    sumOverRanks(func, notOurs);
+  }
+  if (zero >= 1)
+    return shardOptimizerState(func, params, between);
   return success();
 }
 
-/// ZeRO stage 1: parameters owned by ranks (largest first, each to the
-/// least loaded rank, as ZeroRedundancyOptimizer), this rank's updates and
-/// optimizer state only, and every new parameter broadcast from its owner.
-LogicalResult MemOptDataParallelPass::shardOptimizerState(
+/// ZeRO stage 2: the overflow check and clipping's norm read the averaged
+/// gradients, which no rank holds all of: each rank checks (sums the
+/// squares of) its own, and memopt.all_reduce adds the ranks' results.
+void MemOptDataParallelPass::sumOverRanks(
+    func::FuncOp func, const llvm::DenseSet<Value> &notOurs) {
+  OpBuilder b(func.getContext());
+  auto ours = [&](ValueRange values) {
+    SmallVector<Value> kept;
+    for (Value v : values)
+      if (!notOurs.contains(v))
+        kept.push_back(v);
+    return kept;
+  };
+  // A rank that owns no gradient adds zero.
+  auto zeroOf = [&](Location loc, FloatType type) -> Value {
+    auto tensor = RankedTensorType::get({}, type);
+    return arith::ConstantOp::create(
+        b, loc, tensor,
+        DenseElementsAttr::get(tensor, b.getFloatAttr(type, 0.0)));
+  };
+  auto sum = [&](Location loc, Value partial) {
+    return AllReduceOp::create(b, loc, TypeRange{partial.getType()},
+                               ValueRange{partial}, b.getI64IntegerAttr(ranks),
+                               b.getBoolAttr(true))
+        .getResult(0);
+  };
+  for (Operation &op : llvm::make_early_inc_range(func.front())) {
+    b.setInsertionPoint(&op);
+    Location loc = op.getLoc();
+    if (auto found = dyn_cast<FoundInfOp>(op)) {
+      SmallVector<Value> kept = ours(found.getValues());
+      Value flag =
+          kept.empty()
+              ? zeroOf(loc, b.getF32Type())
+              : FoundInfOp::create(b, loc, found.getType(), kept).getResult();
+      found.replaceAllUsesWith(sum(loc, flag));
+      found.erase();
+    } else if (auto clip = dyn_cast<ClipCoefficientOp>(op)) {
+      SmallVector<Value> kept = ours(clip.getGrads());
+      Value partial =
+          kept.empty()
+              ? zeroOf(loc, b.getF64Type())
+              : SquareSumOp::create(
+                    b, loc, RankedTensorType::get({}, b.getF64Type()), kept)
+                    .getResult();
+      auto coefficient = ClipCoefficientOp::create(
+          b, loc, clip.getType(), ValueRange{sum(loc, partial)},
+          clip.getMaxNormAttr(), b.getBoolAttr(true));
+      clip.replaceAllUsesWith(coefficient.getResult());
+      clip.erase();
+    }
+  }
+}
+
+/// ZeRO: the owner of every parameter the updates update (largest first,
+/// each to the least loaded rank, as ZeroRedundancyOptimizer), in argument
+/// order.
+FailureOr<SmallVector<Ownership>> MemOptDataParallelPass::assignOwners(
     func::FuncOp func, ArrayRef<OptimizerUpdateOpInterface> updates) {
   auto ret = cast<func::ReturnOp>(func.front().getTerminator());
-  SmallVector<std::pair<BlockArgument, OptimizerUpdateOpInterface>> params;
+  SmallVector<Ownership> params;
   for (OptimizerUpdateOpInterface update : updates) {
     auto param = dyn_cast<BlockArgument>(update.getParam());
     if (!param)
       return update->emitOpError()
              << "updates a value that is not an argument of @"
              << func.getSymName() << ": " << kPass
-             << " zero=1 shards the state of parameters the step receives";
+             << " zero=" << static_cast<int64_t>(zero)
+             << " shards the state of parameters the step receives";
     for (Operation *user : update->getUsers())
       if (user != ret)
         return update->emitOpError()
                << "has a result read by " << user->getName() << ": " << kPass
-               << " zero=1 moves updates to the rank that owns the "
+               << " zero=" << static_cast<int64_t>(zero)
+               << " moves updates to the rank that owns the "
                   "parameter, so only the function may return them";
-    params.push_back({param, update});
+    params.push_back({param, update, 0});
   }
   // Argument order; the owners by size, largest first (ties: argument
   // order), each to the rank with the fewest bytes so far (ties: lowest).
-  llvm::sort(params, [](const auto &a, const auto &b) {
-    return a.first.getArgNumber() < b.first.getArgNumber();
+  llvm::sort(params, [](const Ownership &a, const Ownership &b) {
+    return a.param.getArgNumber() < b.param.getArgNumber();
   });
   SmallVector<size_t> bySize(params.size());
   for (size_t i = 0; i < params.size(); ++i)
     bySize[i] = i;
   auto bytesOf = [&](size_t i) {
-    return MemoryAnalysis::getValueBytes(params[i].first);
+    return MemoryAnalysis::getValueBytes(params[i].param);
   };
   llvm::stable_sort(
       bySize, [&](size_t a, size_t b) { return bytesOf(a) > bytesOf(b); });
-  SmallVector<int64_t> load(ranks, 0), owner(params.size(), 0);
+  SmallVector<int64_t> load(ranks, 0);
   for (size_t i : bySize) {
     int64_t least = 0;
     for (int64_t r = 1; r < ranks; ++r)
       if (load[r] < load[least])
         least = r;
-    owner[i] = least;
+    params[i].owner = least;
     load[least] += bytesOf(i);
   }
+  return params;
+}
 
+/// ZeRO stages 1 and 2: this rank's updates and optimizer state only (and
+/// the ops between their gradients and the others' updates go too), and
+/// every new parameter broadcast from its owner.
+LogicalResult MemOptDataParallelPass::shardOptimizerState(
+    func::FuncOp func, ArrayRef<Ownership> params,
+    const llvm::DenseMap<Operation *, SmallVector<Operation *>> &between) {
+  auto ret = cast<func::ReturnOp>(func.front().getTerminator());
   // Every rank broadcasts every parameter, in argument order: the owner its
   // update's result, the others over their old copy.
   llvm::BitVector eraseArgs(func.getNumArguments()),
       eraseResults(func.getNumResults());
   SmallVector<Operation *> notOurs;
   OpBuilder b(ret);
-  for (auto [i, entry] : llvm::enumerate(params)) {
-    auto [param, update] = entry;
+  for (const Ownership &entry : params) {
+    auto [param, update, owner] = entry;
     Value newParam = update->getResult(0);
-    bool owned = owner[i] == rank;
+    bool owned = owner == rank;
     numOwned += owned;
     auto broadcast = BroadcastOp::create(
         b, update->getLoc(), param.getType(), owned ? newParam : Value(param),
-        b.getI64IntegerAttr(ranks), b.getI64IntegerAttr(owner[i]));
+        b.getI64IntegerAttr(ranks), b.getI64IntegerAttr(owner));
     broadcast->setAttr(MemOptDialect::kInPlaceAttrName, b.getI64IntegerAttr(0));
     newParam.replaceUsesWithIf(broadcast.getResult(), [&](OpOperand &use) {
       return use.getOwner() == ret;
@@ -349,9 +482,16 @@ LogicalResult MemOptDataParallelPass::shardOptimizerState(
   }
   ret->setOperands(kept);
   // Their new state is no longer returned, their new parameter is the
-  // broadcast's: nothing reads them.
-  for (Operation *update : notOurs)
+  // broadcast's: nothing reads them, nor what was computed for them alone.
+  llvm::SmallPtrSet<Operation *, 8> erased;
+  for (Operation *update : notOurs) {
     update->erase();
+    for (Operation *op : between.lookup(update))
+      if (!erased.contains(op) && op->use_empty()) {
+        erased.insert(op);
+        op->erase();
+      }
+  }
   if (failed(func.eraseResults(eraseResults)) ||
       failed(func.eraseArguments(eraseArgs)))
     return func.emitError() << kPass << ": internal error: could not drop "

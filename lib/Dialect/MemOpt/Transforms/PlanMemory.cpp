@@ -10,6 +10,7 @@
 #include "memopt/Analysis/ArenaPlanner.h"
 #include "memopt/Analysis/MemoryAnalysis.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
+#include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 #include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
 #include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
@@ -163,10 +164,13 @@ FailureOr<int64_t> memopt::planFunctionMemory(func::FuncOp func,
   if (numBuffers)
     *numBuffers = static_cast<int64_t>(buffers.size());
 
-  // One offset per result; -1 where the result owns no arena slice.
+  // One offset per result; -1 where the result owns no arena slice. A
+  // collective with no results here (a reduce-scatter of which this rank
+  // owns nothing) is planned too: it runs.
   DenseMap<Operation *, SmallVector<int64_t>> offsets;
   for (Operation *op : analysis.getOps())
-    if (isa<MemOptDialect>(op->getDialect()) && op->getNumResults() > 0)
+    if (isa<MemOptDialect>(op->getDialect()) &&
+        (op->getNumResults() > 0 || isCollective(op)))
       offsets[op].assign(op->getNumResults(), -1);
   ArrayRef<uint64_t> valueOffsets(arena.offsets.data(), numValueBuffers);
   for (auto [value, offset] : llvm::zip(owners, valueOffsets)) {

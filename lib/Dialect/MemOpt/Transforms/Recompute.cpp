@@ -47,10 +47,11 @@ Operation *memopt::findInPlaceOverIntermediate(Block &block) {
         op.getOperand(0).getDefiningOp<OptimizerUpdateOpInterface>())
       continue;
     // Likewise gradient clipping's product overwriting a gradient that only
-    // the clipping factor's op read before it.
+    // the clipping factor's op read before it (or, under ZeRO stage 2, the
+    // rank's partial sum of squares, which the factor is computed from).
     if (isa<MulOp>(op) &&
         llvm::all_of(op.getOperand(0).getUsers(), [&](Operation *user) {
-          return user == &op || isa<ClipCoefficientOp>(user);
+          return user == &op || isa<ClipCoefficientOp, SquareSumOp>(user);
         }))
       continue;
     auto index = op.getAttrOfType<IntegerAttr>(kInPlaceAttrName);

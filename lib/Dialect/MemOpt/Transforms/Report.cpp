@@ -124,13 +124,22 @@ Json reportFunction(func::FuncOp func, bool graph) {
               {"clipped_gradient_bytes", analysis.getClippedGradientBytes()},
               {"ops", std::move(ops)}};
   // Data-parallel steps: what the collectives carry and hold.
-  int64_t ranks = 0, buckets = 0, broadcasts = 0, largest = 0, workspace = 0;
+  int64_t ranks = 0, buckets = 0, scatters = 0, broadcasts = 0, largest = 0,
+          workspace = 0;
   for (Operation *op : analysis.getOps()) {
     if (auto reduce = dyn_cast<AllReduceOp>(op)) {
       ranks = reduce.getRanks();
       ++buckets;
       int64_t bytes = 0;
       for (Value v : reduce.getValues())
+        bytes += MemoryAnalysis::getValueBytes(v);
+      largest = std::max(largest, bytes);
+      workspace = std::max(workspace, MemoryAnalysis::getWorkspaceBytes(op));
+    } else if (auto scatter = dyn_cast<ReduceScatterOp>(op)) {
+      ranks = scatter.getRanks();
+      ++scatters;
+      int64_t bytes = 0;
+      for (Value v : scatter.getValues())
         bytes += MemoryAnalysis::getValueBytes(v);
       largest = std::max(largest, bytes);
       workspace = std::max(workspace, MemoryAnalysis::getWorkspaceBytes(op));
@@ -142,6 +151,7 @@ Json reportFunction(func::FuncOp func, bool graph) {
   if (ranks)
     report["collectives"] = Json{{"ranks", ranks},
                                  {"all_reduce_buckets", buckets},
+                                 {"reduce_scatter_buckets", scatters},
                                  {"largest_bucket_bytes", largest},
                                  {"largest_workspace_bytes", workspace},
                                  {"broadcasts", broadcasts}};

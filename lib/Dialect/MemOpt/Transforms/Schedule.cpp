@@ -247,7 +247,7 @@ Scheduler::Scheduler(func::FuncOp func)
       if (Operation *def = operand.getDefiningOp();
           def && def->getBlock() == &body)
         producers.insert(def);
-    if (isa<AllReduceOp, BroadcastOp>(op)) {
+    if (isCollective(op)) {
       if (lastCollective)
         producers.insert(lastCollective);
       lastCollective = op;

@@ -2,8 +2,8 @@
 //
 // Data-parallel training runs one process per rank; the plan's collectives
 // (memopt.all_reduce) exchange tensors between them. `Collectives` is what
-// the executor needs from a communication library: two byte-moving
-// collectives over every rank of the job, on host memory. The reduction
+// the executor needs from a communication library: byte-moving collectives
+// over every rank of the job, on host memory. The reduction
 // itself (its order, its arithmetic) is the runtime's own (allReduceMean),
 // so every implementation gives the same bits. The MPI implementation is
 // createMpiCollectives (MpiCollectives.h), built when CMake finds MPI.
@@ -38,6 +38,14 @@ public:
   /// receives rank k's slice for it at `recv + k·bytes`. Blocks until done;
   /// throws Error(Collective) on failure.
   virtual void allToAll(const void *send, void *recv, size_t bytes) = 0;
+  /// allToAll with parts of any size: every rank sends `sendBytes[k]` bytes
+  /// at `send + sendOffsets[k]` to rank k and receives rank k's part for it,
+  /// `recvBytes[k]` bytes, at `recv + recvOffsets[k]` (each vector has
+  /// size() entries; a rank's recvBytes[k] is rank k's sendBytes for it).
+  virtual void allToAllV(const void *send, const std::vector<size_t> &sendBytes,
+                         const std::vector<size_t> &sendOffsets, void *recv,
+                         const std::vector<size_t> &recvBytes,
+                         const std::vector<size_t> &recvOffsets) = 0;
   /// Every rank's `bytes` bytes at `mine` land at `all + k·bytes` (k the
   /// sender's rank) on every rank. `mine` must not overlap `all`.
   virtual void allGather(const void *mine, void *all, size_t bytes) = 0;
@@ -54,6 +62,24 @@ public:
 void allReduceMean(Collectives &collectives,
                    const std::vector<TensorRef> &inputs,
                    const std::vector<TensorRef> &outputs, Workspace workspace);
+
+/// memopt.all_reduce with `sum`: the sum over the ranks (in rank order, in
+/// the same precision), not divided.
+void allReduceSum(Collectives &collectives,
+                  const std::vector<TensorRef> &inputs,
+                  const std::vector<TensorRef> &outputs, Workspace workspace);
+
+/// memopt.reduce_scatter on host memory: input i belongs to rank
+/// owners[i]; this rank's outputs are the means of its inputs, in order,
+/// with all_reduce's bits (the same sum in rank order, over the same
+/// slices), each rank sending an owner only the pieces of its part it
+/// reduced. `workspace` should hold reduceScatterWorkspaceBytes; with fewer
+/// bytes the kernel allocates its buffers for the call.
+void reduceScatterMean(Collectives &collectives,
+                       const std::vector<TensorRef> &inputs,
+                       const std::vector<int64_t> &owners,
+                       const std::vector<TensorRef> &outputs,
+                       Workspace workspace);
 
 /// memopt.broadcast on host memory: `output` holds rank `root`'s `input` on
 /// every rank (the root copies it unless they share storage; the other

@@ -165,6 +165,8 @@ private:
   Collectives *collectives = nullptr;
   /// The `ranks` of the plan's collectives (0 when it has none).
   int64_t planRanks = 0;
+  /// The rank the plan's reduce_scatter steps are for; -1 if it has none.
+  int64_t planRank = -1;
   size_t bufferAlignment = 64;
 };
 

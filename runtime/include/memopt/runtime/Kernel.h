@@ -193,6 +193,8 @@ struct AdafactorAttrs {
 /// clip_coefficient: max_norm > 0 and finite.
 struct ClipAttrs {
   double maxNorm = 1.0;
+  /// The one input is the sum of squares (a 0-d f64 tensor), not gradients.
+  bool squareSum = false;
 };
 
 /// update_loss_scale (torch.amp.GradScaler's update): every attribute is
@@ -203,9 +205,18 @@ struct LossScaleAttrs {
   int64_t growthInterval = 2000;
 };
 
-/// all_reduce: the mean over `ranks` ranks (>= 2).
+/// all_reduce: the mean over `ranks` ranks (>= 2), or the sum (`sum`).
 struct AllReduceAttrs {
   int64_t ranks = 2;
+  bool sum = false;
+};
+
+/// reduce_scatter: the mean over `ranks` ranks of each input, on the rank
+/// `owners[i]` names; this step is rank `rank`'s.
+struct ReduceScatterAttrs {
+  int64_t ranks = 2;
+  int64_t rank = 0;
+  std::vector<int64_t> owners;
 };
 
 /// broadcast: rank `root`'s tensor on all `ranks` ranks.
@@ -223,7 +234,7 @@ using KernelAttrs =
                  BatchNormActAttrs, BatchNormActBackwardAttrs, AttentionAttrs,
                  LinearCrossEntropyAttrs, SgdAttrs, SgdMomentumAttrs, AdamAttrs,
                  AdafactorAttrs, ClipAttrs, LossScaleAttrs, AllReduceAttrs,
-                 BroadcastAttrs>;
+                 ReduceScatterAttrs, BroadcastAttrs>;
 
 /// Whether output `outputIndex` of a kernel may occupy exactly the storage
 /// of input `inputIndex` (the output is then a view of that input's tensor,
@@ -252,7 +263,8 @@ using KernelAttrs =
 ///    tracker (output i over input i, i < 2);
 ///  * all_reduce: output i over input i (the bucket is packed into the
 ///    workspace first); broadcast: output 0 over input 0.
-/// cast, found_inf, clip_coefficient and select never run in place.
+/// cast, found_inf, clip_coefficient, square_sum, select and reduce_scatter
+/// never run in place.
 /// Any other overlap of a step's inputs and outputs is refused when the plan
 /// is loaded.
 bool kernelAllowsInPlace(KernelKind kind, size_t outputIndex,

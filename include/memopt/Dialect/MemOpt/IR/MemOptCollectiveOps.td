@@ -24,7 +24,9 @@ def MemOpt_AllReduceOp
     The sum has a fixed order: element `i` is
     `((x_0[i] + x_1[i]) + ...) + x_{N-1}[i]` over the ranks in order,
     accumulated in f32 (f64 for f64 tensors), then divided by `ranks` and
-    rounded once to the element type. Every rank gets the same bits, and a
+    rounded once to the element type. With `sum = true` it is not divided:
+    the sum over the ranks (ZeRO stage 2's overflow flags and partial
+    squared norms, `memopt.square_sum`). Every rank gets the same bits, and a
     run repeated gets the same bits again. Its workspace is two packed
     copies of the bucket (what the rank sends, and the `ranks` slices it
     receives), each padded to a multiple of `ranks` elements; one tensor
@@ -42,8 +44,68 @@ def MemOpt_AllReduceOp
         -> (tensor<10x128xf32>, tensor<10xf32>)
     ```
   }];
-  let arguments = (ins Variadic<MemOpt_FloatTensor>:$values, I64Attr:$ranks);
+  let arguments = (ins Variadic<MemOpt_FloatTensor>:$values, I64Attr:$ranks,
+                   DefaultValuedAttr<BoolAttr, "false">:$sum);
   let results = (outs Variadic<MemOpt_FloatTensor>:$results);
+}
+
+// Not Pure: a rank that owns none of the bucket's tensors has no results,
+// yet must take part (it sends its gradients); nothing may erase it.
+def MemOpt_ReduceScatterOp : MemOpt_Op<"reduce_scatter",
+    [MemOpt_FlopModel, MemOpt_WorkspaceModel]> {
+  let summary = "the mean of a bucket of tensors, each on the rank that owns it";
+  let description = [{
+    ZeRO stage 2's gradient reduction (`--memopt-data-parallel` with
+    `zero=2`): operand `i` is owned by rank `owners[i]`, and this op, in
+    rank `rank`'s step, returns the mean over the `ranks` ranks of the
+    operands this rank owns, in operand order; no rank keeps the mean of a
+    tensor it does not own. Element `i` of a result has exactly
+    `memopt.all_reduce`'s bits (the same sum in rank order, in f32, f64
+    for f64, divided once).
+
+    The kernel packs the bucket by owner and sends each rank the part it
+    owns (an all-to-all of unequal parts); each rank receives `ranks`
+    copies of its part and reduces them. Its workspace is the packed bucket
+    and the received copies. Every rank issues it, also one that owns no
+    operand (and so has no result): the op is not `Pure`, and the
+    canonicalizer does not erase it.
+
+    ```mlir
+    // Rank 1 of 2 owns %db only.
+    %gb = memopt.reduce_scatter %dw, %db
+        {owners = array<i64: 0, 1>, rank = 1 : i64, ranks = 2 : i64}
+        : (tensor<10x128xf32>, tensor<10xf32>) -> tensor<10xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<MemOpt_FloatTensor>:$values, I64Attr:$ranks,
+                   I64Attr:$rank, DenseI64ArrayAttr:$owners);
+  let results = (outs Variadic<MemOpt_FloatTensor>:$results);
+  let assemblyFormat =
+      "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The operands whose mean this rank receives, in operand order.
+    llvm::SmallVector<mlir::Value> getOwnedValues();
+  }];
+}
+
+def MemOpt_SquareSumOp : MemOpt_GradOp<"square_sum",
+    [MemOpt_FlopModel, MemOpt_WorkspaceModel]> {
+  let summary = "the sum of the squares of every element of its operands";
+  let description = [{
+    `memopt.clip_coefficient`'s sum of squares over the gradients a rank
+    owns, accumulated in f64 in operand order: under ZeRO stage 2 no rank
+    holds every gradient, so each sums its own, a `memopt.all_reduce` with
+    `sum = true` adds the ranks' sums, and `memopt.clip_coefficient` with
+    `square_sum = true` turns the total into the factor.
+
+    ```mlir
+    %s = memopt.square_sum %g0, %g1
+        : (tensor<10x128xf32>, tensor<10xf32>) -> tensor<f64>
+    ```
+  }];
+  let arguments = (ins Variadic<MemOpt_FloatTensor>:$values);
+  let results = (outs 0DTensorOf<[F64]>:$result);
 }
 
 def MemOpt_BroadcastOp : MemOpt_GradOp<"broadcast"> {

@@ -455,14 +455,18 @@ def MemOpt_ClipCoefficientOp : MemOpt_GradOp<"clip_coefficient",
     gradients whose total norm is at most `max_norm` stay exactly as they
     are. It reads every gradient, so no update can run before the whole
     backward pass has: `--memopt-autodiff=clip-norm=X` emits it. Its CUDA
-    kernel sums partial sums in a small planned workspace.
+    kernel sums partial sums in a small planned workspace. With
+    `square_sum = true` its one operand is the sum of squares itself, a
+    0-d f64 tensor (ZeRO stage 2: the ranks' `memopt.square_sum`s added by
+    a `memopt.all_reduce`).
 
     ```mlir
     %c = memopt.clip_coefficient %g0, %g1 {max_norm = 1.000000e+00 : f64}
         : (tensor<10x128xf32>, tensor<10xf32>) -> tensor<f32>
     ```
   }];
-  let arguments = (ins Variadic<MemOpt_FloatTensor>:$grads, F64Attr:$max_norm);
+  let arguments = (ins Variadic<MemOpt_FloatTensor>:$grads, F64Attr:$max_norm,
+                   DefaultValuedAttr<BoolAttr, "false">:$square_sum);
   let results = (outs MemOpt_ScalarF32Tensor:$result);
 }
 

@@ -103,6 +103,11 @@ namespace memopt {
 /// without the interface.
 int64_t getWorkspaceBytes(mlir::Operation *op);
 
+/// Whether `op` is a collective across ranks (memopt.all_reduce,
+/// memopt.reduce_scatter, memopt.broadcast): every rank must issue it, in
+/// the same order as the others.
+bool isCollective(mlir::Operation *op);
+
 } // namespace memopt
 
 #endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTOPS_H

@@ -785,8 +785,15 @@ def MemOptDataParallel : Pass<"memopt-data-parallel"> {
     is sent from its owner to all ranks (`memopt.broadcast`, in argument
     order, in place). The steps of the ranks then differ, so `rank` names
     the one to build. The parameters are bit-identical to `zero=0`'s.
-    Stages 2 and 3 (sharded gradients, parameters) are refused with an
-    error. `ranks=1` leaves the step unchanged. A step whose gradients do
+    `zero=2` (ZeRO stage 2) also shards the averaged gradients: each bucket
+    is a `memopt.reduce_scatter` whose results are the means of the
+    gradients this rank owns only; what the step computed for other ranks'
+    updates is removed; the overflow check and clipping's squared norm are
+    this rank's part, summed over the ranks (`memopt.all_reduce` with
+    `sum = true`, `memopt.square_sum`, `memopt.clip_coefficient` with
+    `square_sum = true`). The averages are bit-identical to `zero=0`'s; the
+    clipping factor may differ in its last bit (the squared norm is added in
+    another order). Stage 3 (sharded parameters) is refused with an error. `ranks=1` leaves the step unchanged. A step whose gradients do
     not reach an optimizer update (optimizer=none), that already holds
     collectives, or where a gradient is an argument is refused with a
     located error.
@@ -796,9 +803,10 @@ def MemOptDataParallel : Pass<"memopt-data-parallel"> {
            "Number of ranks (processes) the step is for">,
     Option<"zero", "zero", "int64_t", /*default=*/"0",
            "ZeRO stage: 0 replicates optimizer state on every rank, 1 "
-           "shards it by parameter (2 and 3 are not built yet)">,
+           "shards it by parameter, 2 also the averaged gradients (3 is not "
+           "built yet)">,
     Option<"rank", "rank", "int64_t", /*default=*/"-1",
-           "With zero=1: the rank whose step to build, in [0, ranks)">,
+           "With zero=1 or 2: the rank whose step to build, in [0, ranks)">,
     Option<"bucket", "bucket", "std::string", /*default=*/"\"25MiB\"",
            "Most bytes of gradients one all-reduce carries (PyTorch DDP's "
            "bucket_cap_mb), e.g. 25MiB; 0 puts each gradient in its own">

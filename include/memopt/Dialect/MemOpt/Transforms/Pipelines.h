@@ -77,12 +77,13 @@ struct MemOptPipelineOptions
       ::llvm::cl::init(1)};
   Option<int64_t> zero{
       *this, "zero",
-      ::llvm::cl::desc("ZeRO stage with ranks > 1 (--memopt-data-parallel; "
-                       "0, replicated optimizer state, is built)"),
+      ::llvm::cl::desc("ZeRO stage with ranks > 1 (--memopt-data-parallel): "
+                       "0 replicates the optimizer state, 1 shards it, 2 "
+                       "also the averaged gradients"),
       ::llvm::cl::init(0)};
   Option<int64_t> rank{
       *this, "rank",
-      ::llvm::cl::desc("With zero=1: the rank whose step to build "
+      ::llvm::cl::desc("With zero=1 or 2: the rank whose step to build "
                        "(--memopt-data-parallel)"),
       ::llvm::cl::init(-1)};
   Option<std::string> bucket{
