@@ -38,6 +38,19 @@ func.func @twice(%w: tensor<4xf32> {memopt.param}, %g: tensor<4xf32>) -> tensor<
 
 // -----
 
+// What zero=2 makes of clipping: the pass has run already.
+func.func @clipped_by_parts(%w: tensor<4xf32> {memopt.param}, %g: tensor<4xf32>) -> tensor<4xf32> {
+  %d = memopt.mul %g, %g : tensor<4xf32>, tensor<4xf32>
+  // expected-error @+1 {{'memopt.square_sum' op is already here: memopt-data-parallel runs once, on a step without collectives}}
+  %s = memopt.square_sum %d : (tensor<4xf32>) -> tensor<f64>
+  %c = memopt.clip_coefficient %s {max_norm = 1.0 : f64, square_sum = true} : (tensor<f64>) -> tensor<f32>
+  %m = memopt.mul %d, %c : tensor<4xf32>, tensor<f32>
+  %n = memopt.sgd_update %w, %m {lr = 0.1 : f64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %n : tensor<4xf32>
+}
+
+// -----
+
 // A gradient that is an argument, not computed by the step.
 func.func @given_gradient(%w: tensor<4xf32> {memopt.param}, %g: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'memopt.sgd_update' op reads a gradient that is an argument of @given_gradient: memopt-data-parallel averages gradients the step computes}}

@@ -158,7 +158,11 @@ LogicalResult MemOptDataParallelPass::rewrite(func::FuncOp func) {
   SmallVector<OptimizerUpdateOpInterface> updates;
   for (auto [i, op] : llvm::enumerate(body)) {
     position[&op] = static_cast<int64_t>(i);
-    if (isCollective(&op))
+    // A partial sum of squares, or a clipping factor made from one, is
+    // this pass's own (zero=2): a step that holds one was made by it.
+    auto clip = dyn_cast<ClipCoefficientOp>(op);
+    if (isCollective(&op) || isa<SquareSumOp>(op) ||
+        (clip && clip.getSquareSum()))
       return op.emitOpError() << "is already here: " << kPass
                               << " runs once, on a step without collectives";
     if (auto update = dyn_cast<OptimizerUpdateOpInterface>(op))
