@@ -10,9 +10,10 @@ reads each rank's report: the plan's peak, and parameters + gradients +
 optimizer state against ZeRO stage 0's replicated (4 + 4 + 8) bytes per
 parameter (Rajbhandari et al. 2020: 2Psi + 2Psi + K*Psi in their fp16
 mixed-precision terms; here all f32), plus the gradient buckets. With
-zero=1 and zero=2 (N = 2, 4, 8) it compiles every rank's step and records
+zero=1, 2 and 3 (N = 2, 4, 8) it compiles every rank's step and records
 the rank with the most model states against the stage's formula
-(stage 1: 8Psi + 8Psi/N bytes, stage 2: 4Psi + 12Psi/N). Then the
+(stage 1: 8Psi + 8Psi/N bytes, stage 2: 4Psi + 12Psi/N, stage 3: 16Psi/N).
+Then the
 MLP's CPU step at one process (batch 64) and at 2 ranks under mpirun (32
 each), median of the steps after the first. Writes
 bench/results/data_parallel.json. `--quick` uses small models (tests).
@@ -95,26 +96,32 @@ def main(argv=None):
             # read); stage 2 keeps only the averages of its own.
             full = rows[0]
             psi_bytes = full["parameter_bytes"]  # 4 bytes per parameter
-            for zero in (1, 2):
+            for zero in (1, 2, 3):
                 for ranks in (2, 4, 8):
                     per_rank = [report(build, gen, global_batch // ranks, ranks, tmp,
                                        zero=zero, rank=r) for r in range(ranks)]
                     states = [row["optimizer_state_bytes"] for row in per_rank]
                     grads = [row["gradient_bytes"] for row in per_rank]
+                    params = [row["parameter_bytes"] for row in per_rank]
                     peaks = [row["peak_bytes"] for row in per_rank]
-                    worst = max(range(ranks), key=lambda r: states[r] + grads[r])
-                    gradient_bytes = grads[worst] if zero == 2 else full["gradient_bytes"]
+                    worst = max(range(ranks),
+                                key=lambda r: params[r] + states[r] + grads[r])
+                    gradient_bytes = grads[worst] if zero >= 2 else full["gradient_bytes"]
                     # Rajbhandari et al.: stage 1 2Psi + 2Psi + K*Psi/N,
-                    # stage 2 2Psi + (2Psi + K*Psi)/N; here f32 weights and
+                    # stage 2 2Psi + (2Psi + K*Psi)/N, stage 3
+                    # (2Psi + 2Psi + K*Psi)/N; here f32 weights and
                     # gradients (4 bytes each) and Adam's two f32 moments.
-                    formula = (2 * psi_bytes + 2 * psi_bytes // ranks if zero == 1
-                               else psi_bytes + 3 * psi_bytes // ranks)
+                    formula = {1: 2 * psi_bytes + 2 * psi_bytes // ranks,
+                               2: psi_bytes + 3 * psi_bytes // ranks,
+                               3: 4 * psi_bytes // ranks}[zero]
                     rows.append(dict(per_rank[worst], rank="max",
                                      optimizer_state_bytes=states[worst],
                                      optimizer_state_min_bytes=min(states),
                                      peak_bytes=max(peaks),
                                      gradient_bytes=gradient_bytes,
-                                     model_states_bytes=psi_bytes + gradient_bytes +
+                                     parameter_bytes=params[worst],
+                                     zero0_formula_bytes=full["zero0_formula_bytes"],
+                                     model_states_bytes=params[worst] + gradient_bytes +
                                      states[worst],
                                      ideal_state_bytes=full["optimizer_state_bytes"] // ranks,
                                      formula_bytes=formula))

@@ -759,7 +759,7 @@ def run_options(model, batch, function):
         # Without mpirun there is one process: only --ranks=1 runs, and
         # --zero and --bucket need more ranks.
         "ranks": (COMMON + ["1", "2", "4"], lambda v: None if v == "1" else False),
-        "zero": (COMMON + ["0", "1", "2"], lambda v: False),
+        "zero": (COMMON + ["0", "1", "2", "3"], lambda v: False),
         "bucket": (COMMON + ["25MiB", "0"], lambda v: False),
     }
 
@@ -879,11 +879,10 @@ def pass_table(batch):
         "data-parallel": (lambda o: ["--memopt-autodiff",
                                      f"--memopt-data-parallel={o}"], {
             "ranks": (COMMON + ["1", "2", "4"], must(positive_int)),
-            # Stages 0 to 2 are built; 1 and 2 need rank= when ranks > 1
-            # (an option alone leaves ranks=1, where they change nothing);
-            # "-0" reads as 0.
-            "zero": (COMMON + ["0", "1", "2", "3"],
-                     lambda v: None if v in ("1", "2") else v in ("0", "-0")),
+            # Stages 1 to 3 need rank= when ranks > 1 (an option alone
+            # leaves ranks=1, where they change nothing); "-0" reads as 0.
+            "zero": (COMMON + ["0", "1", "2", "3", "4"],
+                     lambda v: None if v in ("1", "2", "3") else v in ("0", "-0")),
             # Read only with zero >= 1 and ranks > 1; a non-integer is a
             # parse error whatever the other options.
             "rank": (COMMON + ["0", "1"],

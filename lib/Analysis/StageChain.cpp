@@ -7,6 +7,7 @@
 #include "memopt/Analysis/StageChain.h"
 
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
+#include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -45,7 +46,10 @@ StageChain StageChain::build(func::FuncOp func) {
       Operation *def = v.getDefiningOp();
       return isConstant(def) || chain.fixed.contains(def);
     });
-    if (fromArgumentsOnly && op->getNumOperands() > 0) {
+    // A collective (ZeRO stage 3's parameter copies from their owner) is
+    // never recomputed: every rank must issue the same ones, and what it
+    // brings is an argument held elsewhere.
+    if ((fromArgumentsOnly && op->getNumOperands() > 0) || isCollective(op)) {
       chain.fixed.insert(op);
       chain.forward.insert(op);
       continue;

@@ -84,8 +84,46 @@ FailureOr<CompiledGraph> memopt::compileToPlan(ModuleOp module,
              << "invalid pass pipeline '" << options.pipeline << "': " << error;
   }
   size_t sourceArguments = graph.argumentNames.size();
+  SmallVector<Type> sourceTypes(func.getArgumentTypes());
   if (failed(pm.run(module)))
     return failure();
+  // ZeRO stage 3: the parameters other ranks own are not this step's
+  // arguments; keep what memopt-run needs to initialise, load and save them
+  // in the source's order.
+  if (auto lowered = module.lookupSymbol<func::FuncOp>(graph.functionName))
+    if (auto sharded = lowered->getAttrOfType<DictionaryAttr>(
+            MemOptDialect::kShardedAttrName)) {
+      auto arguments = sharded.getAs<DenseI64ArrayAttr>("arguments");
+      auto owners = sharded.getAs<DenseI64ArrayAttr>("owners");
+      llvm::SmallDenseSet<int64_t> away;
+      for (auto [index, owner] :
+           llvm::zip(arguments.asArrayRef(), owners.asArrayRef())) {
+        if (index >= static_cast<int64_t>(sourceArguments) ||
+            !away.insert(index).second)
+          return lowered.emitError()
+                 << "'" << MemOptDialect::kShardedAttrName << "' names "
+                 << "argument " << index << ", not one of the source's "
+                 << sourceArguments << " (once)";
+        auto type = cast<RankedTensorType>(sourceTypes[index]);
+        CompiledGraph::ShardedParameter p;
+        p.sourceIndex = static_cast<size_t>(index);
+        p.name = graph.argumentNames[index];
+        p.init = graph.argumentInit[index];
+        llvm::raw_string_ostream(p.dtype) << type.getElementType();
+        p.shape.assign(type.getShape().begin(), type.getShape().end());
+        p.owner = owner;
+        graph.sharded.push_back(std::move(p));
+      }
+      llvm::sort(graph.sharded, [](const auto &a, const auto &b) {
+        return a.sourceIndex < b.sourceIndex;
+      });
+      for (const CompiledGraph::ShardedParameter &p :
+           llvm::reverse(graph.sharded)) {
+        graph.argumentNames.erase(graph.argumentNames.begin() + p.sourceIndex);
+        graph.argumentInit.erase(graph.argumentInit.begin() + p.sourceIndex);
+      }
+      sourceArguments -= graph.sharded.size();
+    }
   // Arguments the pipeline added (optimizer state) start at zero, as
   // PyTorch's optimizers initialise their buffers and step counts, or at
   // the value the compiler gives (the loss scale).

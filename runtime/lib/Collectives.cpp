@@ -300,14 +300,19 @@ void reduceScatterMean(Collectives &collectives,
   }
 }
 
-void broadcastFrom(Collectives &collectives, const TensorRef &input,
+void broadcastFrom(Collectives &collectives, const TensorRef *input,
                    const TensorRef &output, int64_t root) {
   if (root < 0 || root >= collectives.size())
     throw Error(ErrorCode::Collective,
                 concat("broadcast: root ", root, " is not a rank of ",
                        collectives.size()));
-  if (collectives.rank() == root && input.data != output.data && input.bytes())
-    std::memcpy(output.data, input.data, output.bytes());
+  if (collectives.rank() == root && !input)
+    throw Error(ErrorCode::Collective,
+                concat("broadcast: rank ", root,
+                       " is the root and has no tensor to send"));
+  if (collectives.rank() == root && input->data != output.data &&
+      input->bytes())
+    std::memcpy(output.data, input->data, output.bytes());
   collectives.broadcast(output.data, output.bytes(), static_cast<int>(root));
 }
 

@@ -348,7 +348,9 @@ void Executor::start(uint64_t stepCounter) {
             std::get<ReduceScatterAttrs>(plan.steps[s].attrs).owners,
             stepOutputs[s], stepWorkspaces[s]);
       else if (plan.steps[s].kernel == KernelKind::Broadcast)
-        broadcastFrom(*collectives, stepInputs[s][0], stepOutputs[s][0],
+        broadcastFrom(*collectives,
+                      stepInputs[s].empty() ? nullptr : &stepInputs[s][0],
+                      stepOutputs[s][0],
                       std::get<BroadcastAttrs>(plan.steps[s].attrs).root);
       else
         backendPtr->execute(plan.steps[s], stepInputs[s], stepOutputs[s],

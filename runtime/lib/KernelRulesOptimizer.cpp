@@ -339,15 +339,20 @@ KernelAttrs reduceScatter(Rules &r) {
   return a;
 }
 
-/// broadcast(x) -> rank `root`'s x, of x's type.
+/// broadcast(x) -> rank `root`'s x, of x's type; broadcast() on a rank
+/// that does not hold it (ZeRO stage 3) -> rank `root`'s.
 KernelAttrs broadcast(Rules &r) {
-  r.arity(1, 1, 1);
+  r.arity(0, 1, 1);
   BroadcastAttrs a;
   a.ranks = collectiveRanks(r);
   a.root = r.i64("root", std::nullopt);
   r.done();
   if (a.root < 0 || a.root >= a.ranks)
     r.error("attribute 'root' must be in [0, ", a.ranks, "), got ", a.root);
+  if (r.numInputs() == 0) {
+    r.isFloat(r.out(0), "output 0");
+    return a;
+  }
   r.isFloat(r.in(0), "input 0");
   r.output(0, r.in(0).dtype, r.in(0).shape);
   return a;

@@ -1,6 +1,6 @@
 // RUN: memopt-opt %s --split-input-file --verify-diagnostics --memopt-data-parallel=ranks=2
-// RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 zero=3 rank=0" 2>&1 | FileCheck %s --check-prefix=ZERO
 // RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 zero=2" 2>&1 | FileCheck %s --check-prefix=RANK-TWO
+// RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=4 zero=3 rank=4" 2>&1 | FileCheck %s --check-prefix=RANK-THREE
 // RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 zero=1" 2>&1 | FileCheck %s --check-prefix=RANK
 // RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 zero=1 rank=2" 2>&1 | FileCheck %s --check-prefix=RANK2
 // RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 zero=7" 2>&1 | FileCheck %s --check-prefix=STAGE
@@ -8,7 +8,7 @@
 // RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 bucket=lots" 2>&1 | FileCheck %s --check-prefix=BUCKET
 // RUN: not memopt-opt %s --split-input-file --memopt-pipeline="mode=inference ranks=2" 2>&1 | FileCheck %s --check-prefix=INFER
 
-// ZERO: error: memopt-data-parallel: zero=3 (ZeRO's sharding of the parameters) is not built yet; zero=2 shards the optimizer state and the averaged gradients, zero=1 the optimizer state, zero=0 replicates both
+// RANK-THREE: error: memopt-data-parallel: zero=3 builds one rank's step (the ranks own different parameters): rank must be in [0, 4), got 4
 // RANK-TWO: error: memopt-data-parallel: zero=2 builds one rank's step (the ranks own different parameters): rank must be in [0, 2), got -1
 // RANK: error: memopt-data-parallel: zero=1 builds one rank's step (the ranks own different parameters): rank must be in [0, 2), got -1
 // RANK2: error: memopt-data-parallel: zero=1 builds one rank's step (the ranks own different parameters): rank must be in [0, 2), got 2

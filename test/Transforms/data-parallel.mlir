@@ -9,6 +9,7 @@
 // RUN: memopt-opt %s --split-input-file --memopt-mixed-precision=precision=fp16 --memopt-autodiff --memopt-data-parallel="ranks=2 bucket=0" | FileCheck %s --check-prefix=FP16
 // RUN: memopt-opt %s --split-input-file --memopt-mixed-precision=precision=fp16 --memopt-autodiff="optimizer=adam clip-norm=1.0" --memopt-data-parallel="ranks=2 zero=2 rank=1 bucket=100" | FileCheck %s --check-prefix=ZERO2
 // RUN: memopt-opt %s --split-input-file --memopt-autodiff=optimizer=adam --memopt-data-parallel="ranks=4 zero=2 rank=3" --memopt-report=file=- -o /dev/null | FileCheck %s --check-prefix=REPORT2
+// RUN: memopt-opt %s --split-input-file --memopt-autodiff=optimizer=adam --memopt-data-parallel="ranks=2 zero=3 rank=1 bucket=100" | FileCheck %s --check-prefix=ZERO3
 
 // --memopt-data-parallel: every parameter gradient is averaged over the
 // ranks (memopt.all_reduce) before anything on its way to the update reads
@@ -123,6 +124,29 @@
 // REPORT2-NEXT:   "largest_bucket_bytes": 268,
 // REPORT2-NEXT:   "largest_workspace_bytes": 544,
 // REPORT2-NEXT:   "broadcasts": 4
+// zero=3, rank 1 (w2 and b1): w1 and b2 are no longer its arguments (nor
+// their state or results); every op that reads a parameter reads a copy
+// from its owner received right before it (the owner's own copy from its
+// argument, the others' with no operand); the updates read the rank's own
+// arguments, and nothing is broadcast at the end.
+// ZERO3-LABEL: func.func @mlp(
+// ZERO3-SAME:    %arg0: tensor<8xf32> {memopt.param}, %arg1: tensor<3x8xf32> {memopt.param}, %arg2: tensor<2x4xf32>, %arg3: tensor<2xi64>
+// ZERO3-SAME:    -> (tensor<f32>, tensor<8xf32> {memopt.updates = 0 : i64}, tensor<3x8xf32> {memopt.updates = 1 : i64}
+// ZERO3-SAME:    memopt.sharded = {arguments = array<i64: 0, 3>, owners = array<i64: 0, 0>}
+// ZERO3-NEXT:    %[[W1:.*]] = memopt.broadcast {ranks = 2 : i64, root = 0 : i64} : () -> tensor<8x4xf32>
+// ZERO3-NEXT:    %[[B1:.*]] = memopt.broadcast %arg0 {ranks = 2 : i64, root = 1 : i64} : (tensor<8xf32>) -> tensor<8xf32>
+// ZERO3-NEXT:    memopt.linear %arg2, %[[W1]], %[[B1]]
+// ZERO3:         %[[W2:.*]] = memopt.broadcast %arg1 {ranks = 2 : i64, root = 1 : i64}
+// ZERO3-NEXT:    %[[B2:.*]] = memopt.broadcast {ranks = 2 : i64, root = 0 : i64} : () -> tensor<3xf32>
+// ZERO3-NEXT:    memopt.linear %{{.*}}, %[[W2]], %[[B2]]
+// The backward's read of w2 gets a copy of its own.
+// ZERO3:         %[[W2B:.*]] = memopt.broadcast %arg1 {ranks = 2 : i64, root = 1 : i64}
+// ZERO3-NEXT:    memopt.matmul %{{.*}}, %[[W2B]] :
+// ZERO3:         memopt.reduce_scatter %{{.*}} {owners = array<i64: 0>, rank = 1 : i64, ranks = 2 : i64} : (tensor<3xf32>) -> ()
+// ZERO3:         memopt.adam_update %arg0,
+// ZERO3-NEXT:    memopt.adam_update %arg1,
+// ZERO3-NOT:     memopt.broadcast
+// ZERO3:         return
 // Rank 0, the other half.
 // ZERO0-LABEL: func.func @mlp(
 // ZERO0:         memopt.adam_update %arg0,

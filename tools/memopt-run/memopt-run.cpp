@@ -290,7 +290,9 @@ cl::opt<int> zeroStage(
     cl::desc("With --ranks: ZeRO stage: 0 replicates the optimizer state on "
              "every rank, 1 shards it by parameter (each rank updates the "
              "parameters it owns and sends them to the others), 2 also "
-             "the averaged gradients (each reduced to its owner only)"),
+             "the averaged gradients (each reduced to its owner only), 3 "
+             "also the parameters (each op that reads one receives a copy "
+             "from its owner)"),
     cl::init(0), cl::cat(category));
 cl::opt<std::string>
     bucket("bucket",
@@ -304,6 +306,9 @@ cl::opt<bool> verbose("verbose",
 /// The other ranks of a data-parallel run (--ranks), and this one's.
 runtime::Collectives *collectives = nullptr;
 int rankIndex = 0;
+/// Whether the job saves weights (only rank 0 writes them; under ZeRO
+/// stage 3 every rank sends its own).
+bool savingWeights = false;
 
 /// The rows of a data argument this rank takes from a global batch of
 /// `ranks` times its leading dimension.
@@ -317,19 +322,36 @@ std::vector<uint8_t> rankRows(const std::vector<uint8_t> &global) {
 /// (names, types: one model at one per-rank batch) and the collectives in
 /// order. Under ZeRO the ranks' plans differ elsewhere (each updates the
 /// parameters it owns), so the plans themselves are not compared.
-std::string rankSignature(const runtime::Plan &plan) {
+std::string rankSignature(const runtime::Plan &plan,
+                          const CompiledGraph &graph) {
   std::string text;
   auto type = [&](const runtime::TensorInfo &t) {
     text += std::string(runtime::dtypeName(t.dtype)) +
             runtime::formatShape(t.shape) + " ";
   };
+  // Under ZeRO stage 3 the parameters other ranks own, in their place.
+  size_t next = 0;
+  auto sharded = [&](size_t upTo) {
+    for (; next < graph.sharded.size() &&
+           graph.sharded[next].sourceIndex <= upTo + next;
+         ++next) {
+      const CompiledGraph::ShardedParameter &p = graph.sharded[next];
+      runtime::TensorInfo t;
+      t.dtype = *runtime::parseDType(p.dtype);
+      t.shape.assign(p.shape.begin(), p.shape.end());
+      text += p.name + ":";
+      type(t);
+    }
+  };
   for (size_t i = 0; i < plan.arguments.size(); ++i) {
+    sharded(i);
     runtime::ArgumentRole role = plan.arguments[i].role;
     if (role == runtime::ArgumentRole::OptimizerState)
       continue;
     text += plan.arguments[i].name + ":";
     type(plan.argumentTensor(i));
   }
+  sharded(plan.arguments.size());
   for (const runtime::Step &step : plan.steps) {
     // What every rank's collective has alike: its root, whether it sums,
     // the owners of a reduce-scatter's tensors (not the rank it is for).
@@ -345,7 +367,11 @@ std::string rankSignature(const runtime::Plan &plan) {
       continue;
     text +=
         "\n" + std::string(runtime::kernelName(step.kernel)) + " " + how + " ";
-    for (int64_t id : step.inputs)
+    // What it carries: a broadcast's result (under ZeRO stage 3 only the
+    // root has an input), the others' inputs.
+    for (int64_t id : step.kernel == runtime::KernelKind::Broadcast
+                          ? step.outputs
+                          : step.inputs)
       type(plan.tensor(id));
   }
   return text;
@@ -529,7 +555,25 @@ RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
   if (!inputsFile.empty())
     inputs = runtime::readSafetensors(inputsFile);
   std::mt19937_64 rng(seed);
+  // ZeRO stage 3: the parameters other ranks own are drawn too, in their
+  // place in the source's order, so that every parameter is drawn as one
+  // process draws it; this rank keeps none of them.
+  size_t nextSharded = 0;
+  auto drawShardedBefore = [&](size_t sourceIndex) {
+    for (; nextSharded < graph.sharded.size() &&
+           graph.sharded[nextSharded].sourceIndex <= sourceIndex + nextSharded;
+         ++nextSharded) {
+      const CompiledGraph::ShardedParameter &p = graph.sharded[nextSharded];
+      run::HostTensor skipped(*runtime::parseDType(p.dtype),
+                              runtime::Shape(p.shape.begin(), p.shape.end()));
+      run::initialize(skipped, p.init, rng);
+      if (verbose)
+        out << "  init " << p.name << ": " << p.init.reason << ", held by rank "
+            << p.owner << "\n";
+    }
+  };
   for (size_t i = 0; i < plan->arguments.size(); ++i) {
+    drawShardedBefore(i);
     const runtime::ArgumentInfo &arg = plan->arguments[i];
     const runtime::TensorInfo &info = plan->argumentTensor(i);
     // On several ranks a batched data argument is drawn for the global
@@ -569,6 +613,7 @@ RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
     if (verbose)
       out << "  init " << arg.name << ": " << how << "\n";
   }
+  drawShardedBefore(plan->arguments.size());
   if (inputs)
     for (const runtime::NamedTensor &tensor : inputs->tensors) {
       int64_t index = plan->findArgument(tensor.name);
@@ -580,7 +625,9 @@ RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
     }
   if (weights)
     for (const runtime::NamedTensor &unused : weights->tensors)
-      if (plan->findArgument(unused.name) < 0)
+      if (plan->findArgument(unused.name) < 0 &&
+          llvm::none_of(graph.sharded,
+                        [&](const auto &p) { return p.name == unused.name; }))
         llvm::errs() << "memopt-run: warning: " << loadWeights << ": tensor '"
                      << unused.name << "' matches no argument; ignored\n";
 
@@ -749,11 +796,35 @@ RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
     }
 
   // Every rank holds the same parameters; rank 0 writes them (and its
-  // batch-norm statistics).
-  if (!saveWeights.empty() && rankIndex == 0) {
+  // batch-norm statistics). Under ZeRO stage 3 each parameter is its
+  // owner's: every rank takes part as the owners send them to rank 0, in
+  // the source's order.
+  const bool sharded = collectives && zeroStage == 3;
+  if (savingWeights && (rankIndex == 0 || sharded)) {
     runtime::SafetensorsFile file;
     file.metadata = {{"format", "pt"}, {"producer", "memopt-run"}};
+    // A parameter another rank owns: received from it.
+    auto gather = [&](const CompiledGraph::ShardedParameter &p) {
+      runtime::DType dtype = *runtime::parseDType(p.dtype);
+      runtime::Shape shape(p.shape.begin(), p.shape.end());
+      runtime::NamedTensor tensor{p.name, dtype, shape, {}};
+      tensor.data.resize(runtime::dtypeSize(dtype) *
+                         static_cast<size_t>(runtime::numElements(shape)));
+      runtime::TensorRef data{tensor.data.data(), dtype, &shape,
+                              runtime::numElements(shape)};
+      runtime::broadcastFrom(*collectives, nullptr, data, p.owner);
+      file.tensors.push_back(std::move(tensor));
+    };
+    // The parameters this rank updates: under stage 3 its own, sent.
+    std::vector<bool> updated(plan->arguments.size(), false);
+    for (const runtime::UpdateInfo &u : plan->updates)
+      updated[u.argument] = true;
+    size_t next = 0;
     for (size_t i = 0; i < plan->arguments.size(); ++i) {
+      for (; next < graph.sharded.size() &&
+             graph.sharded[next].sourceIndex <= i + next;
+           ++next)
+        gather(graph.sharded[next]);
       // Like a state_dict: parameters and buffers, not optimizer state.
       runtime::ArgumentRole role = plan->arguments[i].role;
       if (role != runtime::ArgumentRole::Param &&
@@ -764,9 +835,17 @@ RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
           plan->arguments[i].name, info.dtype, info.shape, {}};
       tensor.data.resize(info.bytes);
       executor.getArgument(i, tensor.data.data(), tensor.data.size());
+      if (sharded && role == runtime::ArgumentRole::Param && updated[i]) {
+        runtime::TensorRef data{tensor.data.data(), info.dtype, &info.shape,
+                                runtime::numElements(info.shape)};
+        runtime::broadcastFrom(*collectives, &data, data, rankIndex);
+      }
       file.tensors.push_back(std::move(tensor));
     }
-    runtime::writeSafetensors(saveWeights, file);
+    for (; next < graph.sharded.size(); ++next)
+      gather(graph.sharded[next]);
+    if (rankIndex == 0)
+      runtime::writeSafetensors(saveWeights, file);
     out << "saved " << file.tensors.size() << " tensors to " << saveWeights
         << "\n";
   }
@@ -948,6 +1027,7 @@ int main(int argc, char **argv) {
                      << " needs --ranks=N with N > 1\n";
         return 1;
       }
+  savingWeights = !saveWeights.empty();
   std::unique_ptr<runtime::Collectives> world;
   if (ranks > 1) {
     if (compare) {
@@ -1067,7 +1147,8 @@ int main(int argc, char **argv) {
       // collectives for ever, or average tensors that do not match. Every
       // rank finds a difference at once: each says so and ends by itself.
       try {
-        runtime::checkSameOnEveryRank(*collectives, rankSignature(*plan),
+        runtime::checkSameOnEveryRank(*collectives,
+                                      rankSignature(*plan, *graph),
                                       "model, batch or collectives");
       } catch (const runtime::Error &e) {
         printError("error", e.what());

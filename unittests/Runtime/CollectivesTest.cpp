@@ -325,9 +325,11 @@ TEST(CollectivesTest, BroadcastGivesTheRootsBits) {
     std::vector<float> x(4), y(4, -1.0f);
     for (int64_t i = 0; i < 4; ++i)
       x[i] = value(c.rank(), i);
-    // The root copies its input into its output; the others receive.
-    broadcastFrom(c, ref(x.data(), DType::F32, s), ref(y.data(), DType::F32, s),
-                  /*root=*/2);
+    // The root copies its input into its output; the others receive (rank
+    // 0 without an input, as ZeRO stage 3's ranks that do not hold it).
+    TensorRef in = ref(x.data(), DType::F32, s);
+    broadcastFrom(c, c.rank() == 0 ? nullptr : &in,
+                  ref(y.data(), DType::F32, s), /*root=*/2);
     results[c.rank()] = y;
   });
   for (int r = 0; r < 3; ++r)
@@ -335,8 +337,8 @@ TEST(CollectivesTest, BroadcastGivesTheRootsBits) {
       EXPECT_EQ(results[r][i], value(2, i)) << r << " " << i;
   group.run([&](Collectives &c) {
     float x[4] = {0, 0, 0, 0};
-    EXPECT_THROW(broadcastFrom(c, ref(x, DType::F32, s), ref(x, DType::F32, s),
-                               /*root=*/3),
+    TensorRef in = ref(x, DType::F32, s);
+    EXPECT_THROW(broadcastFrom(c, &in, ref(x, DType::F32, s), /*root=*/3),
                  Error);
   });
 }

@@ -53,8 +53,9 @@ struct StageChain {
   /// The forward ops, `fixed` included.
   llvm::DenseSet<mlir::Operation *> forward;
   /// Forward ops computed from parameters, state and constants alone (the
-  /// f16 copies of weights under mixed precision): like the arguments they
-  /// are computed once and read anywhere, so they are in no stage.
+  /// f16 copies of weights under mixed precision), and collectives (ZeRO
+  /// stage 3's copies of parameters other ranks hold): like the arguments
+  /// they are computed once and read anywhere, so they are in no stage.
   llvm::DenseSet<mlir::Operation *> fixed;
 
   int64_t size() const { return static_cast<int64_t>(stages.size()); }

@@ -43,6 +43,20 @@ struct CompiledGraph {
   std::vector<ArgumentInit> argumentInit;
   /// Plan file contents (docs/plan-format.md), arguments named.
   std::string planJson;
+
+  /// Under ZeRO stage 3, the source's parameters this rank's step no longer
+  /// receives (other ranks own them), in source order.
+  struct ShardedParameter {
+    /// Its position among the source's arguments.
+    size_t sourceIndex;
+    std::string name;
+    ArgumentInit init;
+    /// The element type's name as the plan writes it ("f32") and the shape.
+    std::string dtype;
+    std::vector<int64_t> shape;
+    int64_t owner;
+  };
+  std::vector<ShardedParameter> sharded;
 };
 
 /// Argument names as written in the source (`%images` -> "images"), read

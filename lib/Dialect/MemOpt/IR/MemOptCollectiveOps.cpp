@@ -24,7 +24,7 @@ LogicalResult BroadcastOp::verify() {
     return failure();
   if (root < 0 || root >= ranks)
     return emitOpError("expected root in [0, ") << ranks << "), got " << root;
-  if (getResult().getType() != getValue().getType())
+  if (getValue() && getResult().getType() != getValue().getType())
     return emitOpError("expected a result of type ")
            << getValue().getType() << ", got " << getResult().getType();
   return success();

@@ -215,6 +215,21 @@ LogicalResult MemOptDialect::verifyOperationAttribute(Operation *op,
                              << value;
     return success();
   }
+  if (name == kShardedAttrName) {
+    auto dict = dyn_cast<DictionaryAttr>(value);
+    auto arguments =
+        dict ? dict.getAs<DenseI64ArrayAttr>("arguments") : nullptr;
+    auto owners = dict ? dict.getAs<DenseI64ArrayAttr>("owners") : nullptr;
+    if (!isFunc || !arguments || !owners || arguments.size() != owners.size() ||
+        llvm::any_of(arguments.asArrayRef(), [](int64_t a) { return a < 0; }) ||
+        llvm::any_of(owners.asArrayRef(), [](int64_t o) { return o < 0; }))
+      return op->emitError()
+             << "'" << name
+             << "' must be a dictionary on a function with arrays "
+                "'arguments' and 'owners' of one size, non-negative, got "
+             << value;
+    return success();
+  }
   if (name == kRecomputeAttrName) {
     if (!isa<UnitAttr>(value))
       return op->emitError() << "'memopt.recompute' must be a unit attribute";

@@ -263,30 +263,32 @@ int64_t LinearCrossEntropyWithGradOp::getWorkspaceBytes(int64_t limit) {
                                            std::max<int64_t>(limit - lse, 0));
 }
 
+/// A bucket's packed copy and received slices (CollectiveShapes.h), or 0
+/// for an empty one.
+static int64_t bucketWorkspaceBytes(ValueRange bucket, int64_t ranks,
+                                    bool byOwner) {
+  int64_t elements = 0;
+  for (Value v : bucket)
+    elements += shapedType(v).getNumElements();
+  if (elements == 0 || ranks < 1)
+    return 0;
+  int64_t tensors = static_cast<int64_t>(bucket.size());
+  int64_t elementBytes =
+      (shapedType(bucket.front()).getElementTypeBitWidth() + 7) / 8;
+  return byOwner ? shapes::reduceScatterWorkspaceBytes(tensors, elements, ranks,
+                                                       elementBytes)
+                 : shapes::allReduceWorkspaceBytes(tensors, elements, ranks,
+                                                   elementBytes);
+}
+
 /// The packed bucket and the slices received from every rank, whatever the
 /// cap: the kernel cannot do with less, and a smaller bucket
 /// (--memopt-data-parallel=bucket) is the way to a smaller workspace.
 int64_t AllReduceOp::getWorkspaceBytes(int64_t /*limit*/) {
-  int64_t elements = 0;
-  for (Value v : getValues())
-    elements += shapedType(v).getNumElements();
-  if (elements == 0 || getRanks() < 1)
-    return 0;
-  int64_t elementBytes =
-      (shapedType(getValues().front()).getElementTypeBitWidth() + 7) / 8;
-  return shapes::allReduceWorkspaceBytes(getValues().size(), elements,
-                                         getRanks(), elementBytes);
+  return bucketWorkspaceBytes(getValues(), getRanks(), /*byOwner=*/false);
 }
 
 /// The bucket packed by owner and the received slices.
 int64_t ReduceScatterOp::getWorkspaceBytes(int64_t /*limit*/) {
-  int64_t elements = 0;
-  for (Value v : getValues())
-    elements += shapedType(v).getNumElements();
-  if (elements == 0 || getRanks() < 1)
-    return 0;
-  int64_t elementBytes =
-      (shapedType(getValues().front()).getElementTypeBitWidth() + 7) / 8;
-  return shapes::reduceScatterWorkspaceBytes(getValues().size(), elements,
-                                             getRanks(), elementBytes);
+  return bucketWorkspaceBytes(getValues(), getRanks(), /*byOwner=*/true);
 }

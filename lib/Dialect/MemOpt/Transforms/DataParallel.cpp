@@ -103,13 +103,6 @@ struct MemOptDataParallelPass
                           << static_cast<int64_t>(zero);
       return signalPassFailure();
     }
-    if (zero > 2) {
-      anchor->emitError()
-          << kPass << ": zero=3 (ZeRO's sharding of the parameters) is not "
-          << "built yet; zero=2 shards the optimizer state and the averaged "
-             "gradients, zero=1 the optimizer state, zero=0 replicates both";
-      return signalPassFailure();
-    }
     if (zero >= 1 && ranks > 1 && (rank < 0 || rank >= ranks)) {
       anchor->emitError() << kPass << ": zero=" << static_cast<int64_t>(zero)
                           << " builds one rank's step (the ranks own "
@@ -139,11 +132,15 @@ struct MemOptDataParallelPass
   FailureOr<SmallVector<Ownership>>
   assignOwners(func::FuncOp func, ArrayRef<OptimizerUpdateOpInterface> updates);
   void sumOverRanks(func::FuncOp func, const llvm::DenseSet<Value> &notOurs);
+  void gatherParameters(func::FuncOp func, ArrayRef<Ownership> params);
   LogicalResult shardOptimizerState(
       func::FuncOp func, ArrayRef<Ownership> params,
       const llvm::DenseMap<Operation *, SmallVector<Operation *>> &between);
 
   int64_t bucketBytes = 0;
+  /// Stage 3: the arguments dropped as other ranks' parameters, and their
+  /// owners.
+  SmallVector<int64_t> shardedAway, shardedOwners;
 };
 
 LogicalResult MemOptDataParallelPass::rewrite(func::FuncOp func) {
@@ -216,11 +213,12 @@ LogicalResult MemOptDataParallelPass::rewrite(func::FuncOp func) {
              << ": " << kPass << " averages gradients the step computes";
     int64_t owner = ownerOf.lookup(update);
     auto [it, inserted] = roots.insert({g, owner});
-    if (!inserted && it->second != owner && zero == 2)
+    if (!inserted && it->second != owner && zero >= 2)
       return update->emitOpError()
              << "reads a gradient that also updates a parameter of rank "
              << it->second << ": " << kPass
-             << " zero=2 keeps each averaged gradient on one rank only";
+             << " zero=" << static_cast<int64_t>(zero)
+             << " keeps each averaged gradient on one rank only";
   }
 
   auto readsAverage = [&](Operation *user) {
@@ -262,7 +260,7 @@ LogicalResult MemOptDataParallelPass::rewrite(func::FuncOp func) {
     for (const Gradient &g : bucket.members) {
       values.push_back(g.value);
       owners.push_back(g.owner);
-      // Stage 2: only this rank's parameters' averages.
+      // Stages 2 and 3: only this rank's parameters' averages.
       if (zero < 2 || g.owner == rank) {
         averaged.push_back(g.value);
         types.push_back(g.value.getType());
@@ -275,7 +273,7 @@ LogicalResult MemOptDataParallelPass::rewrite(func::FuncOp func) {
     }
     b.setInsertionPointAfter(last);
     Operation *reduce =
-        zero == 2 ? ReduceScatterOp::create(b, last->getLoc(), types, values,
+        zero >= 2 ? ReduceScatterOp::create(b, last->getLoc(), types, values,
                                             b.getI64IntegerAttr(ranks),
                                             b.getI64IntegerAttr(rank),
                                             b.getDenseI64ArrayAttr(owners))
@@ -302,7 +300,7 @@ LogicalResult MemOptDataParallelPass::rewrite(func::FuncOp func) {
   }
   for (auto &[type, bucket] : open)
     flush(bucket);
-  if (zero == 2) {
+  if (zero >= 2) {
     // What lies between another rank's gradient and its update is not this
     // rank's either (clipping reads the unscaled gradients).
     for (OptimizerUpdateOpInterface update : updates)
@@ -311,6 +309,8 @@ LogicalResult MemOptDataParallelPass::rewrite(func::FuncOp func) {
           notOurs.insert(op->result_begin(), op->result_end());
     sumOverRanks(func, notOurs);
   }
+  if (zero == 3)
+    gatherParameters(func, params);
   if (zero >= 1)
     return shardOptimizerState(func, params, between);
   return success();
@@ -366,6 +366,31 @@ void MemOptDataParallelPass::sumOverRanks(
           clip.getMaxNormAttr(), b.getBoolAttr(true));
       clip.replaceAllUsesWith(coefficient.getResult());
       clip.erase();
+    }
+  }
+}
+
+/// ZeRO stage 3: only a parameter's owner holds it. Every op that reads it
+/// reads a copy, received from the owner (memopt.broadcast, with no
+/// operand on the other ranks) right before it and freed after it, in
+/// forward and backward alike; the update reads the owner's own.
+void MemOptDataParallelPass::gatherParameters(func::FuncOp func,
+                                              ArrayRef<Ownership> params) {
+  OpBuilder b(func.getContext());
+  for (const Ownership &entry : params) {
+    auto [param, update, owner] = entry;
+    SmallVector<Operation *> readers;
+    for (Operation *user : param.getUsers())
+      if (user != update.getOperation() && !llvm::is_contained(readers, user))
+        readers.push_back(user);
+    for (Operation *reader : readers) {
+      b.setInsertionPoint(reader);
+      auto copy = BroadcastOp::create(b, param.getLoc(), param.getType(),
+                                      owner == rank ? Value(param) : Value(),
+                                      b.getI64IntegerAttr(ranks),
+                                      b.getI64IntegerAttr(owner));
+      reader->replaceUsesOfWith(param, copy.getResult());
+      ++numGathers;
     }
   }
 }
@@ -437,6 +462,29 @@ LogicalResult MemOptDataParallelPass::shardOptimizerState(
     Value newParam = update->getResult(0);
     bool owned = owner == rank;
     numOwned += owned;
+    if (zero == 3) {
+      // The parameter stays with its owner: the others neither hold nor
+      // return it, nor its state.
+      if (owned)
+        continue;
+      for (OpOperand &use : ret->getOpOperands())
+        for (Value result : update->getResults())
+          if (use.get() == result)
+            eraseResults.set(use.getOperandNumber());
+      for (Value operand : update->getOperands())
+        if (auto arg = dyn_cast<BlockArgument>(operand);
+            arg &&
+            llvm::all_of(arg.getUsers(),
+                         [&](Operation *user) { return user == update; }) &&
+            (arg == param ||
+             func.getArgAttr(arg.getArgNumber(),
+                             MemOptDialect::kOptimizerStateAttrName)))
+          eraseArgs.set(arg.getArgNumber());
+      shardedAway.push_back(param.getArgNumber());
+      shardedOwners.push_back(owner);
+      notOurs.push_back(update);
+      continue;
+    }
     auto broadcast = BroadcastOp::create(
         b, update->getLoc(), param.getType(), owned ? newParam : Value(param),
         b.getI64IntegerAttr(ranks), b.getI64IntegerAttr(owner));
@@ -504,6 +552,14 @@ LogicalResult MemOptDataParallelPass::shardOptimizerState(
     if (index)
       func.setResultAttr(i, MemOptDialect::kUpdatesAttrName,
                          b.getI64IntegerAttr(newIndex[*index]));
+  // Stage 3: which parameters this rank no longer receives (memopt-run
+  // initialises, loads and saves every rank's parameters in one order).
+  if (zero == 3)
+    func->setAttr(
+        MemOptDialect::kShardedAttrName,
+        b.getDictionaryAttr(
+            {b.getNamedAttr("arguments", b.getDenseI64ArrayAttr(shardedAway)),
+             b.getNamedAttr("owners", b.getDenseI64ArrayAttr(shardedOwners))}));
   return success();
 }
 

@@ -43,7 +43,8 @@ Operation *memopt::findInPlaceOverIntermediate(Block &block) {
       continue;
     // ZeRO's broadcast of a new parameter from its owner, over the update's
     // result (itself over the parameter argument), which nothing else reads.
-    if (isa<BroadcastOp>(op) && op.getOperand(0).hasOneUse() &&
+    if (isa<BroadcastOp>(op) && op.getNumOperands() == 1 &&
+        op.getOperand(0).hasOneUse() &&
         op.getOperand(0).getDefiningOp<OptimizerUpdateOpInterface>())
       continue;
     // Likewise gradient clipping's product overwriting a gradient that only

@@ -126,23 +126,23 @@ Json reportFunction(func::FuncOp func, bool graph) {
   // Data-parallel steps: what the collectives carry and hold.
   int64_t ranks = 0, buckets = 0, scatters = 0, broadcasts = 0, largest = 0,
           workspace = 0;
+  // A bucket of gradients (not stage 2's sums of flags and norms).
+  auto bucket = [&](Operation *op, ValueRange values, int64_t &count) {
+    ++count;
+    int64_t bytes = 0;
+    for (Value v : values)
+      bytes += MemoryAnalysis::getValueBytes(v);
+    largest = std::max(largest, bytes);
+    workspace = std::max(workspace, MemoryAnalysis::getWorkspaceBytes(op));
+  };
   for (Operation *op : analysis.getOps()) {
     if (auto reduce = dyn_cast<AllReduceOp>(op)) {
       ranks = reduce.getRanks();
-      ++buckets;
-      int64_t bytes = 0;
-      for (Value v : reduce.getValues())
-        bytes += MemoryAnalysis::getValueBytes(v);
-      largest = std::max(largest, bytes);
-      workspace = std::max(workspace, MemoryAnalysis::getWorkspaceBytes(op));
+      if (!reduce.getSum())
+        bucket(op, reduce.getValues(), buckets);
     } else if (auto scatter = dyn_cast<ReduceScatterOp>(op)) {
       ranks = scatter.getRanks();
-      ++scatters;
-      int64_t bytes = 0;
-      for (Value v : scatter.getValues())
-        bytes += MemoryAnalysis::getValueBytes(v);
-      largest = std::max(largest, bytes);
-      workspace = std::max(workspace, MemoryAnalysis::getWorkspaceBytes(op));
+      bucket(op, scatter.getValues(), scatters);
     } else if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
       ranks = broadcast.getRanks();
       ++broadcasts;

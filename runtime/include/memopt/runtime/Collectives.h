@@ -83,8 +83,9 @@ void reduceScatterMean(Collectives &collectives,
 
 /// memopt.broadcast on host memory: `output` holds rank `root`'s `input` on
 /// every rank (the root copies it unless they share storage; the other
-/// ranks' inputs are not read).
-void broadcastFrom(Collectives &collectives, const TensorRef &input,
+/// ranks' inputs are not read, and may be null: ZeRO stage 3's ranks that
+/// do not hold the parameter).
+void broadcastFrom(Collectives &collectives, const TensorRef *input,
                    const TensorRef &output, int64_t root);
 
 /// Throws Error(Collective) on every rank unless every rank holds the same

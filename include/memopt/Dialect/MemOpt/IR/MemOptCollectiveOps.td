@@ -108,7 +108,9 @@ def MemOpt_SquareSumOp : MemOpt_GradOp<"square_sum",
   let results = (outs 0DTensorOf<[F64]>:$result);
 }
 
-def MemOpt_BroadcastOp : MemOpt_GradOp<"broadcast"> {
+// Not Pure: under ZeRO stage 3 the root's result may be unread (its users
+// read the argument), yet the others wait for what it sends.
+def MemOpt_BroadcastOp : MemOpt_Op<"broadcast", [MemOpt_CostOpInterface]> {
   let summary = "one rank's tensor, on every rank";
   let description = [{
     The result is rank `root`'s operand on every one of the `ranks` ranks
@@ -116,7 +118,9 @@ def MemOpt_BroadcastOp : MemOpt_GradOp<"broadcast"> {
     state (`--memopt-data-parallel` with `zero=1`) the rank that owns a
     parameter updates it and sends the new value to the others, whose
     operand is then the old parameter, overwritten in place. The bits are
-    the root's.
+    the root's. Under ZeRO stage 3 (`zero=3`) only the owner holds a
+    parameter: its broadcast reads it, the others' have no operand and
+    receive it into their result, before each op that reads it.
 
     Like `memopt.all_reduce`, correct because every rank issues the same
     collectives in the same order; `--memopt-schedule` keeps the
@@ -125,11 +129,17 @@ def MemOpt_BroadcastOp : MemOpt_GradOp<"broadcast"> {
     ```mlir
     %w1 = memopt.broadcast %w {ranks = 4 : i64, root = 2 : i64}
         : (tensor<10x128xf32>) -> tensor<10x128xf32>
+    // On a rank that does not hold it:
+    %w2 = memopt.broadcast {ranks = 4 : i64, root = 2 : i64}
+        : () -> tensor<10x128xf32>
     ```
   }];
-  let arguments = (ins MemOpt_FloatTensor:$value, I64Attr:$ranks,
+  let arguments = (ins Optional<MemOpt_FloatTensor>:$value, I64Attr:$ranks,
                    I64Attr:$root);
   let results = (outs MemOpt_FloatTensor:$result);
+  let assemblyFormat =
+      "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 #endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTCOLLECTIVEOPS_TD

@@ -793,7 +793,12 @@ def MemOptDataParallel : Pass<"memopt-data-parallel"> {
     `sum = true`, `memopt.square_sum`, `memopt.clip_coefficient` with
     `square_sum = true`). The averages are bit-identical to `zero=0`'s; the
     clipping factor may differ in its last bit (the squared norm is added in
-    another order). Stage 3 (sharded parameters) is refused with an error. `ranks=1` leaves the step unchanged. A step whose gradients do
+    another order). `zero=3` (ZeRO stage 3) also shards the parameters:
+    other ranks' parameters are no longer arguments (the function's
+    `memopt.sharded` attribute records which went to which owner), every op
+    that reads a parameter reads a copy received from its owner right
+    before it (`memopt.broadcast`, without an operand where the rank does
+    not hold it), and the new parameters stay with their owners. `ranks=1` leaves the step unchanged. A step whose gradients do
     not reach an optimizer update (optimizer=none), that already holds
     collectives, or where a gradient is an argument is refused with a
     located error.
@@ -803,10 +808,10 @@ def MemOptDataParallel : Pass<"memopt-data-parallel"> {
            "Number of ranks (processes) the step is for">,
     Option<"zero", "zero", "int64_t", /*default=*/"0",
            "ZeRO stage: 0 replicates optimizer state on every rank, 1 "
-           "shards it by parameter, 2 also the averaged gradients (3 is not "
-           "built yet)">,
+           "shards it by parameter, 2 also the averaged gradients, 3 also "
+           "the parameters">,
     Option<"rank", "rank", "int64_t", /*default=*/"-1",
-           "With zero=1 or 2: the rank whose step to build, in [0, ranks)">,
+           "With zero >= 1: the rank whose step to build, in [0, ranks)">,
     Option<"bucket", "bucket", "std::string", /*default=*/"\"25MiB\"",
            "Most bytes of gradients one all-reduce carries (PyTorch DDP's "
            "bucket_cap_mb), e.g. 25MiB; 0 puts each gradient in its own">
@@ -814,7 +819,9 @@ def MemOptDataParallel : Pass<"memopt-data-parallel"> {
   let statistics = [
     Statistic<"numBuckets", "buckets", "memopt.all_reduce ops placed">,
     Statistic<"numGradients", "gradients", "Gradients averaged across ranks">,
-    Statistic<"numOwned", "owned", "Parameters this rank updates (zero=1)">
+    Statistic<"numOwned", "owned", "Parameters this rank updates (zero>=1)">,
+    Statistic<"numGathers", "gathers",
+              "Parameter copies received before their readers (zero=3)">
   ];
 }
 

@@ -79,11 +79,11 @@ struct MemOptPipelineOptions
       *this, "zero",
       ::llvm::cl::desc("ZeRO stage with ranks > 1 (--memopt-data-parallel): "
                        "0 replicates the optimizer state, 1 shards it, 2 "
-                       "also the averaged gradients"),
+                       "also the averaged gradients, 3 also the parameters"),
       ::llvm::cl::init(0)};
   Option<int64_t> rank{
       *this, "rank",
-      ::llvm::cl::desc("With zero=1 or 2: the rank whose step to build "
+      ::llvm::cl::desc("With zero >= 1: the rank whose step to build "
                        "(--memopt-data-parallel)"),
       ::llvm::cl::init(-1)};
   Option<std::string> bucket{
