@@ -21,7 +21,10 @@
 // parameter is broadcast from its owner. Stage 2 also keeps only its
 // parameters' averaged gradients: each bucket is a memopt.reduce_scatter,
 // the overflow check and clipping's norm are the sums over the ranks of
-// each rank's part (memopt.all_reduce with sum = true).
+// each rank's part (memopt.all_reduce with sum = true). Stage 3 also keeps
+// only its own parameters: every reader of a parameter reads a copy
+// received from its owner (memopt.broadcast) right before it, and the
+// function's `memopt.sharded` names the arguments that went to others.
 //
 //===----------------------------------------------------------------------===//
 
