@@ -318,6 +318,25 @@ std::vector<uint8_t> rankRows(const std::vector<uint8_t> &global) {
   return std::vector<uint8_t>(first, first + static_cast<ptrdiff_t>(share));
 }
 
+/// A rank's plan arguments with, under ZeRO stage 3, the parameters other
+/// ranks hold in their places: the source's one order, on every rank.
+class SourceOrder {
+public:
+  explicit SourceOrder(const CompiledGraph &graph) : sharded(graph.sharded) {}
+  /// Calls `visit` on each parameter other ranks hold that comes before
+  /// plan argument `index` and was not visited yet (with index = the number
+  /// of plan arguments: every one left).
+  template <typename Visit> void before(size_t index, Visit visit) {
+    for (; next < sharded.size() && sharded[next].sourceIndex <= index + next;
+         ++next)
+      visit(sharded[next]);
+  }
+
+private:
+  const std::vector<CompiledGraph::ShardedParameter> &sharded;
+  size_t next = 0;
+};
+
 /// What the ranks of a job must agree on: the parameters and the data
 /// (names, types: one model at one per-rank batch) and the collectives in
 /// order. Under ZeRO the ranks' plans differ elsewhere (each updates the
@@ -330,28 +349,23 @@ std::string rankSignature(const runtime::Plan &plan,
             runtime::formatShape(t.shape) + " ";
   };
   // Under ZeRO stage 3 the parameters other ranks own, in their place.
-  size_t next = 0;
-  auto sharded = [&](size_t upTo) {
-    for (; next < graph.sharded.size() &&
-           graph.sharded[next].sourceIndex <= upTo + next;
-         ++next) {
-      const CompiledGraph::ShardedParameter &p = graph.sharded[next];
-      runtime::TensorInfo t;
-      t.dtype = *runtime::parseDType(p.dtype);
-      t.shape.assign(p.shape.begin(), p.shape.end());
-      text += p.name + ":";
-      type(t);
-    }
+  SourceOrder order(graph);
+  auto sharded = [&](const CompiledGraph::ShardedParameter &p) {
+    runtime::TensorInfo t;
+    t.dtype = *runtime::parseDType(p.dtype);
+    t.shape.assign(p.shape.begin(), p.shape.end());
+    text += p.name + ":";
+    type(t);
   };
   for (size_t i = 0; i < plan.arguments.size(); ++i) {
-    sharded(i);
+    order.before(i, sharded);
     runtime::ArgumentRole role = plan.arguments[i].role;
     if (role == runtime::ArgumentRole::OptimizerState)
       continue;
     text += plan.arguments[i].name + ":";
     type(plan.argumentTensor(i));
   }
-  sharded(plan.arguments.size());
+  order.before(plan.arguments.size(), sharded);
   for (const runtime::Step &step : plan.steps) {
     // What every rank's collective has alike: its root, whether it sums,
     // the owners of a reduce-scatter's tensors (not the rank it is for).
@@ -558,22 +572,17 @@ RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
   // ZeRO stage 3: the parameters other ranks own are drawn too, in their
   // place in the source's order, so that every parameter is drawn as one
   // process draws it; this rank keeps none of them.
-  size_t nextSharded = 0;
-  auto drawShardedBefore = [&](size_t sourceIndex) {
-    for (; nextSharded < graph.sharded.size() &&
-           graph.sharded[nextSharded].sourceIndex <= sourceIndex + nextSharded;
-         ++nextSharded) {
-      const CompiledGraph::ShardedParameter &p = graph.sharded[nextSharded];
-      run::HostTensor skipped(*runtime::parseDType(p.dtype),
-                              runtime::Shape(p.shape.begin(), p.shape.end()));
-      run::initialize(skipped, p.init, rng);
-      if (verbose)
-        out << "  init " << p.name << ": " << p.init.reason << ", held by rank "
-            << p.owner << "\n";
-    }
+  SourceOrder drawOrder(graph);
+  auto drawAndDrop = [&](const CompiledGraph::ShardedParameter &p) {
+    run::HostTensor skipped(*runtime::parseDType(p.dtype),
+                            runtime::Shape(p.shape.begin(), p.shape.end()));
+    run::initialize(skipped, p.init, rng);
+    if (verbose)
+      out << "  init " << p.name << ": " << p.init.reason << ", held by rank "
+          << p.owner << "\n";
   };
   for (size_t i = 0; i < plan->arguments.size(); ++i) {
-    drawShardedBefore(i);
+    drawOrder.before(i, drawAndDrop);
     const runtime::ArgumentInfo &arg = plan->arguments[i];
     const runtime::TensorInfo &info = plan->argumentTensor(i);
     // On several ranks a batched data argument is drawn for the global
@@ -613,7 +622,7 @@ RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
     if (verbose)
       out << "  init " << arg.name << ": " << how << "\n";
   }
-  drawShardedBefore(plan->arguments.size());
+  drawOrder.before(plan->arguments.size(), drawAndDrop);
   if (inputs)
     for (const runtime::NamedTensor &tensor : inputs->tensors) {
       int64_t index = plan->findArgument(tensor.name);
@@ -819,12 +828,9 @@ RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
     std::vector<bool> updated(plan->arguments.size(), false);
     for (const runtime::UpdateInfo &u : plan->updates)
       updated[u.argument] = true;
-    size_t next = 0;
+    SourceOrder order(graph);
     for (size_t i = 0; i < plan->arguments.size(); ++i) {
-      for (; next < graph.sharded.size() &&
-             graph.sharded[next].sourceIndex <= i + next;
-           ++next)
-        gather(graph.sharded[next]);
+      order.before(i, gather);
       // Like a state_dict: parameters and buffers, not optimizer state.
       runtime::ArgumentRole role = plan->arguments[i].role;
       if (role != runtime::ArgumentRole::Param &&
@@ -842,8 +848,7 @@ RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
       }
       file.tensors.push_back(std::move(tensor));
     }
-    for (; next < graph.sharded.size(); ++next)
-      gather(graph.sharded[next]);
+    order.before(plan->arguments.size(), gather);
     if (rankIndex == 0)
       runtime::writeSafetensors(saveWeights, file);
     out << "saved " << file.tensors.size() << " tensors to " << saveWeights
