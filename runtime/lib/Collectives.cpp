@@ -222,6 +222,16 @@ void reduceScatterMean(Collectives &collectives,
     throw Error(ErrorCode::InvalidArgument,
                 concat("reduce_scatter: rank ", me, " owns ", owned,
                        " inputs but has ", outputs.size(), " outputs"));
+  // Checked before anything is sent: a rank that finds a mismatch after
+  // the collective has left the others with a result it cannot take.
+  for (size_t i = 0, k = 0; i < inputs.size(); ++i)
+    if (owners[i] == me) {
+      const TensorRef &out = outputs[k++];
+      if (out.bytes() != inputs[i].bytes() || out.dtype != dtype)
+        throw Error(ErrorCode::InvalidArgument,
+                    concat("reduce_scatter: output ", k - 1,
+                           " does not match input ", i));
+    }
   for (int k = 0; k < ranks; ++k)
     partStart[k + 1] += partStart[k];
   const int64_t total = partStart[ranks];
@@ -273,27 +283,20 @@ void reduceScatterMean(Collectives &collectives,
     recvBytes[k] = static_cast<size_t>(to - from) * elementBytes;
     recvOffsets[k] = static_cast<size_t>(from - partStart[me]) * elementBytes;
   }
-  unsigned char *part = packed;
-  if (inPlace && owned) {
-    if (outputs.front().bytes() != inputs.front().bytes() ||
-        outputs.front().dtype != dtype)
-      throw Error(ErrorCode::InvalidArgument,
-                  "reduce_scatter: output 0 does not match input 0");
-    part = static_cast<unsigned char *>(outputs.front().data);
-  }
+  // Sent as it is, the one tensor's mean goes straight into its owner's
+  // result (the workspace has no packed buffer then); the others receive
+  // nothing.
+  unsigned char nothing = 0;
+  unsigned char *part = !inPlace ? packed
+                        : owned
+                            ? static_cast<unsigned char *>(outputs.front().data)
+                            : &nothing;
   collectives.allToAllV(received, sendBytes, sendOffsets, part, recvBytes,
                         recvOffsets);
   if (inPlace)
     return;
-  size_t offset = 0, k = 0;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (owners[i] != me)
-      continue;
-    const TensorRef &out = outputs[k++];
-    if (out.bytes() != inputs[i].bytes() || out.dtype != dtype)
-      throw Error(ErrorCode::InvalidArgument,
-                  concat("reduce_scatter: output ", k - 1,
-                         " does not match input ", i));
+  size_t offset = 0;
+  for (const TensorRef &out : outputs) {
     if (out.bytes())
       std::memcpy(out.data, packed + offset, out.bytes());
     offset += out.bytes();

@@ -447,15 +447,16 @@ FailureOr<SmallVector<Ownership>> MemOptDataParallelPass::assignOwners(
   return params;
 }
 
-/// ZeRO stages 1 and 2: this rank's updates and optimizer state only (and
-/// the ops between their gradients and the others' updates go too), and
-/// every new parameter broadcast from its owner.
+/// ZeRO: this rank's updates and optimizer state only (and the ops between
+/// their gradients and the others' updates go too); under stages 1 and 2
+/// every new parameter broadcast from its owner, under stage 3 this rank's
+/// parameters only.
 LogicalResult MemOptDataParallelPass::shardOptimizerState(
     func::FuncOp func, ArrayRef<Ownership> params,
     const llvm::DenseMap<Operation *, SmallVector<Operation *>> &between) {
   auto ret = cast<func::ReturnOp>(func.front().getTerminator());
-  // Every rank broadcasts every parameter, in argument order: the owner its
-  // update's result, the others over their old copy.
+  // In argument order; a broadcast sends the owner's update's result, over
+  // the others' old copy.
   llvm::BitVector eraseArgs(func.getNumArguments()),
       eraseResults(func.getNumResults());
   SmallVector<Operation *> notOurs;
@@ -465,55 +466,40 @@ LogicalResult MemOptDataParallelPass::shardOptimizerState(
     Value newParam = update->getResult(0);
     bool owned = owner == rank;
     numOwned += owned;
-    if (zero == 3) {
-      // The parameter stays with its owner: the others neither hold nor
-      // return it, nor its state.
-      if (owned)
-        continue;
-      for (OpOperand &use : ret->getOpOperands())
-        for (Value result : update->getResults())
-          if (use.get() == result)
-            eraseResults.set(use.getOperandNumber());
-      for (Value operand : update->getOperands())
-        if (auto arg = dyn_cast<BlockArgument>(operand);
-            arg &&
-            llvm::all_of(arg.getUsers(),
-                         [&](Operation *user) { return user == update; }) &&
-            (arg == param ||
-             func.getArgAttr(arg.getArgNumber(),
-                             MemOptDialect::kOptimizerStateAttrName)))
-          eraseArgs.set(arg.getArgNumber());
-      shardedAway.push_back(param.getArgNumber());
-      shardedOwners.push_back(owner);
-      notOurs.push_back(update);
-      continue;
+    // Stages 1 and 2: every rank broadcasts every new parameter. Stage 3:
+    // it stays with its owner.
+    if (zero < 3) {
+      auto broadcast = BroadcastOp::create(
+          b, update->getLoc(), param.getType(), owned ? newParam : Value(param),
+          b.getI64IntegerAttr(ranks), b.getI64IntegerAttr(owner));
+      broadcast->setAttr(MemOptDialect::kInPlaceAttrName,
+                         b.getI64IntegerAttr(0));
+      newParam.replaceUsesWithIf(broadcast.getResult(), [&](OpOperand &use) {
+        return use.getOwner() == ret;
+      });
     }
-    auto broadcast = BroadcastOp::create(
-        b, update->getLoc(), param.getType(), owned ? newParam : Value(param),
-        b.getI64IntegerAttr(ranks), b.getI64IntegerAttr(owner));
-    broadcast->setAttr(MemOptDialect::kInPlaceAttrName, b.getI64IntegerAttr(0));
-    newParam.replaceUsesWithIf(broadcast.getResult(), [&](OpOperand &use) {
-      return use.getOwner() == ret;
-    });
     if (owned)
       continue;
-    // Not this rank's: no update, no state.
+    // Not this rank's: no update, no state; under stage 3 not the parameter
+    // either (the broadcast of stages 1 and 2 reads it, so it stays there).
     for (OpOperand &use : ret->getOpOperands())
-      for (Value state : llvm::drop_begin(update->getResults()))
-        if (use.get() == state)
+      for (Value result : update->getResults())
+        if (use.get() == result)
           eraseResults.set(use.getOperandNumber());
-    SmallVector<BlockArgument> states;
     for (Value operand : update->getOperands())
       if (auto arg = dyn_cast<BlockArgument>(operand);
           arg &&
-          func.getArgAttr(arg.getArgNumber(),
-                          MemOptDialect::kOptimizerStateAttrName) &&
+          (arg == param ||
+           func.getArgAttr(arg.getArgNumber(),
+                           MemOptDialect::kOptimizerStateAttrName)) &&
           llvm::all_of(arg.getUsers(),
                        [&](Operation *user) { return user == update; }))
-        states.push_back(arg);
+        eraseArgs.set(arg.getArgNumber());
+    if (zero == 3) {
+      shardedAway.push_back(param.getArgNumber());
+      shardedOwners.push_back(owner);
+    }
     notOurs.push_back(update);
-    for (BlockArgument arg : states)
-      eraseArgs.set(arg.getArgNumber());
   }
 
   // The results that update arguments name them by number: renumber them
