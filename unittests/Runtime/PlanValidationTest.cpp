@@ -866,6 +866,80 @@ TEST(PlanValidationTest, OptimizerKernelRules) {
                     {{f32, {1}}}, "expected output 0 shape scalar, got 1");
 }
 
+// The collectives' and ZeRO stage 2's kernels: attributes and shapes.
+TEST(PlanValidationTest, CollectiveKernelRules) {
+  const DType f32 = DType::F32, f64 = DType::F64, f16 = DType::F16;
+  auto t = [](Shape shape, DType dtype = DType::F32) {
+    return HostTensor{dtype, shape, {}};
+  };
+  // all_reduce: one dtype, at least 2 ranks, `sum` a boolean.
+  EXPECT_NO_THROW(
+      Plan::parse(singleStepPlan("all_reduce", {{"ranks", 2}, {"sum", true}},
+                                 {t({}, f64)}, {{f64, {}}})
+                      .dump()));
+  expectStepRefused("all_reduce", {{"ranks", 1}}, {t({3})}, {{f32, {3}}},
+                    "attribute 'ranks' must be at least 2, got 1");
+  expectStepRefused("all_reduce", {{"ranks", 2}, {"sum", 1}}, {t({3})},
+                    {{f32, {3}}}, "attribute 'sum' must be a boolean");
+  expectStepRefused("all_reduce", {{"ranks", 2}}, {t({3}), t({3}, f16)},
+                    {{f32, {3}}, {f16, {3}}},
+                    "expected input 1 dtype f32 (as input 0), got f16");
+  // reduce_scatter: one output per input the rank owns, in order.
+  json scatter = {{"ranks", 2}, {"rank", 1}, {"owners", {0, 1}}};
+  EXPECT_NO_THROW(Plan::parse(
+      singleStepPlan("reduce_scatter", scatter, {t({3}), t({2})}, {{f32, {2}}})
+          .dump()));
+  EXPECT_NO_THROW(Plan::parse(
+      singleStepPlan("reduce_scatter",
+                     {{"ranks", 2}, {"rank", 1}, {"owners", {0}}}, {t({3})}, {})
+          .dump()));
+  expectStepRefused("reduce_scatter", scatter, {t({3}), t({2})}, {{f32, {3}}},
+                    "expected output 0 shape 2, got 3");
+  expectStepRefused("reduce_scatter", scatter, {t({3}), t({2})},
+                    {{f32, {3}}, {f32, {2}}}, "expected 1 output(s), got 2");
+  expectStepRefused(
+      "reduce_scatter", {{"ranks", 2}, {"rank", 1}, {"owners", {0, 2}}},
+      {t({3}), t({2})}, {{f32, {2}}}, "attribute 'owners' names rank 2 of 2");
+  expectStepRefused(
+      "reduce_scatter", {{"ranks", 2}, {"rank", 1}, {"owners", {0, -1}}},
+      {t({3}), t({2})}, {{f32, {2}}}, "expected 'owners' values >= 0");
+  expectStepRefused("reduce_scatter",
+                    {{"ranks", 2}, {"rank", 1}, {"owners", {0}}},
+                    {t({3}), t({2})}, {{f32, {2}}},
+                    "expected 'owners' to have 2 values, got 1");
+  expectStepRefused("reduce_scatter",
+                    {{"ranks", 2}, {"rank", 2}, {"owners", {0, 1}}},
+                    {t({3}), t({2})}, {{f32, {2}}},
+                    "attribute 'rank' must be in [0, 2), got 2");
+  expectStepRefused("reduce_scatter", {{"ranks", 2}, {"owners", {0, 1}}},
+                    {t({3}), t({2})}, {{f32, {2}}}, "missing attribute 'rank'");
+  // broadcast: with or without an input (ZeRO stage 3), root in range.
+  EXPECT_NO_THROW(Plan::parse(
+      singleStepPlan("broadcast", {{"ranks", 2}, {"root", 1}}, {}, {{f32, {3}}})
+          .dump()));
+  expectStepRefused("broadcast", {{"ranks", 2}, {"root", 2}}, {}, {{f32, {3}}},
+                    "attribute 'root' must be in [0, 2), got 2");
+  expectStepRefused("broadcast", {{"ranks", 2}, {"root", 0}}, {t({3})},
+                    {{f32, {2}}}, "expected output 0 shape 3, got 2");
+  // square_sum: a 0-d f64; clip_coefficient given it.
+  EXPECT_NO_THROW(Plan::parse(singleStepPlan("square_sum", json::object(),
+                                             {t({3}), t({2}, f16)}, {{f64, {}}})
+                                  .dump()));
+  expectStepRefused("square_sum", json::object(), {t({3})}, {{f32, {}}},
+                    "expected output 0 dtype f64, got f32");
+  EXPECT_NO_THROW(
+      Plan::parse(singleStepPlan("clip_coefficient",
+                                 {{"max_norm", 1.0}, {"square_sum", true}},
+                                 {t({}, f64)}, {{f32, {}}})
+                      .dump()));
+  expectStepRefused(
+      "clip_coefficient", {{"max_norm", 1.0}, {"square_sum", true}}, {t({3})},
+      {{f32, {}}}, "with square_sum expected a 0-d f64 input, got");
+  expectStepRefused(
+      "clip_coefficient", {{"max_norm", 1.0}, {"square_sum", true}},
+      {t({}, f64), t({}, f64)}, {{f32, {}}}, "expected 1 input(s), got 2");
+}
+
 TEST(PlanValidationTest, OptimizerSkipOperand) {
   const DType f32 = DType::F32;
   auto t = [](Shape shape, DType dtype = DType::F32) {
