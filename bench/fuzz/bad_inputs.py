@@ -757,10 +757,11 @@ def run_options(model, batch, function):
         "fuse-loss-gradient": (["true", "false", "1", "0", "abc", "2", ""],
                                must(boolean)),
         # Without mpirun there is one process: only --ranks=1 runs, and
-        # --zero and --bucket need more ranks.
+        # --zero, --bucket and --divide need more ranks.
         "ranks": (COMMON + ["1", "2", "4"], lambda v: None if v == "1" else False),
         "zero": (COMMON + ["0", "1", "2", "3"], lambda v: False),
         "bucket": (COMMON + ["25MiB", "0"], lambda v: False),
+        "divide": (COMMON + ["auto", "all", "none", "1MiB"], lambda v: False),
     }
 
 
@@ -889,7 +890,10 @@ def pass_table(batch):
                      lambda v: None if re.fullmatch(r"-?[0-9]+", v) and
                      -2 ** 63 <= int(v) < 2 ** 63 else False),
             "bucket": (COMMON + ["0", "1KiB", "25MiB"],
-                       lambda v: None if byte_size(v) is not None else False)}),
+                       lambda v: None if byte_size(v) is not None else False),
+            "divide": (COMMON + ["auto", "all", "none", "1KiB"],
+                       lambda v: None if v in ("auto", "all", "none") or
+                       byte_size(v) is not None else False)}),
         "plan-memory": (lambda o: ["--memopt-autodiff", "--memopt-schedule",
                                    f"--memopt-plan-memory={o}"], {
             "alignment": alignment, "budget": budget}),

@@ -123,6 +123,24 @@ FailureOr<CompiledGraph> memopt::compileToPlan(ModuleOp module,
         graph.argumentInit.erase(graph.argumentInit.begin() + p.sourceIndex);
       }
       sourceArguments -= graph.sharded.size();
+      // The parameters held by rows: plan arguments, past those dropped.
+      if (auto rows = sharded.getAs<DenseI64ArrayAttr>("rows"))
+        for (int64_t index : rows.asArrayRef()) {
+          if (index >= static_cast<int64_t>(sourceTypes.size()) ||
+              away.contains(index))
+            return lowered.emitError()
+                   << "'" << MemOptDialect::kShardedAttrName << "' holds "
+                   << "rows of argument " << index
+                   << ", not a parameter the step keeps";
+          CompiledGraph::RowParameter p;
+          p.argument =
+              static_cast<size_t>(index - llvm::count_if(away, [&](int64_t a) {
+                                    return a < index;
+                                  }));
+          auto type = cast<RankedTensorType>(sourceTypes[index]);
+          p.shape.assign(type.getShape().begin(), type.getShape().end());
+          graph.rowParameters.push_back(std::move(p));
+        }
     }
   // Arguments the pipeline added (optimizer state) start at zero, as
   // PyTorch's optimizers initialise their buffers and step counts, or at

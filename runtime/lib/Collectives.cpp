@@ -5,6 +5,7 @@
 // rank order, an all-gather of the reduced slices (CollectiveShapes.h).
 // memopt.reduce_scatter: the bucket packed by owner and reduced the same
 // way, then each reduced piece sent to the rank that owns it.
+// memopt.all_gather: every rank's rows of a tensor sent to every rank.
 // The order and the arithmetic are fixed here, not by the communication
 // library, so the bits do not depend on its algorithms.
 //
@@ -194,6 +195,18 @@ void allReduceSum(Collectives &collectives,
   allReduce(collectives, inputs, outputs, workspace, /*mean=*/false);
 }
 
+namespace {
+
+/// Rank `k`'s rows of `t` (divided among `ranks`), in elements: the first
+/// and the count.
+std::pair<int64_t, int64_t> rowsOf(const TensorRef &t, int ranks, int k) {
+  int64_t rows = t.dim(0), rowElements = rows ? t.numElements / rows : 0;
+  return {shapes::rowSliceStart(rows, ranks, k) * rowElements,
+          shapes::rowSliceRows(rows, ranks, k) * rowElements};
+}
+
+} // namespace
+
 void reduceScatterMean(Collectives &collectives,
                        const std::vector<TensorRef> &inputs,
                        const std::vector<int64_t> &owners,
@@ -206,17 +219,25 @@ void reduceScatterMean(Collectives &collectives,
                        owners.size(), " owners"));
   DType dtype = bucketDType(inputs, "reduce_scatter");
   const size_t elementBytes = dtypeSize(dtype);
-  // Each owner's part of the bucket (its tensors in input order), in
-  // elements, the parts one after the other in rank order.
+  // Each owner's part of the bucket (its tensors, and its rows of those
+  // divided by rows, in input order), in elements, the parts one after the
+  // other in rank order.
   std::vector<int64_t> partStart(ranks + 1, 0);
   size_t owned = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (owners[i] < 0 || owners[i] >= ranks)
+    const bool byRows = owners[i] == -1;
+    if (owners[i] < -1 || owners[i] >= ranks ||
+        (byRows && (inputs[i].rank() == 0 || inputs[i].dim(0) < ranks)))
       throw Error(ErrorCode::Collective,
-                  concat("reduce_scatter: owner ", owners[i],
-                         " is not a rank of ", ranks));
-    partStart[owners[i] + 1] += inputs[i].numElements;
-    owned += owners[i] == me;
+                  concat("reduce_scatter: owner ", owners[i], " of input ", i,
+                         " is neither a rank of ", ranks,
+                         " nor -1 (by rows, at least one row per rank)"));
+    if (byRows)
+      for (int k = 0; k < ranks; ++k)
+        partStart[k + 1] += rowsOf(inputs[i], ranks, k).second;
+    else
+      partStart[owners[i] + 1] += inputs[i].numElements;
+    owned += owners[i] == me || byRows;
   }
   if (outputs.size() != owned)
     throw Error(ErrorCode::InvalidArgument,
@@ -225,9 +246,11 @@ void reduceScatterMean(Collectives &collectives,
   // Checked before anything is sent: a rank that finds a mismatch after
   // the collective has left the others with a result it cannot take.
   for (size_t i = 0, k = 0; i < inputs.size(); ++i)
-    if (owners[i] == me) {
+    if (owners[i] == me || owners[i] == -1) {
       const TensorRef &out = outputs[k++];
-      if (out.bytes() != inputs[i].bytes() || out.dtype != dtype)
+      int64_t elements = owners[i] == -1 ? rowsOf(inputs[i], ranks, me).second
+                                         : inputs[i].numElements;
+      if (out.numElements != elements || out.dtype != dtype)
         throw Error(ErrorCode::InvalidArgument,
                     concat("reduce_scatter: output ", k - 1,
                            " does not match input ", i));
@@ -238,8 +261,9 @@ void reduceScatterMean(Collectives &collectives,
   const int64_t slice = shapes::allReduceSliceElements(total, ranks);
   const size_t sliceBytes = static_cast<size_t>(slice) * elementBytes;
   const size_t packedBytes = sliceBytes * static_cast<size_t>(ranks);
-  // One tensor the ranks divide is sent as it is, and its owner receives
-  // its mean straight into the result.
+  // One tensor the ranks divide is sent as it is (packed by owner it is
+  // itself, whole or by rows), and its owners receive their means straight
+  // into the result.
   const bool inPlace = shapes::allReduceSendsInPlace(
       static_cast<int64_t>(inputs.size()), total, ranks);
   std::vector<unsigned char> own;
@@ -252,11 +276,24 @@ void reduceScatterMean(Collectives &collectives,
   const void *sent = inputs.front().data;
   if (!inPlace) {
     std::vector<int64_t> cursor(partStart.begin(), partStart.end() - 1);
+    auto copy = [&](int owner, const TensorRef &t, int64_t first,
+                    int64_t count) {
+      if (count)
+        std::memcpy(packed + cursor[owner] * elementBytes,
+                    static_cast<const unsigned char *>(t.data) +
+                        first * elementBytes,
+                    static_cast<size_t>(count) * elementBytes);
+      cursor[owner] += count;
+    };
     for (size_t i = 0; i < inputs.size(); ++i) {
-      if (inputs[i].bytes())
-        std::memcpy(packed + cursor[owners[i]] * elementBytes, inputs[i].data,
-                    inputs[i].bytes());
-      cursor[owners[i]] += inputs[i].numElements;
+      if (owners[i] != -1) {
+        copy(static_cast<int>(owners[i]), inputs[i], 0, inputs[i].numElements);
+        continue;
+      }
+      for (int k = 0; k < ranks; ++k) {
+        auto [first, count] = rowsOf(inputs[i], ranks, k);
+        copy(k, inputs[i], first, count);
+      }
     }
     std::memset(packed + total * elementBytes, 0,
                 packedBytes - total * elementBytes);
@@ -301,6 +338,33 @@ void reduceScatterMean(Collectives &collectives,
       std::memcpy(out.data, packed + offset, out.bytes());
     offset += out.bytes();
   }
+}
+
+void allGatherRows(Collectives &collectives, const TensorRef &rows,
+                   const TensorRef &output) {
+  const int ranks = collectives.size(), me = collectives.rank();
+  if (output.rank() == 0 || output.dim(0) < ranks)
+    throw Error(
+        ErrorCode::InvalidArgument,
+        concat("all_gather: the output has fewer than ", ranks, " rows"));
+  auto [mine, count] = rowsOf(output, ranks, me);
+  (void)mine;
+  if (rows.numElements != count || rows.dtype != output.dtype)
+    throw Error(ErrorCode::InvalidArgument,
+                concat("all_gather: rank ", me, " holds ", rows.numElements,
+                       " elements, not its rows of the output (", count, ")"));
+  const size_t elementBytes = dtypeSize(output.dtype);
+  std::vector<size_t> sendBytes(ranks, rows.bytes()), sendOffsets(ranks, 0),
+      recvBytes(ranks), recvOffsets(ranks);
+  for (int k = 0; k < ranks; ++k) {
+    auto [first, elements] = rowsOf(output, ranks, k);
+    recvBytes[k] = static_cast<size_t>(elements) * elementBytes;
+    recvOffsets[k] = static_cast<size_t>(first) * elementBytes;
+  }
+  // Every rank's rows to every rank (its own included: the output does not
+  // share the rows' storage).
+  collectives.allToAllV(rows.data, sendBytes, sendOffsets, output.data,
+                        recvBytes, recvOffsets);
 }
 
 void broadcastFrom(Collectives &collectives, const TensorRef *input,

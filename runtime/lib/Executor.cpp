@@ -41,16 +41,24 @@ Executor::Executor(std::shared_ptr<const Plan> plan,
     int64_t ranks = 0;
     if (step.kernel == KernelKind::AllReduce)
       ranks = std::get<AllReduceAttrs>(step.attrs).ranks;
-    else if (step.kernel == KernelKind::ReduceScatter) {
-      const auto &attrs = std::get<ReduceScatterAttrs>(step.attrs);
-      ranks = attrs.ranks;
-      if (planRank >= 0 && attrs.rank != planRank)
+    else if (step.kernel == KernelKind::ReduceScatter)
+      ranks = std::get<ReduceScatterAttrs>(step.attrs).ranks;
+    else if (step.kernel == KernelKind::Broadcast)
+      ranks = std::get<BroadcastAttrs>(step.attrs).ranks;
+    std::optional<int64_t> stepRank;
+    if (step.kernel == KernelKind::ReduceScatter)
+      stepRank = std::get<ReduceScatterAttrs>(step.attrs).rank;
+    if (step.kernel == KernelKind::AllGather) {
+      ranks = std::get<AllGatherAttrs>(step.attrs).ranks;
+      stepRank = std::get<AllGatherAttrs>(step.attrs).rank;
+    }
+    if (stepRank) {
+      if (planRank >= 0 && *stepRank != planRank)
         throw Error(ErrorCode::InvalidPlan,
                     concat("plan: its collectives are rank ", planRank,
-                           "'s and rank ", attrs.rank, "'s"));
-      planRank = attrs.rank;
-    } else if (step.kernel == KernelKind::Broadcast)
-      ranks = std::get<BroadcastAttrs>(step.attrs).ranks;
+                           "'s and rank ", *stepRank, "'s"));
+      planRank = *stepRank;
+    }
     if (!ranks)
       continue;
     if (planRanks && ranks != planRanks)
@@ -352,6 +360,8 @@ void Executor::start(uint64_t stepCounter) {
                       stepInputs[s].empty() ? nullptr : &stepInputs[s][0],
                       stepOutputs[s][0],
                       std::get<BroadcastAttrs>(plan.steps[s].attrs).root);
+      else if (plan.steps[s].kernel == KernelKind::AllGather)
+        allGatherRows(*collectives, stepInputs[s][0], stepOutputs[s][0]);
       else
         backendPtr->execute(plan.steps[s], stepInputs[s], stepOutputs[s],
                             context);

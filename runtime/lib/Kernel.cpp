@@ -105,6 +105,9 @@ bool kernelAllowsInPlace(KernelKind kind, size_t outputIndex,
     return inputIndex == outputIndex;
   case KernelKind::Broadcast:
     return inputIndex == 0 && outputIndex == 0;
+  case KernelKind::AllGather:
+    // Input 1 is storage only: its values are not read.
+    return inputIndex == 1 && outputIndex == 0;
   default:
     return false;
   }

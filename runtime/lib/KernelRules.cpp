@@ -168,6 +168,8 @@ KernelAttrs checkStep(KernelKind kind, const json &attrs,
     return reduceScatter(r);
   case KernelKind::Broadcast:
     return broadcast(r);
+  case KernelKind::AllGather:
+    return allGather(r);
   }
   r.error("internal error: no rule for kernel '", kernelName(kind), "'");
 }

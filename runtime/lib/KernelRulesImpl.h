@@ -334,6 +334,7 @@ KernelAttrs allReduce(Rules &r);
 KernelAttrs reduceScatter(Rules &r);
 KernelAttrs squareSum(Rules &r);
 KernelAttrs broadcast(Rules &r);
+KernelAttrs allGather(Rules &r);
 
 // Optimizers and mixed precision (KernelRulesOptimizer.cpp).
 KernelAttrs sgdUpdate(Rules &r);

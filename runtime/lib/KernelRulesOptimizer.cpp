@@ -12,6 +12,7 @@
 
 #include "KernelRulesImpl.h"
 
+#include "memopt/Contract/CollectiveShapes.h"
 #include "memopt/Contract/OptimizerShapes.h"
 
 namespace memopt::runtime::detail {
@@ -315,13 +316,20 @@ KernelAttrs allReduce(Rules &r) {
   return a;
 }
 
+/// `shape` with rank `rank`'s rows of `ranks` (CollectiveShapes.h).
+static Shape rowsOf(const Shape &shape, int64_t ranks, int64_t rank) {
+  Shape rows = shape;
+  rows[0] = shapes::rowSliceRows(shape[0], ranks, rank);
+  return rows;
+}
+
 /// reduce_scatter(x...) -> the mean over `ranks` ranks of each x that
-/// `owners` gives to `rank`, in input order.
+/// `owners` gives to `rank` (-1: its rows of x), in input order.
 KernelAttrs reduceScatter(Rules &r) {
   ReduceScatterAttrs a;
   a.ranks = collectiveRanks(r);
   a.rank = r.i64("rank", std::nullopt);
-  a.owners = *r.ints("owners", r.numInputs(), 0, true);
+  a.owners = *r.ints("owners", r.numInputs(), -1, true);
   r.done();
   if (a.rank < 0 || a.rank >= a.ranks)
     r.error("attribute 'rank' must be in [0, ", a.ranks, "), got ", a.rank);
@@ -329,13 +337,49 @@ KernelAttrs reduceScatter(Rules &r) {
   for (size_t i = 0; i < a.owners.size(); ++i) {
     if (a.owners[i] >= a.ranks)
       r.error("attribute 'owners' names rank ", a.owners[i], " of ", a.ranks);
-    if (a.owners[i] == a.rank)
+    if (a.owners[i] == -1 &&
+        (r.in(i).shape.empty() || r.in(i).shape[0] < a.ranks))
+      r.error("input ", i,
+              " is divided by rows (owner -1) but has fewer "
+              "than ",
+              a.ranks, " rows: ", formatShape(r.in(i).shape));
+    if (a.owners[i] == a.rank || a.owners[i] == -1)
       owned.push_back(i);
   }
   r.arity(1, SIZE_MAX, owned.size());
   oneBucket(r);
-  for (size_t k = 0; k < owned.size(); ++k)
-    r.output(k, r.in(owned[k]).dtype, r.in(owned[k]).shape);
+  for (size_t k = 0; k < owned.size(); ++k) {
+    const TensorInfo &in = r.in(owned[k]);
+    r.output(k, in.dtype,
+             a.owners[owned[k]] == -1 ? rowsOf(in.shape, a.ranks, a.rank)
+                                      : in.shape);
+  }
+  return a;
+}
+
+/// all_gather(rows[, storage]) -> every rank's rows: the output's type is
+/// given (the rows alone do not say how many the others hold).
+KernelAttrs allGather(Rules &r) {
+  r.arity(1, 2, 1);
+  AllGatherAttrs a;
+  a.ranks = collectiveRanks(r);
+  a.rank = r.i64("rank", std::nullopt);
+  r.done();
+  if (a.rank < 0 || a.rank >= a.ranks)
+    r.error("attribute 'rank' must be in [0, ", a.ranks, "), got ", a.rank);
+  const TensorInfo &whole = r.out(0);
+  r.isFloat(whole, "output 0");
+  if (whole.shape.empty() || whole.shape[0] < a.ranks)
+    r.error("output 0 must have at least ", a.ranks, " rows, got ",
+            formatShape(whole.shape));
+  r.output(0, r.in(0).dtype, whole.shape);
+  Shape rows = rowsOf(whole.shape, a.ranks, a.rank);
+  if (r.in(0).shape != rows)
+    r.error("input 0 must be rank ", a.rank, "'s rows of ",
+            formatShape(whole.shape), ", ", formatShape(rows), ", got ",
+            formatShape(r.in(0).shape));
+  if (r.numInputs() == 2)
+    r.output(0, r.in(1).dtype, r.in(1).shape);
   return a;
 }
 

@@ -6,6 +6,7 @@
 // RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 zero=7" 2>&1 | FileCheck %s --check-prefix=STAGE
 // RUN: not memopt-opt %s --split-input-file --memopt-data-parallel=ranks=0 2>&1 | FileCheck %s --check-prefix=RANKS
 // RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 bucket=lots" 2>&1 | FileCheck %s --check-prefix=BUCKET
+// RUN: not memopt-opt %s --split-input-file --memopt-data-parallel="ranks=2 zero=1 rank=0 divide=half" 2>&1 | FileCheck %s --check-prefix=DIVIDE
 // RUN: not memopt-opt %s --split-input-file --memopt-pipeline="mode=inference ranks=2" 2>&1 | FileCheck %s --check-prefix=INFER
 
 // RANK-THREE: error: memopt-data-parallel: zero=3 builds one rank's step (the ranks own different parameters): rank must be in [0, 4), got 4
@@ -15,6 +16,7 @@
 // STAGE: error: memopt-data-parallel: zero must be 0, 1, 2 or 3, got 7
 // RANKS: error: memopt-data-parallel: ranks must be at least 1, got 0
 // BUCKET: error: memopt-data-parallel: bucket must be a byte size such as 25MiB, 1048576 or 0, got 'lots'
+// DIVIDE: error: memopt-data-parallel: divide must be auto, all, none or a byte size such as 64MiB, got 'half'
 // INFER: memopt-pipeline: ranks has no effect with mode=inference (no backward pass)
 
 // A forward graph (autodiff not run, or optimizer=none): no update to find
@@ -94,7 +96,7 @@ func.func @bad_root(%p: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @scatter_owner(%g: tensor<4xf32>, %h: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'memopt.reduce_scatter' op expected owner 1 in [0, 2), got 2}}
+  // expected-error @+1 {{'memopt.reduce_scatter' op expected owner 1 in [0, 2) or -1 (by rows), got 2}}
   %a = memopt.reduce_scatter %g, %h {owners = array<i64: 0, 2>, rank = 0 : i64, ranks = 2 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %a : tensor<4xf32>
 }
@@ -129,6 +131,62 @@ func.func @scatter_type(%g: tensor<4xf32>, %h: tensor<2xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'memopt.reduce_scatter' op expected result 0 of type 'tensor<2xf32>', got 'tensor<4xf32>'}}
   %a = memopt.reduce_scatter %g, %h {owners = array<i64: 0, 1>, rank = 1 : i64, ranks = 2 : i64} : (tensor<4xf32>, tensor<2xf32>) -> tensor<4xf32>
   return %a : tensor<4xf32>
+}
+
+// -----
+
+func.func @scatter_rows_few(%g: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  // expected-error @+1 {{'memopt.reduce_scatter' op expected operand 0, divided by rows (owner -1), to have at least 2 rows, got 'tensor<1x4xf32>'}}
+  %a = memopt.reduce_scatter %g {owners = array<i64: -1>, rank = 0 : i64, ranks = 2 : i64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  return %a : tensor<1x4xf32>
+}
+
+// -----
+
+func.func @scatter_rows_type(%g: tensor<5x4xf32>) -> tensor<3x4xf32> {
+  // Rank 1 of 2 holds rows 3 and 4.
+  // expected-error @+1 {{'memopt.reduce_scatter' op expected result 0 of type 'tensor<2x4xf32>', got 'tensor<3x4xf32>'}}
+  %a = memopt.reduce_scatter %g {owners = array<i64: -1>, rank = 1 : i64, ranks = 2 : i64} : (tensor<5x4xf32>) -> tensor<3x4xf32>
+  return %a : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @gather_rows(%r: tensor<3x4xf32>) -> tensor<5x4xf32> {
+  // expected-error @+1 {{'memopt.all_gather' op expected rank 1's rows of 'tensor<5x4xf32>', 'tensor<2x4xf32>', got 'tensor<3x4xf32>'}}
+  %a = memopt.all_gather %r {rank = 1 : i64, ranks = 2 : i64} : (tensor<3x4xf32>) -> tensor<5x4xf32>
+  return %a : tensor<5x4xf32>
+}
+
+// -----
+
+func.func @gather_few(%r: tensor<1xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'memopt.all_gather' op expected a result of at least 4 rows, got 'tensor<3xf32>'}}
+  %a = memopt.all_gather %r {rank = 0 : i64, ranks = 4 : i64} : (tensor<1xf32>) -> tensor<3xf32>
+  return %a : tensor<3xf32>
+}
+
+// -----
+
+func.func @gather_rank(%r: tensor<2xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'memopt.all_gather' op expected rank in [0, 2), got -1}}
+  %a = memopt.all_gather %r {rank = -1 : i64, ranks = 2 : i64} : (tensor<2xf32>) -> tensor<4xf32>
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+func.func @gather_into(%r: tensor<2xf32>, %old: tensor<4xf16>) -> tensor<4xf32> {
+  // expected-error @+1 {{'memopt.all_gather' op expected the storage operand of type 'tensor<4xf32>', got 'tensor<4xf16>'}}
+  %a = memopt.all_gather %r, %old {rank = 0 : i64, ranks = 2 : i64} : (tensor<2xf32>, tensor<4xf16>) -> tensor<4xf32>
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'memopt.sharded' must be a dictionary on a function with arrays 'arguments' and 'owners' of one size (and 'rows'), non-negative}}
+func.func @sharded_rows(%p: tensor<4xf32>) -> tensor<4xf32> attributes {memopt.sharded = {arguments = array<i64>, owners = array<i64>, rows = array<i64: -2>}} {
+  return %p : tensor<4xf32>
 }
 
 // -----

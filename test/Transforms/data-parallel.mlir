@@ -1,15 +1,19 @@
-// RUN: memopt-opt %s --split-input-file --memopt-autodiff=optimizer=adam --memopt-data-parallel="ranks=2 zero=1 rank=1 bucket=0" | FileCheck %s --check-prefix=ZERO1
-// RUN: memopt-opt %s --split-input-file --memopt-autodiff=optimizer=adam --memopt-data-parallel="ranks=2 zero=1 rank=0 bucket=0" | FileCheck %s --check-prefix=ZERO0
+// RUN: memopt-opt %s --split-input-file --memopt-autodiff=optimizer=adam --memopt-data-parallel="ranks=2 zero=1 rank=1 bucket=0 divide=none" | FileCheck %s --check-prefix=ZERO1
+// RUN: memopt-opt %s --split-input-file --memopt-autodiff=optimizer=adam --memopt-data-parallel="ranks=2 zero=1 rank=0 bucket=0 divide=none" | FileCheck %s --check-prefix=ZERO0
 // RUN: memopt-opt %s --split-input-file --memopt-autodiff --memopt-data-parallel="ranks=2 bucket=0" | FileCheck %s --check-prefix=EACH
 // RUN: memopt-opt %s --split-input-file --memopt-autodiff --memopt-data-parallel=ranks=4 | FileCheck %s --check-prefix=ONE
 // RUN: memopt-opt %s --split-input-file --memopt-autodiff --memopt-data-parallel="ranks=2 bucket=200" | FileCheck %s --check-prefix=CAP
 // RUN: memopt-opt %s --split-input-file --memopt-autodiff --memopt-data-parallel=ranks=1 | FileCheck %s --check-prefix=NONE
-// RUN: memopt-opt %s --split-input-file --memopt-autodiff=optimizer=adam --memopt-data-parallel="ranks=2 zero=1 rank=1" --memopt-report=file=- -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: memopt-opt %s --split-input-file --memopt-autodiff=optimizer=adam --memopt-data-parallel="ranks=2 zero=1 rank=1 divide=none" --memopt-report=file=- -o /dev/null | FileCheck %s --check-prefix=REPORT
 // RUN: memopt-opt %s --split-input-file --memopt-autodiff="clip-norm=1.0" --memopt-data-parallel="ranks=2 bucket=0" | FileCheck %s --check-prefix=CLIP
 // RUN: memopt-opt %s --split-input-file --memopt-mixed-precision=precision=fp16 --memopt-autodiff --memopt-data-parallel="ranks=2 bucket=0" | FileCheck %s --check-prefix=FP16
-// RUN: memopt-opt %s --split-input-file --memopt-mixed-precision=precision=fp16 --memopt-autodiff="optimizer=adam clip-norm=1.0" --memopt-data-parallel="ranks=2 zero=2 rank=1 bucket=100" | FileCheck %s --check-prefix=ZERO2
-// RUN: memopt-opt %s --split-input-file --memopt-autodiff=optimizer=adam --memopt-data-parallel="ranks=4 zero=2 rank=3" --memopt-report=file=- -o /dev/null | FileCheck %s --check-prefix=REPORT2
-// RUN: memopt-opt %s --split-input-file --memopt-autodiff=optimizer=adam --memopt-data-parallel="ranks=2 zero=3 rank=1 bucket=100" | FileCheck %s --check-prefix=ZERO3
+// RUN: memopt-opt %s --split-input-file --memopt-mixed-precision=precision=fp16 --memopt-autodiff="optimizer=adam clip-norm=1.0" --memopt-data-parallel="ranks=2 zero=2 rank=1 bucket=100 divide=none" | FileCheck %s --check-prefix=ZERO2
+// RUN: memopt-opt %s --split-input-file --memopt-autodiff=optimizer=adam --memopt-data-parallel="ranks=4 zero=2 rank=3 divide=none" --memopt-report=file=- -o /dev/null | FileCheck %s --check-prefix=REPORT2
+// RUN: memopt-opt %s --split-input-file --memopt-autodiff=optimizer=adam --memopt-data-parallel="ranks=2 zero=3 rank=1 bucket=100 divide=none" | FileCheck %s --check-prefix=ZERO3
+// RUN: memopt-opt %s --split-input-file --memopt-autodiff=optimizer=adam --memopt-data-parallel="ranks=2 zero=1 rank=1 bucket=0" | FileCheck %s --check-prefix=ROWS1
+// RUN: memopt-opt %s --split-input-file --memopt-mixed-precision=precision=fp16 --memopt-autodiff="optimizer=adam clip-norm=1.0" --memopt-data-parallel="ranks=2 zero=2 rank=1 bucket=100" | FileCheck %s --check-prefix=ROWS2
+// RUN: memopt-opt %s --split-input-file --memopt-autodiff=optimizer=adam --memopt-data-parallel="ranks=2 zero=3 rank=1 bucket=0" | FileCheck %s --check-prefix=ROWS3
+// RUN: memopt-opt %s --split-input-file --memopt-autodiff=optimizer=adam --memopt-data-parallel="ranks=4 zero=3 rank=3 divide=all" | FileCheck %s --check-prefix=ALL
 
 // --memopt-data-parallel: every parameter gradient is averaged over the
 // ranks (memopt.all_reduce) before anything on its way to the update reads
@@ -54,7 +58,8 @@
 // REPORT-NEXT:   "reduce_scatter_buckets": 0,
 // REPORT-NEXT:   "largest_bucket_bytes": 268,
 // REPORT-NEXT:   "largest_workspace_bytes": 544,
-// REPORT-NEXT:   "broadcasts": 4
+// REPORT-NEXT:   "broadcasts": 4,
+// REPORT-NEXT:   "all_gathers": 0
 // REPORT-NEXT: }
 
 // ranks=1 changes nothing.
@@ -123,7 +128,8 @@
 // REPORT2-NEXT:   "reduce_scatter_buckets": 1,
 // REPORT2-NEXT:   "largest_bucket_bytes": 268,
 // REPORT2-NEXT:   "largest_workspace_bytes": 544,
-// REPORT2-NEXT:   "broadcasts": 4
+// REPORT2-NEXT:   "broadcasts": 4,
+// REPORT2-NEXT:   "all_gathers": 0
 // zero=3, rank 1 (w2 and b1): w1 and b2 are no longer its arguments (nor
 // their state or results); every op that reads a parameter reads a copy
 // from its owner received right before it (the owner's own copy from its
@@ -147,6 +153,65 @@
 // ZERO3-NEXT:    memopt.adam_update %arg1,
 // ZERO3-NOT:     memopt.broadcast
 // ZERO3:         return
+
+// Divided by rows (divide=auto: a parameter larger than half a rank's even
+// share, here w1 (128 of 268 bytes) and w2 (96)): zero=1, rank 1 updates
+// rows 4-7 of w1 and row 2 of w2, from its rows of the averaged gradients
+// and of the state (those arguments are its rows), and gathers the new
+// parameters over the old.
+// ROWS1-LABEL: func.func @mlp(
+// ROWS1-SAME:    %arg7: tensor<4x4xf32> {memopt.optimizer_state}, %arg8: tensor<4x4xf32> {memopt.optimizer_state}, %arg9: tensor<1x8xf32> {memopt.optimizer_state}, %arg10: tensor<1x8xf32> {memopt.optimizer_state}, %arg11: tensor<3xf32> {memopt.optimizer_state}, %arg12: tensor<3xf32> {memopt.optimizer_state})
+// ROWS1:         %[[DW1:.*]] = memopt.all_reduce %{{.*}} {ranks = 2 : i64} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+// ROWS1:         %[[G1:.*]] = memopt.slice %[[DW1]] {offsets = array<i64: 4, 0>, sizes = array<i64: 4, 4>} : tensor<8x4xf32>
+// ROWS1-NEXT:    %[[P1:.*]] = memopt.slice %arg0 {offsets = array<i64: 4, 0>, sizes = array<i64: 4, 4>} : tensor<8x4xf32>
+// ROWS1-NEXT:    %[[W1:.*]], %{{.*}}, %{{.*}} = memopt.adam_update %[[P1]], %[[G1]], %arg7, %arg8, %{{.*}} {lr = 1.000000e-03 : f64, memopt.inplace = 0 : i64} : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<f32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>)
+// ROWS1:         %[[P2:.*]] = memopt.slice %arg2 {offsets = array<i64: 2, 0>, sizes = array<i64: 1, 8>} : tensor<3x8xf32>
+// ROWS1-NEXT:    %[[W2:.*]], %{{.*}}, %{{.*}} = memopt.adam_update %[[P2]]
+// ROWS1:         %[[N1:.*]] = memopt.all_gather %[[W1]], %arg0 {memopt.inplace = 1 : i64, rank = 1 : i64, ranks = 2 : i64} : (tensor<4x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+// ROWS1-NEXT:    %[[N2:.*]] = memopt.broadcast %arg1 {memopt.inplace = 0 : i64, ranks = 2 : i64, root = 0 : i64}
+// ROWS1-NEXT:    %[[N3:.*]] = memopt.all_gather %[[W2]], %arg2 {memopt.inplace = 1 : i64, rank = 1 : i64, ranks = 2 : i64} : (tensor<1x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32>
+// ROWS1-NEXT:    %[[N4:.*]] = memopt.broadcast %{{.*}} {memopt.inplace = 0 : i64, ranks = 2 : i64, root = 1 : i64}
+// ROWS1-NEXT:    return %{{.*}}, %[[N1]], %[[N2]], %[[N3]], %[[N4]],
+
+// zero=2 with fp16 and clipping: the reduce-scatter gives rank 1 its rows
+// (owner -1), and what lies between them and the update (the widening
+// cast, unscaling, clipping's product) works on them; the overflow check
+// and the squared norm read them as the rank's part.
+// ROWS2-LABEL: func.func @mlp(
+// ROWS2:         %[[S2:.*]]:2 = memopt.reduce_scatter %{{.*}}, %{{.*}} {owners = array<i64: -1, 1>, rank = 1 : i64, ranks = 2 : i64} : (tensor<3x8xf16>, tensor<3xf16>) -> (tensor<1x8xf16>, tensor<3xf16>)
+// ROWS2:         %[[W2C:.*]] = memopt.cast %[[S2]]#0 : tensor<1x8xf16> to tensor<1x8xf32>
+// ROWS2:         %[[S1:.*]] = memopt.reduce_scatter %{{.*}}, %{{.*}} {owners = array<i64: -1, 0>, rank = 1 : i64, ranks = 2 : i64} : (tensor<8x4xf16>, tensor<8xf16>) -> tensor<4x4xf16>
+// ROWS2-NEXT:    %[[W1C:.*]] = memopt.cast %[[S1]] : tensor<4x4xf16> to tensor<4x4xf32>
+// ROWS2-NEXT:    memopt.found_inf %[[S1]], %[[S2]]#0, %[[S2]]#1 : (tensor<4x4xf16>, tensor<1x8xf16>, tensor<3xf16>) -> tensor<f32>
+// ROWS2:         %[[U1:.*]] = memopt.unscale %[[W1C]], %arg6 : (tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+// ROWS2-NEXT:    %[[U2:.*]] = memopt.unscale %[[W2C]], %arg6 : (tensor<1x8xf32>, tensor<f32>) -> tensor<1x8xf32>
+// ROWS2:         memopt.square_sum %[[U1]], %[[U2]], %{{.*}} : (tensor<4x4xf32>, tensor<1x8xf32>, tensor<3xf32>) -> tensor<f64>
+// ROWS2:         %[[C1:.*]] = memopt.mul %[[U1]], %{{.*}} {memopt.inplace = 0 : i64} : tensor<4x4xf32>, tensor<f32>
+// ROWS2:         %[[P1:.*]] = memopt.slice %arg0 {offsets = array<i64: 4, 0>, sizes = array<i64: 4, 4>} : tensor<8x4xf32>
+// ROWS2-NEXT:    memopt.adam_update %[[P1]], %[[C1]], %arg9, %arg10,
+// ROWS2:         memopt.all_gather %{{.*}}, %arg0 {memopt.inplace = 1 : i64, rank = 1 : i64, ranks = 2 : i64}
+
+// zero=3: the arguments of w1 and w2 are rank 1's rows (memopt.sharded's
+// rows: 0 and 2), every reader reads a gathered copy, the update reads and
+// returns the rows.
+// ROWS3-LABEL: func.func @mlp(
+// ROWS3-SAME:    %arg0: tensor<4x4xf32> {memopt.param}, %arg1: tensor<1x8xf32> {memopt.param}, %arg2: tensor<3xf32> {memopt.param}
+// ROWS3-SAME:    -> (tensor<f32>, tensor<4x4xf32> {memopt.updates = 0 : i64}, tensor<1x8xf32> {memopt.updates = 1 : i64}, tensor<3xf32> {memopt.updates = 2 : i64}
+// ROWS3-SAME:    memopt.sharded = {arguments = array<i64: 1>, owners = array<i64: 0>, rows = array<i64: 0, 2>}
+// ROWS3-NEXT:    %[[W1:.*]] = memopt.all_gather %arg0 {rank = 1 : i64, ranks = 2 : i64} : (tensor<4x4xf32>) -> tensor<8x4xf32>
+// ROWS3-NEXT:    %[[B1:.*]] = memopt.broadcast {ranks = 2 : i64, root = 0 : i64} : () -> tensor<8xf32>
+// ROWS3-NEXT:    memopt.linear %arg3, %[[W1]], %[[B1]]
+// ROWS3:         %[[G1:.*]] = memopt.reduce_scatter %{{.*}} {owners = array<i64: -1>, rank = 1 : i64, ranks = 2 : i64} : (tensor<8x4xf32>) -> tensor<4x4xf32>
+// ROWS3:         memopt.adam_update %arg0, %[[G1]], %arg6, %arg7,
+// ROWS3-NOT:     memopt.all_gather
+// ROWS3:         return
+
+// divide=all at 4 ranks: every parameter with a row per rank is divided;
+// w2 and b2 (3 rows) are not, ranks 0 and 1 own them whole. Rank 3 holds
+// rows 6 and 7 of w1 and b1.
+// ALL-LABEL: func.func @mlp(
+// ALL-SAME:    %arg0: tensor<2x4xf32> {memopt.param}, %arg1: tensor<2xf32> {memopt.param}
+// ALL-SAME:    memopt.sharded = {arguments = array<i64: 2, 3>, owners = array<i64: 0, 1>, rows = array<i64: 0, 1>}
 // Rank 0, the other half.
 // ZERO0-LABEL: func.func @mlp(
 // ZERO0:         memopt.adam_update %arg0,

@@ -11,6 +11,7 @@
 #include "Progress.h"
 #include "Trace.h"
 
+#include "memopt/Contract/CollectiveShapes.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
 #include "memopt/Driver/Compile.h"
 #include "memopt/InitAll.h"
@@ -299,6 +300,12 @@ cl::opt<std::string>
            cl::desc("With --ranks: most gradient bytes one all-reduce carries "
                     "(default 25MiB, PyTorch DDP's bucket_cap_mb)"),
            cl::init(""), cl::cat(category));
+cl::opt<std::string> divideParams(
+    "divide",
+    cl::desc("With --zero >= 1: the parameters divided among the ranks by "
+             "rows instead of owned whole: auto (default: those larger than "
+             "half a rank's even share), all, none, or a byte size"),
+    cl::init(""), cl::cat(category));
 cl::opt<bool> verbose("verbose",
                       cl::desc("Print how every argument is initialised"),
                       cl::init(false), cl::cat(category));
@@ -337,6 +344,30 @@ private:
   size_t next = 0;
 };
 
+/// Under ZeRO stage 3, the whole parameter of which plan argument `index`
+/// holds this rank's rows, or null.
+const CompiledGraph::RowParameter *rowParameter(const CompiledGraph &graph,
+                                                size_t index) {
+  for (const CompiledGraph::RowParameter &p : graph.rowParameters)
+    if (p.argument == index)
+      return &p;
+  return nullptr;
+}
+
+/// This rank's rows of `whole` (a parameter's bytes, of shape `shape`).
+std::vector<uint8_t> ownRows(const std::vector<uint8_t> &whole,
+                             const std::vector<int64_t> &shape) {
+  size_t rowBytes = whole.size() / static_cast<size_t>(shape[0]);
+  auto first =
+      whole.begin() +
+      static_cast<ptrdiff_t>(rowBytes *
+                             shapes::rowSliceStart(shape[0], ranks, rankIndex));
+  return std::vector<uint8_t>(
+      first,
+      first + static_cast<ptrdiff_t>(
+                  rowBytes * shapes::rowSliceRows(shape[0], ranks, rankIndex)));
+}
+
 /// What the ranks of a job must agree on: the parameters and the data
 /// (names, types: one model at one per-rank batch) and the collectives in
 /// order. Under ZeRO the ranks' plans differ elsewhere (each updates the
@@ -363,7 +394,11 @@ std::string rankSignature(const runtime::Plan &plan,
     if (role == runtime::ArgumentRole::OptimizerState)
       continue;
     text += plan.arguments[i].name + ":";
-    type(plan.argumentTensor(i));
+    // A parameter held by rows: the whole one (each rank has other rows).
+    runtime::TensorInfo info = plan.argumentTensor(i);
+    if (const CompiledGraph::RowParameter *whole = rowParameter(graph, i))
+      info.shape.assign(whole->shape.begin(), whole->shape.end());
+    type(info);
   }
   order.before(plan.arguments.size(), sharded);
   for (const runtime::Step &step : plan.steps) {
@@ -377,15 +412,16 @@ std::string rankSignature(const runtime::Plan &plan,
     else if (step.kernel == runtime::KernelKind::ReduceScatter)
       for (int64_t owner : step.get<runtime::ReduceScatterAttrs>().owners)
         how += std::to_string(owner) + ",";
-    else
+    else if (step.kernel != runtime::KernelKind::AllGather)
       continue;
     text +=
         "\n" + std::string(runtime::kernelName(step.kernel)) + " " + how + " ";
     // What it carries: a broadcast's result (under ZeRO stage 3 only the
-    // root has an input), the others' inputs.
-    for (int64_t id : step.kernel == runtime::KernelKind::Broadcast
-                          ? step.outputs
-                          : step.inputs)
+    // root has an input) and a gathered tensor (each rank has its own
+    // rows), the others' inputs.
+    bool byOutput = step.kernel == runtime::KernelKind::Broadcast ||
+                    step.kernel == runtime::KernelKind::AllGather;
+    for (int64_t id : byOutput ? step.outputs : step.inputs)
       type(plan.tensor(id));
   }
   return text;
@@ -498,7 +534,8 @@ LogicalResult fillPipelineOptions(ModuleOp module, bool optimize,
     for (const cl::Option *option : std::initializer_list<const cl::Option *>{
              &optimizerName, &learningRate, &momentumFactor, &weightDecay,
              &clipNorm, &stateDtype, &microbatches, &lossScale,
-             static_cast<const cl::Option *>(&ranks), &zeroStage, &bucket}) {
+             static_cast<const cl::Option *>(&ranks), &zeroStage, &bucket,
+             &divideParams}) {
       if (!option->getNumOccurrences())
         continue;
       llvm::errs() << "memopt-run: error: --" << option->ArgStr
@@ -531,6 +568,8 @@ LogicalResult fillPipelineOptions(ModuleOp module, bool optimize,
   options.rank = rankIndex;
   if (!bucket.empty())
     options.bucket = bucket;
+  if (!divideParams.empty())
+    options.divide = divideParams;
   if (!lossScale.empty())
     options.lossScale = lossScale;
   if (checkpointStrategy.getNumOccurrences())
@@ -593,6 +632,11 @@ RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
     runtime::Shape shape = info.shape;
     if (shared)
       shape[0] *= ranks;
+    // Under ZeRO stage 3 a parameter divided by rows is drawn (and loaded)
+    // whole, and this rank keeps its rows.
+    const CompiledGraph::RowParameter *whole = rowParameter(graph, i);
+    if (whole)
+      shape.assign(whole->shape.begin(), whole->shape.end());
     run::HostTensor tensor(info.dtype, shape);
     // Draw for every argument, loaded or not, so that data stays the same
     // whether or not weights come from a file.
@@ -604,8 +648,22 @@ RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
     std::string how = graph.argumentInit[i].reason;
     if (weights && (arg.role == runtime::ArgumentRole::Param ||
                     arg.role == runtime::ArgumentRole::State)) {
-      tensor.bytes = run::takeWeight(*weights, arg.name, info, loadWeights);
+      runtime::TensorInfo file = info;
+      file.shape = shape;
+      file.bytes = tensor.bytes.size();
+      tensor.bytes = run::takeWeight(*weights, arg.name, file, loadWeights);
       how = "loaded from " + loadWeights;
+    }
+    if (whole) {
+      tensor.bytes = ownRows(tensor.bytes, whole->shape);
+      tensor.shape = info.shape;
+      how += llvm::formatv(
+                 ", rows {0} to {1} of {2}",
+                 shapes::rowSliceStart(whole->shape[0], ranks, rankIndex),
+                 shapes::rowSliceStart(whole->shape[0], ranks, rankIndex) +
+                     info.shape[0] - 1,
+                 whole->shape[0])
+                 .str();
     }
     if (inputs && arg.role == runtime::ArgumentRole::Data &&
         inputs->find(arg.name)) {
@@ -841,7 +899,25 @@ RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
           plan->arguments[i].name, info.dtype, info.shape, {}};
       tensor.data.resize(info.bytes);
       executor.getArgument(i, tensor.data.data(), tensor.data.size());
-      if (sharded && role == runtime::ArgumentRole::Param && updated[i]) {
+      if (const CompiledGraph::RowParameter *whole = rowParameter(graph, i)) {
+        // Every rank's rows, put together.
+        runtime::NamedTensor gathered{
+            tensor.name,
+            info.dtype,
+            runtime::Shape(whole->shape.begin(), whole->shape.end()),
+            {}};
+        gathered.data.resize(
+            runtime::dtypeSize(info.dtype) *
+            static_cast<size_t>(runtime::numElements(gathered.shape)));
+        runtime::TensorRef rows{tensor.data.data(), info.dtype, &info.shape,
+                                runtime::numElements(info.shape)};
+        runtime::TensorRef all{gathered.data.data(), info.dtype,
+                               &gathered.shape,
+                               runtime::numElements(gathered.shape)};
+        runtime::allGatherRows(*collectives, rows, all);
+        tensor = std::move(gathered);
+      } else if (sharded && role == runtime::ArgumentRole::Param &&
+                 updated[i]) {
         runtime::TensorRef data{tensor.data.data(), info.dtype, &info.shape,
                                 runtime::numElements(info.shape)};
         runtime::broadcastFrom(*collectives, &data, data, rankIndex);
@@ -1026,7 +1102,8 @@ int main(int argc, char **argv) {
   if (ranks == 1)
     for (const cl::Option *option :
          {static_cast<const cl::Option *>(&zeroStage),
-          static_cast<const cl::Option *>(&bucket)})
+          static_cast<const cl::Option *>(&bucket),
+          static_cast<const cl::Option *>(&divideParams)})
       if (option->getNumOccurrences()) {
         llvm::errs() << "memopt-run: error: --" << option->ArgStr
                      << " needs --ranks=N with N > 1\n";

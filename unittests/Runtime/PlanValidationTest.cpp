@@ -900,9 +900,23 @@ TEST(PlanValidationTest, CollectiveKernelRules) {
   expectStepRefused(
       "reduce_scatter", {{"ranks", 2}, {"rank", 1}, {"owners", {0, 2}}},
       {t({3}), t({2})}, {{f32, {2}}}, "attribute 'owners' names rank 2 of 2");
+  // Owner -1: the rank's rows (rank 1 of 2 holds rows 3 and 4 of 5).
+  EXPECT_NO_THROW(Plan::parse(
+      singleStepPlan("reduce_scatter",
+                     {{"ranks", 2}, {"rank", 1}, {"owners", {0, -1}}},
+                     {t({3}), t({5, 2})}, {{f32, {2, 2}}})
+          .dump()));
+  expectStepRefused("reduce_scatter",
+                    {{"ranks", 2}, {"rank", 0}, {"owners", {0, -1}}},
+                    {t({3}), t({5, 2})}, {{f32, {3}}, {f32, {2, 2}}},
+                    "expected output 1 shape 3x2, got 2x2");
   expectStepRefused(
       "reduce_scatter", {{"ranks", 2}, {"rank", 1}, {"owners", {0, -1}}},
-      {t({3}), t({2})}, {{f32, {2}}}, "expected 'owners' values >= 0");
+      {t({3}), t({1, 2})}, {{f32, {1, 2}}},
+      "input 1 is divided by rows (owner -1) but has fewer than 2 rows");
+  expectStepRefused(
+      "reduce_scatter", {{"ranks", 2}, {"rank", 1}, {"owners", {0, -2}}},
+      {t({3}), t({2})}, {{f32, {2}}}, "expected 'owners' values >= -1");
   expectStepRefused("reduce_scatter",
                     {{"ranks", 2}, {"rank", 1}, {"owners", {0}}},
                     {t({3}), t({2})}, {{f32, {2}}},
@@ -921,6 +935,24 @@ TEST(PlanValidationTest, CollectiveKernelRules) {
                     "attribute 'root' must be in [0, 2), got 2");
   expectStepRefused("broadcast", {{"ranks", 2}, {"root", 0}}, {t({3})},
                     {{f32, {2}}}, "expected output 0 shape 3, got 2");
+  // all_gather: rank 1's rows of the output (and its storage).
+  json gather = {{"ranks", 2}, {"rank", 1}};
+  EXPECT_NO_THROW(Plan::parse(
+      singleStepPlan("all_gather", gather, {t({2, 2})}, {{f32, {5, 2}}})
+          .dump()));
+  EXPECT_NO_THROW(
+      Plan::parse(singleStepPlan("all_gather", gather, {t({2, 2}), t({5, 2})},
+                                 {{f32, {5, 2}}})
+                      .dump()));
+  expectStepRefused("all_gather", gather, {t({3, 2})}, {{f32, {5, 2}}},
+                    "input 0 must be rank 1's rows of 5x2, 2x2, got 3x2");
+  expectStepRefused("all_gather", gather, {t({2, 2}), t({4, 2})},
+                    {{f32, {5, 2}}}, "expected output 0 shape 4x2, got 5x2");
+  expectStepRefused("all_gather", gather, {t({1})}, {{f32, {1}}},
+                    "output 0 must have at least 2 rows, got 1");
+  expectStepRefused("all_gather", {{"ranks", 2}, {"rank", 2}}, {t({2, 2})},
+                    {{f32, {5, 2}}},
+                    "attribute 'rank' must be in [0, 2), got 2");
   // square_sum: a 0-d f64; clip_coefficient given it.
   EXPECT_NO_THROW(Plan::parse(singleStepPlan("square_sum", json::object(),
                                              {t({3}), t({2}, f16)}, {{f64, {}}})

@@ -442,10 +442,11 @@ TEST(CudaDifferentialCoverage, EveryKernelKindIsExercised) {
   covered.insert(KernelKind::Reshape); // CudaDifferentialReshape
   // Collectives run in the executor, not in a backend, and the CUDA
   // backend refuses them (no NCCL yet): CollectivesTest and
-  // test/Runtime/data-parallel.test cover all_reduce on the CPU.
+  // test/Runtime/data-parallel.test cover them on the CPU.
   covered.insert(KernelKind::AllReduce);
   covered.insert(KernelKind::ReduceScatter);
   covered.insert(KernelKind::Broadcast);
+  covered.insert(KernelKind::AllGather);
   // Only ZeRO stage 2's steps, which have collectives, hold square_sum
   // (and clip_coefficient given the sum); its CUDA kernel is
   // clip_coefficient's sum (ClipNorm.cu), which MlpMomentumClipped runs.

@@ -15,12 +15,18 @@
 // elements N divides is sent from the tensor itself and gathered straight
 // into the result: the workspace is then the received slices alone.
 //
+// A parameter divided among the ranks (ZeRO, when one tensor is too large
+// to balance the ranks whole) is divided by rows, dimension 0: rank r holds
+// rowSliceRows rows from rowSliceStart, the first `rows % ranks` ranks one
+// row more than the others.
+//
 // memopt.reduce_scatter (ZeRO stage 2) packs the bucket by owner (each
-// owner's tensors one after the other), reduces the N slices as the
-// all-reduce does, and instead of gathering every slice everywhere sends
-// each owner the pieces of its part (an all-to-all of unequal pieces, into
-// the packed buffer, sent already): the same workspace as the all-reduce's,
-// with the same one-tensor case.
+// owner's tensors one after the other; a tensor divided by rows gives each
+// rank its rows, in the bucket's order among that rank's whole tensors),
+// reduces the N slices as the all-reduce does, and instead of gathering every
+// slice everywhere sends each owner the pieces of its part (an all-to-all of
+// unequal pieces, into the packed buffer, sent already): the same workspace as
+// the all-reduce's, with the same one-tensor case.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +40,16 @@ namespace memopt::shapes {
 /// The elements of one rank's slice of a bucket of `elements` over `ranks`.
 inline int64_t allReduceSliceElements(int64_t elements, int64_t ranks) {
   return (elements + ranks - 1) / ranks;
+}
+
+/// The rows of a `rows`-row tensor that rank `rank` of `ranks` holds.
+inline int64_t rowSliceRows(int64_t rows, int64_t ranks, int64_t rank) {
+  return rows / ranks + (rank < rows % ranks ? 1 : 0);
+}
+
+/// The first of them.
+inline int64_t rowSliceStart(int64_t rows, int64_t ranks, int64_t rank) {
+  return rank * (rows / ranks) + (rank < rows % ranks ? rank : rows % ranks);
 }
 
 /// Whether a bucket of `tensors` tensors and `elements` elements is sent

@@ -57,6 +57,15 @@ struct CompiledGraph {
     int64_t owner;
   };
   std::vector<ShardedParameter> sharded;
+  /// Under ZeRO stage 3, the parameters of which this rank's step holds its
+  /// rows only (divided among the ranks by rows, CollectiveShapes.h).
+  struct RowParameter {
+    /// Its plan argument.
+    size_t argument;
+    /// The whole parameter's shape.
+    std::vector<int64_t> shape;
+  };
+  std::vector<RowParameter> rowParameters;
 };
 
 /// Argument names as written in the source (`%images` -> "images"), read

@@ -172,6 +172,7 @@ KernelEntry lookup(KernelKind kind) {
   case KernelKind::AllReduce:
   case KernelKind::ReduceScatter:
   case KernelKind::Broadcast:
+  case KernelKind::AllGather:
     // The executor runs collectives (Executor::setCollectives).
     break;
   }

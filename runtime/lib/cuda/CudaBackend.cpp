@@ -229,6 +229,7 @@ KernelFn lookup(KernelKind kind) {
   case KernelKind::AllReduce:
   case KernelKind::ReduceScatter:
   case KernelKind::Broadcast:
+  case KernelKind::AllGather:
     // The executor runs collectives (Executor::setCollectives).
     break;
   }

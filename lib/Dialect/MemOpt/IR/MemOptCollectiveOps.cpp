@@ -2,6 +2,8 @@
 
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 
+#include "memopt/Contract/CollectiveShapes.h"
+
 using namespace mlir;
 using namespace memopt;
 
@@ -15,7 +17,7 @@ static LogicalResult verifyRanks(Operation *op, IntegerAttr ranks) {
 }
 
 bool memopt::isCollective(Operation *op) {
-  return isa<AllReduceOp, ReduceScatterOp, BroadcastOp>(op);
+  return isa<AllReduceOp, ReduceScatterOp, BroadcastOp, AllGatherOp>(op);
 }
 
 LogicalResult BroadcastOp::verify() {
@@ -61,9 +63,31 @@ LogicalResult AllReduceOp::verify() {
 SmallVector<Value> ReduceScatterOp::getOwnedValues() {
   SmallVector<Value> owned;
   for (auto [value, owner] : llvm::zip(getValues(), getOwners()))
-    if (owner == getRankAttr().getInt())
+    if (owner == getRankAttr().getInt() || owner == kRows)
       owned.push_back(value);
   return owned;
+}
+
+/// `type` with `rows` rows (dimension 0).
+static RankedTensorType withRows(Type type, int64_t rows) {
+  auto tensor = cast<RankedTensorType>(type);
+  SmallVector<int64_t> shape(tensor.getShape());
+  shape.front() = rows;
+  return tensor.clone(shape);
+}
+
+/// Whether `type` can be divided by rows among `ranks` ranks: a ranked
+/// tensor with at least one row per rank.
+static bool divisibleByRows(Type type, int64_t ranks) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.hasStaticShape() && tensor.getRank() >= 1 &&
+         tensor.getDimSize(0) >= ranks;
+}
+
+RankedTensorType memopt::rowSliceType(Type type, int64_t ranks, int64_t rank) {
+  auto tensor = cast<RankedTensorType>(type);
+  return withRows(tensor,
+                  shapes::rowSliceRows(tensor.getDimSize(0), ranks, rank));
 }
 
 LogicalResult ReduceScatterOp::verify() {
@@ -76,20 +100,57 @@ LogicalResult ReduceScatterOp::verify() {
   if (getOwners().size() != getValues().size())
     return emitOpError("expected one owner per operand, got ")
            << getOwners().size() << " for " << getValues().size();
-  for (auto [i, owner] : llvm::enumerate(getOwners()))
+  for (auto [i, owner] : llvm::enumerate(getOwners())) {
+    if (owner == kRows) {
+      if (!divisibleByRows(getValues()[i].getType(), ranks))
+        return emitOpError("expected operand ")
+               << i << ", divided by rows (owner -1), to have at least "
+               << ranks << " rows, got " << getValues()[i].getType();
+      continue;
+    }
     if (owner < 0 || owner >= ranks)
       return emitOpError("expected owner ")
-             << i << " in [0, " << ranks << "), got " << owner;
+             << i << " in [0, " << ranks << ") or -1 (by rows), got " << owner;
+  }
   SmallVector<Value> owned = getOwnedValues();
   if (owned.size() != getResults().size())
     return emitOpError("expected one result per operand rank ")
            << rank << " owns (" << owned.size() << "), got "
            << getResults().size();
-  for (auto [i, operand, result] : llvm::enumerate(owned, getResults()))
-    if (result.getType() != operand.getType())
+  SmallVector<int64_t> ownedOwners;
+  for (int64_t owner : getOwners())
+    if (owner == rank || owner == kRows)
+      ownedOwners.push_back(owner);
+  for (auto [i, operand, owner, result] :
+       llvm::enumerate(owned, ownedOwners, getResults())) {
+    Type expected = owner == kRows
+                        ? Type(rowSliceType(operand.getType(), ranks, rank))
+                        : operand.getType();
+    if (result.getType() != expected)
       return emitOpError("expected result ")
-             << i << " of type " << operand.getType() << ", got "
-             << result.getType();
+             << i << " of type " << expected << ", got " << result.getType();
+  }
+  return success();
+}
+
+LogicalResult AllGatherOp::verify() {
+  if (failed(verifyRanks(*this, getRanksAttr())))
+    return failure();
+  int64_t ranks = getRanksAttr().getInt(), rank = getRankAttr().getInt();
+  if (rank < 0 || rank >= ranks)
+    return emitOpError("expected rank in [0, ") << ranks << "), got " << rank;
+  Type result = getResult().getType();
+  if (!divisibleByRows(result, ranks))
+    return emitOpError("expected a result of at least ")
+           << ranks << " rows, got " << result;
+  RankedTensorType rows = rowSliceType(result, ranks, rank);
+  if (getValue().getType() != rows)
+    return emitOpError("expected rank ")
+           << rank << "'s rows of " << result << ", " << rows << ", got "
+           << getValue().getType();
+  if (getInto() && getInto().getType() != result)
+    return emitOpError("expected the storage operand of type ")
+           << result << ", got " << getInto().getType();
   return success();
 }
 

@@ -220,13 +220,20 @@ LogicalResult MemOptDialect::verifyOperationAttribute(Operation *op,
     auto arguments =
         dict ? dict.getAs<DenseI64ArrayAttr>("arguments") : nullptr;
     auto owners = dict ? dict.getAs<DenseI64ArrayAttr>("owners") : nullptr;
+    // Optional: the parameters held by rows.
+    auto rows = dict ? dict.get("rows") : nullptr;
+    auto negative = [](DenseI64ArrayAttr a) {
+      return llvm::any_of(a.asArrayRef(), [](int64_t i) { return i < 0; });
+    };
     if (!isFunc || !arguments || !owners || arguments.size() != owners.size() ||
-        llvm::any_of(arguments.asArrayRef(), [](int64_t a) { return a < 0; }) ||
-        llvm::any_of(owners.asArrayRef(), [](int64_t o) { return o < 0; }))
+        negative(arguments) || negative(owners) ||
+        (rows && (!isa<DenseI64ArrayAttr>(rows) ||
+                  negative(cast<DenseI64ArrayAttr>(rows)))))
       return op->emitError()
              << "'" << name
              << "' must be a dictionary on a function with arrays "
-                "'arguments' and 'owners' of one size, non-negative, got "
+                "'arguments' and 'owners' of one size (and 'rows'), "
+                "non-negative, got "
              << value;
     return success();
   }

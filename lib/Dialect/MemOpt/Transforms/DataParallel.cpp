@@ -26,9 +26,18 @@
 // received from its owner (memopt.broadcast) right before it, and the
 // function's `memopt.sharded` names the arguments that went to others.
 //
+// A parameter larger than half a rank's even share cannot be given to one
+// rank without leaving the ranks unbalanced (GPT-2's token embedding is a
+// third of the model): it is divided among all ranks by rows (DeepSpeed's
+// and FSDP's flat partitions, here along dimension 0). Every rank updates
+// its rows, with its rows of the gradient and of the optimizer state; under
+// stages 1 and 2 the new parameter is gathered (memopt.all_gather) over the
+// old, under stage 3 every reader of the parameter reads a gathered copy.
+//
 //===----------------------------------------------------------------------===//
 
 #include "memopt/Analysis/MemoryAnalysis.h"
+#include "memopt/Contract/CollectiveShapes.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 #include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
@@ -83,12 +92,22 @@ struct Gradient {
   int64_t bytes;
 };
 
-/// A parameter under ZeRO: its update and the rank that owns it.
+/// A parameter under ZeRO: its update and the rank that owns it (kRows:
+/// every rank its rows).
 struct Ownership {
   BlockArgument param;
   OptimizerUpdateOpInterface update;
   int64_t owner;
 };
+
+constexpr int64_t kRows = ReduceScatterOp::kRows;
+
+/// Whether `update` works element by element (its state is of the
+/// parameter's shape, nothing mixes elements), so that it can update the
+/// rows of a parameter from the same rows of its gradient and state.
+bool updatesByElement(OptimizerUpdateOpInterface update) {
+  return isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp>(update);
+}
 
 struct MemOptDataParallelPass
     : public memopt::impl::MemOptDataParallelBase<MemOptDataParallelPass> {
@@ -121,6 +140,20 @@ struct MemOptDataParallelPass
       return signalPassFailure();
     }
     bucketBytes = *cap;
+    if (divide == "all") {
+      divideFrom = 0;
+    } else if (divide == "none") {
+      divideFrom = INT64_MAX;
+    } else if (divide != "auto") {
+      std::optional<int64_t> from = parseByteSize(divide);
+      if (!from) {
+        anchor->emitError()
+            << kPass << ": divide must be auto, all, none or "
+            << "a byte size such as 64MiB, got '" << divide << "'";
+        return signalPassFailure();
+      }
+      divideFrom = *from;
+    }
     SmallVector<func::FuncOp> graphs;
     if (failed(collectMemOptGraphs(anchor, kPass, graphs)))
       return signalPassFailure();
@@ -136,14 +169,22 @@ struct MemOptDataParallelPass
   assignOwners(func::FuncOp func, ArrayRef<OptimizerUpdateOpInterface> updates);
   void sumOverRanks(func::FuncOp func, const llvm::DenseSet<Value> &notOurs);
   void gatherParameters(func::FuncOp func, ArrayRef<Ownership> params);
+  LogicalResult divideByRows(
+      func::FuncOp func, const Ownership &param,
+      const llvm::DenseMap<Operation *, SmallVector<Operation *>> &between);
   LogicalResult shardOptimizerState(
       func::FuncOp func, ArrayRef<Ownership> params,
       const llvm::DenseMap<Operation *, SmallVector<Operation *>> &between);
 
   int64_t bucketBytes = 0;
+  /// The parameters divided by rows: those of at least this many bytes;
+  /// nullopt for those larger than half a rank's even share.
+  std::optional<int64_t> divideFrom;
   /// Stage 3: the arguments dropped as other ranks' parameters, and their
-  /// owners.
-  SmallVector<int64_t> shardedAway, shardedOwners;
+  /// owners; the parameters held by rows.
+  SmallVector<int64_t> shardedAway, shardedOwners, shardedRows;
+  /// The parameters divided by rows, and their whole types.
+  llvm::DenseMap<Value, Type> wholeType;
 };
 
 LogicalResult MemOptDataParallelPass::rewrite(func::FuncOp func) {
@@ -263,10 +304,13 @@ LogicalResult MemOptDataParallelPass::rewrite(func::FuncOp func) {
     for (const Gradient &g : bucket.members) {
       values.push_back(g.value);
       owners.push_back(g.owner);
-      // Stages 2 and 3: only this rank's parameters' averages.
-      if (zero < 2 || g.owner == rank) {
+      // Stages 2 and 3: only this rank's parameters' averages (its rows of
+      // a parameter divided by rows).
+      if (zero < 2 || g.owner == rank || g.owner == kRows) {
         averaged.push_back(g.value);
-        types.push_back(g.value.getType());
+        types.push_back(zero >= 2 && g.owner == kRows
+                            ? rowSliceType(g.value.getType(), ranks, rank)
+                            : g.value.getType());
       } else {
         notOurs.insert(g.value);
       }
@@ -307,15 +351,83 @@ LogicalResult MemOptDataParallelPass::rewrite(func::FuncOp func) {
     // What lies between another rank's gradient and its update is not this
     // rank's either (clipping reads the unscaled gradients).
     for (OptimizerUpdateOpInterface update : updates)
-      if (ownerOf.lookup(update) != rank)
+      if (int64_t owner = ownerOf.lookup(update);
+          owner != rank && owner != kRows)
         for (Operation *op : between.lookup(update))
           notOurs.insert(op->result_begin(), op->result_end());
-    sumOverRanks(func, notOurs);
   }
+  for (const Ownership &param : params)
+    if (param.owner == kRows && failed(divideByRows(func, param, between)))
+      return failure();
+  if (zero >= 2)
+    sumOverRanks(func, notOurs);
   if (zero == 3)
     gatherParameters(func, params);
-  if (zero >= 1)
-    return shardOptimizerState(func, params, between);
+  if (zero >= 1 && failed(shardOptimizerState(func, params, between)))
+    return failure();
+  // Rows of parameters and of their state in and out.
+  func.setType(FunctionType::get(func.getContext(), body.getArgumentTypes(),
+                                 body.getTerminator()->getOperandTypes()));
+  return success();
+}
+
+/// ZeRO, a parameter divided by rows: every rank updates its rows, from its
+/// rows of the gradient (stages 2 and 3: the reduce-scatter's, and the ops
+/// between it and the update on them; stage 1: taken from the average) and
+/// of the optimizer state (the state arguments become rows). The parameter
+/// it reads is its rows (stage 3: the argument itself).
+LogicalResult MemOptDataParallelPass::divideByRows(
+    func::FuncOp func, const Ownership &param,
+    const llvm::DenseMap<Operation *, SmallVector<Operation *>> &between) {
+  auto [arg, update, owner] = param;
+  auto whole = cast<RankedTensorType>(arg.getType());
+  wholeType[arg] = whole;
+  auto rowsOf = [&](Type type) { return rowSliceType(type, ranks, rank); };
+  auto isWhole = [&](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor && tensor.getShape() == whole.getShape();
+  };
+  OpBuilder b(update);
+  auto takeRows = [&](Value value) -> Value {
+    SmallVector<int64_t> offsets(whole.getRank(), 0), sizes(whole.getShape());
+    offsets[0] = shapes::rowSliceStart(whole.getDimSize(0), ranks, rank);
+    sizes[0] = shapes::rowSliceRows(whole.getDimSize(0), ranks, rank);
+    return SliceOp::create(b, update.getLoc(), value, offsets, sizes,
+                           DenseI64ArrayAttr());
+  };
+  if (zero >= 2) {
+    for (Operation *op : llvm::reverse(between.lookup(update)))
+      for (OpResult result : op->getResults())
+        result.setType(rowsOf(result.getType()));
+  } else {
+    Value grad = update.getGrad();
+    update->replaceUsesOfWith(grad, takeRows(grad));
+  }
+  if (zero == 3)
+    arg.setType(rowsOf(whole));
+  else
+    update->replaceUsesOfWith(arg, takeRows(arg));
+  // What is left of the parameter's shape is its optimizer state.
+  for (OpOperand &operand : update->getOpOperands()) {
+    if (!isWhole(operand.get().getType()))
+      continue;
+    auto state = dyn_cast<BlockArgument>(operand.get());
+    if (!state ||
+        !func.getArgAttr(state.getArgNumber(),
+                         MemOptDialect::kOptimizerStateAttrName) ||
+        !llvm::all_of(state.getUsers(),
+                      [&](Operation *user) { return user == update; }))
+      return update->emitOpError()
+             << "reads operand " << operand.getOperandNumber()
+             << " of its parameter's shape that is not optimizer state of "
+                "its own: "
+             << kPass << " cannot divide the parameter among the ranks by rows";
+    state.setType(rowsOf(state.getType()));
+  }
+  for (OpResult result : update->getResults())
+    if (isWhole(result.getType()))
+      result.setType(rowsOf(result.getType()));
+  ++numDivided;
   return success();
 }
 
@@ -375,8 +487,9 @@ void MemOptDataParallelPass::sumOverRanks(
 
 /// ZeRO stage 3: only a parameter's owner holds it. Every op that reads it
 /// reads a copy, received from the owner (memopt.broadcast, with no
-/// operand on the other ranks) right before it and freed after it, in
-/// forward and backward alike; the update reads the owner's own.
+/// operand on the other ranks; memopt.all_gather of every rank's rows of
+/// one divided by rows) right before it and freed after it, in forward and
+/// backward alike; the update reads the owner's own.
 void MemOptDataParallelPass::gatherParameters(func::FuncOp func,
                                               ArrayRef<Ownership> params) {
   OpBuilder b(func.getContext());
@@ -388,19 +501,27 @@ void MemOptDataParallelPass::gatherParameters(func::FuncOp func,
         readers.push_back(user);
     for (Operation *reader : readers) {
       b.setInsertionPoint(reader);
-      auto copy = BroadcastOp::create(b, param.getLoc(), param.getType(),
-                                      owner == rank ? Value(param) : Value(),
-                                      b.getI64IntegerAttr(ranks),
-                                      b.getI64IntegerAttr(owner));
-      reader->replaceUsesOfWith(param, copy.getResult());
+      Value copy =
+          owner == kRows
+              ? AllGatherOp::create(b, param.getLoc(), wholeType.lookup(param),
+                                    param, Value(), b.getI64IntegerAttr(ranks),
+                                    b.getI64IntegerAttr(rank))
+                    .getResult()
+              : BroadcastOp::create(b, param.getLoc(), param.getType(),
+                                    owner == rank ? Value(param) : Value(),
+                                    b.getI64IntegerAttr(ranks),
+                                    b.getI64IntegerAttr(owner))
+                    .getResult();
+      reader->replaceUsesOfWith(param, copy);
       ++numGathers;
     }
   }
 }
 
 /// ZeRO: the owner of every parameter the updates update (largest first,
-/// each to the least loaded rank, as ZeroRedundancyOptimizer), in argument
-/// order.
+/// each to the least loaded rank, as ZeroRedundancyOptimizer; kRows for one
+/// larger than half a rank's share, which every rank holds rows of), in
+/// argument order.
 FailureOr<SmallVector<Ownership>> MemOptDataParallelPass::assignOwners(
     func::FuncOp func, ArrayRef<OptimizerUpdateOpInterface> updates) {
   auto ret = cast<func::ReturnOp>(func.front().getTerminator());
@@ -435,8 +556,22 @@ FailureOr<SmallVector<Ownership>> MemOptDataParallelPass::assignOwners(
   };
   llvm::stable_sort(
       bySize, [&](size_t a, size_t b) { return bytesOf(a) > bytesOf(b); });
+  // A parameter larger than half a rank's even share (or `divide`'s size)
+  // is divided among all ranks by rows: whole, it would leave them
+  // unbalanced.
+  int64_t total = 0;
+  for (size_t i = 0; i < params.size(); ++i)
+    total += bytesOf(i);
   SmallVector<int64_t> load(ranks, 0);
   for (size_t i : bySize) {
+    auto type = cast<RankedTensorType>(params[i].param.getType());
+    bool large =
+        divideFrom ? bytesOf(i) >= *divideFrom : 2 * ranks * bytesOf(i) > total;
+    if (large && updatesByElement(params[i].update) && type.getRank() >= 1 &&
+        type.getDimSize(0) >= ranks) {
+      params[i].owner = kRows;
+      continue;
+    }
     int64_t least = 0;
     for (int64_t r = 1; r < ranks; ++r)
       if (load[r] < load[least])
@@ -464,6 +599,23 @@ LogicalResult MemOptDataParallelPass::shardOptimizerState(
   for (const Ownership &entry : params) {
     auto [param, update, owner] = entry;
     Value newParam = update->getResult(0);
+    if (owner == kRows) {
+      // Stages 1 and 2: every rank's new rows gathered over the old
+      // parameter. Stage 3: each keeps its rows.
+      if (zero < 3) {
+        auto gather = AllGatherOp::create(
+            b, update->getLoc(), param.getType(), newParam, param,
+            b.getI64IntegerAttr(ranks), b.getI64IntegerAttr(rank));
+        gather->setAttr(MemOptDialect::kInPlaceAttrName,
+                        b.getI64IntegerAttr(1));
+        newParam.replaceUsesWithIf(gather.getResult(), [&](OpOperand &use) {
+          return use.getOwner() == ret;
+        });
+      } else {
+        shardedRows.push_back(param.getArgNumber());
+      }
+      continue;
+    }
     bool owned = owner == rank;
     numOwned += owned;
     // Stages 1 and 2: every rank broadcasts every new parameter. Stage 3:
@@ -543,12 +695,16 @@ LogicalResult MemOptDataParallelPass::shardOptimizerState(
                          b.getI64IntegerAttr(newIndex[*index]));
   // Stage 3: which parameters this rank no longer receives (memopt-run
   // initialises, loads and saves every rank's parameters in one order).
-  if (zero == 3)
-    func->setAttr(
-        MemOptDialect::kShardedAttrName,
-        b.getDictionaryAttr(
-            {b.getNamedAttr("arguments", b.getDenseI64ArrayAttr(shardedAway)),
-             b.getNamedAttr("owners", b.getDenseI64ArrayAttr(shardedOwners))}));
+  if (zero == 3) {
+    SmallVector<NamedAttribute> sharded{
+        b.getNamedAttr("arguments", b.getDenseI64ArrayAttr(shardedAway)),
+        b.getNamedAttr("owners", b.getDenseI64ArrayAttr(shardedOwners))};
+    if (!shardedRows.empty())
+      sharded.push_back(
+          b.getNamedAttr("rows", b.getDenseI64ArrayAttr(shardedRows)));
+    func->setAttr(MemOptDialect::kShardedAttrName,
+                  b.getDictionaryAttr(sharded));
+  }
   return success();
 }
 

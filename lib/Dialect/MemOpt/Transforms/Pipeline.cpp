@@ -77,6 +77,7 @@ void buildMemOptPipeline(OpPassManager &pm,
       parallel.zero = options.zero;
       parallel.rank = options.rank;
       parallel.bucket = options.bucket;
+      parallel.divide = options.divide;
       pm.addPass(createMemOptDataParallel(parallel));
     }
   }
@@ -171,6 +172,7 @@ verifyMemOptPipelineOptions(const MemOptPipelineOptions &options,
         std::make_pair("zero", options.zero.hasValue()),
         std::make_pair("rank", options.rank.hasValue()),
         std::make_pair("bucket", options.bucket.hasValue()),
+        std::make_pair("divide", options.divide.hasValue()),
         std::make_pair("optimizer", options.optimizer.hasValue()),
         std::make_pair("lr", options.lr.hasValue()),
         std::make_pair("momentum", options.momentum.hasValue()),

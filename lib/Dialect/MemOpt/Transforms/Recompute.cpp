@@ -47,6 +47,13 @@ Operation *memopt::findInPlaceOverIntermediate(Block &block) {
         op.getOperand(0).hasOneUse() &&
         op.getOperand(0).getDefiningOp<OptimizerUpdateOpInterface>())
       continue;
+    // An update over its parameter's rows (ZeRO, a parameter divided by
+    // rows: a slice of the argument only the update reads).
+    if (isa<OptimizerUpdateOpInterface>(op) && op.getNumOperands() > 0 &&
+        op.getOperand(0).hasOneUse())
+      if (auto rows = op.getOperand(0).getDefiningOp<SliceOp>();
+          rows && isa<BlockArgument>(rows.getX()))
+        continue;
     // Likewise gradient clipping's product overwriting a gradient that only
     // the clipping factor's op read before it (or, under ZeRO stage 2, the
     // rank's partial sum of squares, which the factor is computed from).

@@ -124,8 +124,8 @@ Json reportFunction(func::FuncOp func, bool graph) {
               {"clipped_gradient_bytes", analysis.getClippedGradientBytes()},
               {"ops", std::move(ops)}};
   // Data-parallel steps: what the collectives carry and hold.
-  int64_t ranks = 0, buckets = 0, scatters = 0, broadcasts = 0, largest = 0,
-          workspace = 0;
+  int64_t ranks = 0, buckets = 0, scatters = 0, broadcasts = 0, gathers = 0,
+          largest = 0, workspace = 0;
   // A bucket of gradients (not stage 2's sums of flags and norms).
   auto bucket = [&](Operation *op, ValueRange values, int64_t &count) {
     ++count;
@@ -146,6 +146,9 @@ Json reportFunction(func::FuncOp func, bool graph) {
     } else if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
       ranks = broadcast.getRanks();
       ++broadcasts;
+    } else if (auto gather = dyn_cast<AllGatherOp>(op)) {
+      ranks = gather.getRanks();
+      ++gathers;
     }
   }
   if (ranks)
@@ -154,7 +157,8 @@ Json reportFunction(func::FuncOp func, bool graph) {
                                  {"reduce_scatter_buckets", scatters},
                                  {"largest_bucket_bytes", largest},
                                  {"largest_workspace_bytes", workspace},
-                                 {"broadcasts", broadcasts}};
+                                 {"broadcasts", broadcasts},
+                                 {"all_gathers", gathers}};
   if (graph) {
     report["arguments_bytes"] = MemoryAnalysis::getPersistentBytes(func);
     report["results"] = std::move(results);

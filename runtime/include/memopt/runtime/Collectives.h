@@ -70,16 +70,22 @@ void allReduceSum(Collectives &collectives,
                   const std::vector<TensorRef> &outputs, Workspace workspace);
 
 /// memopt.reduce_scatter on host memory: input i belongs to rank
-/// owners[i]; this rank's outputs are the means of its inputs, in order,
-/// with all_reduce's bits (the same sum in rank order, over the same
-/// slices), each rank sending an owner only the pieces of its part it
-/// reduced. `workspace` should hold reduceScatterWorkspaceBytes; with fewer
-/// bytes the kernel allocates its buffers for the call.
+/// owners[i] (-1: divided among the ranks by rows); this rank's outputs are the
+/// means of its inputs, in order, with all_reduce's bits (the same sum in rank
+/// order, over the same slices), each rank sending an owner only the pieces of
+/// its part it reduced. `workspace` should hold reduceScatterWorkspaceBytes;
+/// with fewer bytes the kernel allocates its buffers for the call.
 void reduceScatterMean(Collectives &collectives,
                        const std::vector<TensorRef> &inputs,
                        const std::vector<int64_t> &owners,
                        const std::vector<TensorRef> &outputs,
                        Workspace workspace);
+
+/// memopt.all_gather on host memory: `output` holds every rank's `rows`
+/// (rank k's rows of it by rowSliceStart/rowSliceRows, CollectiveShapes.h)
+/// on every rank. `rows` must not share `output`'s storage.
+void allGatherRows(Collectives &collectives, const TensorRef &rows,
+                   const TensorRef &output);
 
 /// memopt.broadcast on host memory: `output` holds rank `root`'s `input` on
 /// every rank (the root copies it unless they share storage; the other

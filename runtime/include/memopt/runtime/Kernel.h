@@ -212,7 +212,7 @@ struct AllReduceAttrs {
 };
 
 /// reduce_scatter: the mean over `ranks` ranks of each input, on the rank
-/// `owners[i]` names; this step is rank `rank`'s.
+/// `owners[i]` names (-1: each rank its rows); this step is rank `rank`'s.
 struct ReduceScatterAttrs {
   int64_t ranks = 2;
   int64_t rank = 0;
@@ -225,6 +225,13 @@ struct BroadcastAttrs {
   int64_t root = 0;
 };
 
+/// all_gather: every rank's rows of the output, on all `ranks` ranks; this
+/// step is rank `rank`'s.
+struct AllGatherAttrs {
+  int64_t ranks = 2;
+  int64_t rank = 0;
+};
+
 /// The attributes of one step; std::monostate for kernels without any.
 using KernelAttrs =
     std::variant<std::monostate, Conv2DAttrs, MatMulAttrs, AlphaAttrs,
@@ -234,7 +241,7 @@ using KernelAttrs =
                  BatchNormActAttrs, BatchNormActBackwardAttrs, AttentionAttrs,
                  LinearCrossEntropyAttrs, SgdAttrs, SgdMomentumAttrs, AdamAttrs,
                  AdafactorAttrs, ClipAttrs, LossScaleAttrs, AllReduceAttrs,
-                 ReduceScatterAttrs, BroadcastAttrs>;
+                 ReduceScatterAttrs, BroadcastAttrs, AllGatherAttrs>;
 
 /// Whether output `outputIndex` of a kernel may occupy exactly the storage
 /// of input `inputIndex` (the output is then a view of that input's tensor,

@@ -62,8 +62,10 @@ def MemOpt_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kUpdatesAttrName = "memopt.updates";
     /// On one rank's step under ZeRO stage 3: the parameters other ranks
     /// own, which it no longer receives — `{arguments = array<i64: ...>,
-    /// owners = array<i64: ...>}`, their argument numbers in the step
-    /// --memopt-data-parallel was given, and their owners.
+    /// owners = array<i64: ...>, rows = array<i64: ...>}`, their argument
+    /// numbers in the step --memopt-data-parallel was given, and their
+    /// owners; `rows` (optional): the parameters of which the step holds
+    /// its rows only (divided among the ranks by rows, CollectiveShapes.h).
     static constexpr ::llvm::StringLiteral kShardedAttrName = "memopt.sharded";
     /// Beside `memopt.param`: a parameter the step does not train (no
     /// gradient, no optimizer state, no update).

@@ -63,6 +63,11 @@ def MemOpt_ReduceScatterOp : MemOpt_Op<"reduce_scatter",
     `memopt.all_reduce`'s bits (the same sum in rank order, in f32, f64
     for f64, divided once).
 
+    An owner of `-1` divides the operand among every rank by rows
+    (dimension 0; rank `r` owns `rows / ranks` rows, one more for the first
+    `rows % ranks` ranks: a parameter too large to give one rank whole),
+    and every rank's result for it is the mean of its rows.
+
     The kernel packs the bucket by owner and sends each rank the part it
     owns (an all-to-all of unequal parts); each rank receives `ranks`
     copies of its part and reduces them. Its workspace is the packed bucket
@@ -75,6 +80,10 @@ def MemOpt_ReduceScatterOp : MemOpt_Op<"reduce_scatter",
     %gb = memopt.reduce_scatter %dw, %db
         {owners = array<i64: 0, 1>, rank = 1 : i64, ranks = 2 : i64}
         : (tensor<10x128xf32>, tensor<10xf32>) -> tensor<10xf32>
+    // %de divided by rows: rank 1 of 4 owns rows 3 to 5.
+    %ge = memopt.reduce_scatter %de
+        {owners = array<i64: -1>, rank = 1 : i64, ranks = 4 : i64}
+        : (tensor<10x128xf32>) -> tensor<3x128xf32>
     ```
   }];
   let arguments = (ins Variadic<MemOpt_FloatTensor>:$values, I64Attr:$ranks,
@@ -84,8 +93,11 @@ def MemOpt_ReduceScatterOp : MemOpt_Op<"reduce_scatter",
       "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// The operands whose mean this rank receives, in operand order.
+    /// The operands whose mean (or rows of it) this rank receives, in
+    /// operand order.
     llvm::SmallVector<mlir::Value> getOwnedValues();
+    /// The owner that divides an operand among the ranks by rows.
+    static constexpr int64_t kRows = -1;
   }];
 }
 
@@ -136,6 +148,40 @@ def MemOpt_BroadcastOp : MemOpt_Op<"broadcast", [MemOpt_CostOpInterface]> {
   }];
   let arguments = (ins Optional<MemOpt_FloatTensor>:$value, I64Attr:$ranks,
                    I64Attr:$root);
+  let results = (outs MemOpt_FloatTensor:$result);
+  let assemblyFormat =
+      "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+// Not Pure, as the other collectives: every rank issues it.
+def MemOpt_AllGatherOp : MemOpt_Op<"all_gather", [MemOpt_CostOpInterface]> {
+  let summary = "a tensor divided by rows among the ranks, whole on every rank";
+  let description = [{
+    The operand is rank `rank`'s rows of the result (dimension 0; rank `r`
+    of `ranks` holds `rows / ranks` rows, one more for the first
+    `rows % ranks` ranks, in rank order): the result is every rank's rows
+    put together, on every rank. ZeRO divides a parameter too large to give
+    one rank whole by rows: under stages 1 and 2 each rank updates its rows
+    and the new parameter is gathered; under stage 3 every reader of the
+    parameter reads a gathered copy. The bits are the holders'.
+
+    The optional second operand, of the result's type, is storage the
+    result may take (`memopt.inplace = 1`; its values are not read): the
+    old parameter, which the new one overwrites.
+
+    ```mlir
+    // Rank 1 of 4 holds rows 3 to 5 of 10.
+    %w = memopt.all_gather %rows {rank = 1 : i64, ranks = 4 : i64}
+        : (tensor<3x128xf32>) -> tensor<10x128xf32>
+    %w1 = memopt.all_gather %rows, %w0 {memopt.inplace = 1 : i64,
+                                        rank = 1 : i64, ranks = 4 : i64}
+        : (tensor<3x128xf32>, tensor<10x128xf32>) -> tensor<10x128xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$value,
+                   Optional<MemOpt_FloatTensor>:$into, I64Attr:$ranks,
+                   I64Attr:$rank);
   let results = (outs MemOpt_FloatTensor:$result);
   let assemblyFormat =
       "operands attr-dict `:` functional-type(operands, results)";

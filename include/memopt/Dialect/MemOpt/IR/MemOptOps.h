@@ -104,9 +104,14 @@ namespace memopt {
 int64_t getWorkspaceBytes(mlir::Operation *op);
 
 /// Whether `op` is a collective across ranks (memopt.all_reduce,
-/// memopt.reduce_scatter, memopt.broadcast): every rank must issue it, in
-/// the same order as the others.
+/// memopt.reduce_scatter, memopt.broadcast, memopt.all_gather): every rank
+/// must issue it, in the same order as the others.
 bool isCollective(mlir::Operation *op);
+
+/// Rank `rank`'s rows of `type` (a ranked tensor of at least `ranks` rows)
+/// divided among `ranks` ranks by rows (CollectiveShapes.h).
+mlir::RankedTensorType rowSliceType(mlir::Type type, int64_t ranks,
+                                    int64_t rank);
 
 } // namespace memopt
 

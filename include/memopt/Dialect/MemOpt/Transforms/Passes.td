@@ -798,7 +798,20 @@ def MemOptDataParallel : Pass<"memopt-data-parallel"> {
     `memopt.sharded` attribute records which went to which owner), every op
     that reads a parameter reads a copy received from its owner right
     before it (`memopt.broadcast`, without an operand where the rank does
-    not hold it), and the new parameters stay with their owners. `ranks=1` leaves the step unchanged. A step whose gradients do
+    not hold it), and the new parameters stay with their owners.
+
+    Under ZeRO a parameter too large to balance the ranks whole (by default,
+    `divide=auto`, one larger than half of a rank's even share of all
+    parameter bytes; `divide=<bytes>`: at least that large; `all`; `none`)
+    is divided among all ranks by rows (dimension 0, the first
+    `rows % ranks` ranks one row more) if its update works element by
+    element (SGD, momentum, Adam) and it has a row per rank: each rank
+    updates its rows from its rows of the gradient (the reduce-scatter's
+    owner `-1`; under stage 1 taken from the average) and of the optimizer
+    state (those arguments become its rows). Under stages 1 and 2 the new
+    parameter is gathered over the old (`memopt.all_gather`, in place);
+    under stage 3 the argument is the rank's rows, every reader reads a
+    gathered copy, and `memopt.sharded`'s `rows` lists it. `ranks=1` leaves the step unchanged. A step whose gradients do
     not reach an optimizer update (optimizer=none), that already holds
     collectives, or where a gradient is an argument is refused with a
     located error.
@@ -814,12 +827,19 @@ def MemOptDataParallel : Pass<"memopt-data-parallel"> {
            "With zero >= 1: the rank whose step to build, in [0, ranks)">,
     Option<"bucket", "bucket", "std::string", /*default=*/"\"25MiB\"",
            "Most bytes of gradients one all-reduce carries (PyTorch DDP's "
-           "bucket_cap_mb), e.g. 25MiB; 0 puts each gradient in its own">
+           "bucket_cap_mb), e.g. 25MiB; 0 puts each gradient in its own">,
+    Option<"divide", "divide", "std::string", /*default=*/"\"auto\"",
+           "With zero >= 1: the parameters divided among the ranks by rows "
+           "instead of owned whole: auto (those larger than half a rank's "
+           "even share), all, none, or a byte size (those at least that "
+           "large)">
   ];
   let statistics = [
     Statistic<"numBuckets", "buckets", "memopt.all_reduce ops placed">,
     Statistic<"numGradients", "gradients", "Gradients averaged across ranks">,
     Statistic<"numOwned", "owned", "Parameters this rank updates (zero>=1)">,
+    Statistic<"numDivided", "divided",
+              "Parameters divided among the ranks by rows (zero>=1)">,
     Statistic<"numGathers", "gathers",
               "Parameter copies received before their readers (zero=3)">
   ];

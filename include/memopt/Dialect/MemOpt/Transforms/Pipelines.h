@@ -91,6 +91,12 @@ struct MemOptPipelineOptions
       ::llvm::cl::desc("Most gradient bytes one all-reduce carries with "
                        "ranks > 1 (--memopt-data-parallel)"),
       ::llvm::cl::init("25MiB")};
+  Option<std::string> divide{
+      *this, "divide",
+      ::llvm::cl::desc("With zero >= 1: the parameters divided among the "
+                       "ranks by rows, not owned whole: auto, all, none or "
+                       "a byte size (--memopt-data-parallel)"),
+      ::llvm::cl::init("auto")};
   Option<CheckpointStrategy> checkpoint{
       *this, "checkpoint",
       ::llvm::cl::desc("Checkpointing (--memopt-checkpoint); when not given, "
