@@ -87,6 +87,25 @@ void meanOfSlices(const void *slices, void *out, int64_t count, int ranks,
   }
 }
 
+} // namespace
+
+void Collectives::copyLocal(void *dst, const void *src, size_t bytes) {
+  if (bytes)
+    std::memcpy(dst, src, bytes);
+}
+
+void Collectives::zeroLocal(void *dst, size_t bytes) {
+  if (bytes)
+    std::memset(dst, 0, bytes);
+}
+
+void Collectives::reduceSlices(const void *slices, void *out, int64_t count,
+                               int ranks, DType dtype, bool mean) {
+  meanOfSlices(slices, out, count, ranks, dtype, mean);
+}
+
+namespace {
+
 /// The one dtype of a bucket's tensors; throws if they differ.
 DType bucketDType(const std::vector<TensorRef> &inputs, const char *kernel) {
   DType dtype = inputs.front().dtype;
@@ -98,11 +117,18 @@ DType bucketDType(const std::vector<TensorRef> &inputs, const char *kernel) {
   return dtype;
 }
 
-/// The workspace's bytes, or a buffer of the call's own when it has fewer.
-unsigned char *scratchFor(Workspace workspace, size_t bytes,
-                          std::vector<unsigned char> &own) {
+/// The workspace's bytes, or (host memory) a buffer of the call's own when
+/// it has fewer; device memory has no such fallback: the plan gives every
+/// collective its workspace.
+unsigned char *scratchFor(const Collectives &collectives, Workspace workspace,
+                          size_t bytes, std::vector<unsigned char> &own,
+                          const char *kernel) {
   if (workspace.data && workspace.bytes >= bytes)
     return static_cast<unsigned char *>(workspace.data);
+  if (collectives.onDevice())
+    throw Error(ErrorCode::InvalidArgument,
+                concat(kernel, ": a workspace of ", workspace.bytes, " bytes, ",
+                       bytes, " needed"));
   own.resize(bytes);
   return own.data();
 }
@@ -144,7 +170,8 @@ void allReduce(Collectives &collectives, const std::vector<TensorRef> &inputs,
   size_t workspaceBytes = (inPlace ? 1 : 2) * packedBytes;
 
   std::vector<unsigned char> own;
-  unsigned char *scratch = scratchFor(workspace, workspaceBytes, own);
+  unsigned char *scratch =
+      scratchFor(collectives, workspace, workspaceBytes, own, "all_reduce");
   // What is sent: one tensor as it is, or the bucket packed and padded.
   unsigned char *received = scratch;
   const unsigned char *sent =
@@ -153,11 +180,10 @@ void allReduce(Collectives &collectives, const std::vector<TensorRef> &inputs,
     unsigned char *packed = scratch + packedBytes;
     size_t offset = 0;
     for (const TensorRef &t : inputs) {
-      if (t.bytes())
-        std::memcpy(packed + offset, t.data, t.bytes());
+      collectives.copyLocal(packed + offset, t.data, t.bytes());
       offset += t.bytes();
     }
-    std::memset(packed + offset, 0, packedBytes - offset);
+    collectives.zeroLocal(packed + offset, packedBytes - offset);
     sent = packed;
   }
 
@@ -166,7 +192,7 @@ void allReduce(Collectives &collectives, const std::vector<TensorRef> &inputs,
   // the reduced slices of every rank: into the output itself, or into the
   // packed buffer, whose contents were sent already.
   collectives.allToAll(sent, received, sliceBytes);
-  meanOfSlices(received, received, slice, ranks, dtype, mean);
+  collectives.reduceSlices(received, received, slice, ranks, dtype, mean);
   if (inPlace) {
     collectives.allGather(received, outputs.front().data, sliceBytes);
     return;
@@ -175,8 +201,7 @@ void allReduce(Collectives &collectives, const std::vector<TensorRef> &inputs,
   collectives.allGather(received, gathered, sliceBytes);
   size_t offset = 0;
   for (const TensorRef &t : outputs) {
-    if (t.bytes())
-      std::memcpy(t.data, gathered + offset, t.bytes());
+    collectives.copyLocal(t.data, gathered + offset, t.bytes());
     offset += t.bytes();
   }
 }
@@ -268,7 +293,8 @@ void reduceScatterMean(Collectives &collectives,
       static_cast<int64_t>(inputs.size()), total, ranks);
   std::vector<unsigned char> own;
   unsigned char *received =
-      scratchFor(workspace, (inPlace ? 1 : 2) * packedBytes, own);
+      scratchFor(collectives, workspace, (inPlace ? 1 : 2) * packedBytes, own,
+                 "reduce_scatter");
   unsigned char *packed = received + packedBytes;
 
   // Packed by owner, padded; every rank reduces its slice in rank order,
@@ -278,11 +304,10 @@ void reduceScatterMean(Collectives &collectives,
     std::vector<int64_t> cursor(partStart.begin(), partStart.end() - 1);
     auto copy = [&](int owner, const TensorRef &t, int64_t first,
                     int64_t count) {
-      if (count)
-        std::memcpy(packed + cursor[owner] * elementBytes,
-                    static_cast<const unsigned char *>(t.data) +
-                        first * elementBytes,
-                    static_cast<size_t>(count) * elementBytes);
+      collectives.copyLocal(packed + cursor[owner] * elementBytes,
+                            static_cast<const unsigned char *>(t.data) +
+                                first * elementBytes,
+                            static_cast<size_t>(count) * elementBytes);
       cursor[owner] += count;
     };
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -295,12 +320,13 @@ void reduceScatterMean(Collectives &collectives,
         copy(k, inputs[i], first, count);
       }
     }
-    std::memset(packed + total * elementBytes, 0,
-                packedBytes - total * elementBytes);
+    collectives.zeroLocal(packed + total * elementBytes,
+                          packedBytes - total * elementBytes);
     sent = packed;
   }
   collectives.allToAll(sent, received, sliceBytes);
-  meanOfSlices(received, received, slice, ranks, dtype);
+  collectives.reduceSlices(received, received, slice, ranks, dtype,
+                           /*mean=*/true);
 
   // Each owner gets the pieces of its part from the ranks whose slices they
   // fall in, in rank order: its part, whole, at the start of the packed
@@ -334,8 +360,7 @@ void reduceScatterMean(Collectives &collectives,
     return;
   size_t offset = 0;
   for (const TensorRef &out : outputs) {
-    if (out.bytes())
-      std::memcpy(out.data, packed + offset, out.bytes());
+    collectives.copyLocal(out.data, packed + offset, out.bytes());
     offset += out.bytes();
   }
 }
@@ -377,9 +402,8 @@ void broadcastFrom(Collectives &collectives, const TensorRef *input,
     throw Error(ErrorCode::Collective,
                 concat("broadcast: rank ", root,
                        " is the root and has no tensor to send"));
-  if (collectives.rank() == root && input->data != output.data &&
-      input->bytes())
-    std::memcpy(output.data, input->data, output.bytes());
+  if (collectives.rank() == root && input->data != output.data)
+    collectives.copyLocal(output.data, input->data, output.bytes());
   collectives.broadcast(output.data, output.bytes(), static_cast<int>(root));
 }
 

@@ -28,6 +28,16 @@ std::string describeType(DType dtype, const Shape &shape) {
 }
 } // namespace
 
+namespace {
+
+/// The kernels the executor runs over its collectives, not the backend.
+bool isCollectiveKernel(KernelKind kind) {
+  return kind == KernelKind::AllReduce || kind == KernelKind::ReduceScatter ||
+         kind == KernelKind::Broadcast || kind == KernelKind::AllGather;
+}
+
+} // namespace
+
 Executor::Executor(std::shared_ptr<const Plan> plan,
                    std::unique_ptr<Backend> backend)
     : planPtr(std::move(plan)), backendPtr(std::move(backend)) {
@@ -294,11 +304,17 @@ void Executor::setCollectives(Collectives *c) {
     throw Error(ErrorCode::Collective,
                 concat("executor: the plan averages gradients over ", planRanks,
                        " ranks but the job has ", c->size()));
-  if (c && planRanks && backendPtr->name() != "cpu")
+  // The collectives move the tensors where the backend keeps them: host
+  // memory (MPI) for the CPU, device memory (NCCL) for CUDA.
+  if (c && planRanks && c->onDevice() != (backendPtr->name() != "cpu"))
     throw Error(ErrorCode::BackendUnavailable,
-                concat("executor: collectives on the ", backendPtr->name(),
-                       " backend need NCCL, which this build does not "
-                       "have yet; run data-parallel steps on the CPU"));
+                concat("executor: the ", backendPtr->name(),
+                       " backend keeps its tensors in ",
+                       backendPtr->name() == "cpu" ? "host" : "device",
+                       " memory but the collectives (", c->describe(),
+                       ") move ", c->onDevice() ? "device" : "host",
+                       " memory; data-parallel steps on CUDA need NCCL "
+                       "(MemOptRuntimeNccl)"));
   if (c && planRank >= 0 && c->rank() != planRank)
     throw Error(ErrorCode::Collective,
                 concat("executor: the plan is rank ", planRank,
@@ -346,6 +362,10 @@ void Executor::start(uint64_t stepCounter) {
     context.workspace = stepWorkspaces[s];
     auto start = std::chrono::steady_clock::now();
     try {
+      // A collective reads what the kernels before it wrote: on a device,
+      // their stream must have finished (the collective waits for its own).
+      if (isCollectiveKernel(plan.steps[s].kernel))
+        backendPtr->synchronize();
       if (plan.steps[s].kernel == KernelKind::AllReduce)
         (std::get<AllReduceAttrs>(plan.steps[s].attrs).sum ? allReduceSum
                                                            : allReduceMean)(

@@ -25,6 +25,9 @@
 #ifdef MEMOPT_HAVE_MPI
 #include "memopt/runtime/MpiCollectives.h"
 #endif
+#ifdef MEMOPT_HAVE_NCCL
+#include "memopt/runtime/NcclCollectives.h"
+#endif
 #include "memopt/runtime/Plan.h"
 #include "memopt/runtime/Safetensors.h"
 
@@ -586,7 +589,27 @@ struct RunSummary {
 
 RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
                        const CompiledGraph &graph, llvm::raw_ostream &out) {
-  std::unique_ptr<runtime::Backend> backend = chooseBackend(out);
+  // On several ranks the CUDA backend's collectives are NCCL's, on this
+  // rank's GPU (one per process), which they make the current device
+  // before the backend takes it. The host-side exchanges (the ranks'
+  // signature, the mean loss, saving) stay on MPI.
+  std::unique_ptr<runtime::Collectives> deviceCollectives;
+  if (collectives && device == "cuda") {
+#ifdef MEMOPT_HAVE_NCCL
+    deviceCollectives = runtime::createNcclCollectives(
+        *collectives, runtime::localDeviceIndex(rankIndex));
+#else
+    throw runtime::Error(
+        runtime::ErrorCode::BackendUnavailable,
+        "--device=cuda with --ranks needs NCCL, which this build does not "
+        "have (CMake finds it in the CUDA toolkit or the nvidia-nccl-cu13 "
+        "wheel); use --device=cpu");
+#endif
+  }
+  // Without NCCL, `auto` on several ranks is the CPU.
+  std::unique_ptr<runtime::Backend> backend =
+      collectives && device == "auto" ? runtime::createBackend("cpu")
+                                      : chooseBackend(out);
   std::string deviceName(backend->name());
   // Not when the user capped workspaces: they chose memory over speed.
   if (deviceName == "cuda" && convWorkspace.empty() && workspaceLimit.empty() &&
@@ -702,7 +725,8 @@ RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
   run::DataFeed data(*plan, graph, inputs ? "fixed" : dataSpec.getValue(),
                      evalMode ? "test" : "train", seed, rankIndex, ranks);
   if (collectives) {
-    executor.setCollectives(collectives);
+    executor.setCollectives(deviceCollectives ? deviceCollectives.get()
+                                              : collectives);
     // Gradient buckets: averaged on every rank, or (ZeRO stage 2) each
     // gradient on its owner.
     size_t averaged = 0, scattered = 0;
@@ -712,7 +736,9 @@ RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
       scattered += s.kernel == runtime::KernelKind::ReduceScatter;
     }
     out << "data parallel: " << ranks << " ranks over "
-        << collectives->describe() << ", " << (scattered ? scattered : averaged)
+        << (deviceCollectives ? deviceCollectives.get() : collectives)
+               ->describe()
+        << ", " << (scattered ? scattered : averaged)
         << (scattered ? " reduce-scatter" : " all-reduce")
         << " buckets; each rank trains on its rows of the "
            "global batch, rank 0 prints the mean loss over ranks\n";

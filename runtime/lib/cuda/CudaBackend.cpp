@@ -248,7 +248,11 @@ public:
                                       ? cudaGetErrorString(status)
                                       : "no device",
                                   ")"));
-    check(cudaSetDevice(0), "cudaSetDevice");
+    // The calling thread's current device (0 unless the program chose
+    // another: one GPU per rank, NCCL's collectives set it first).
+    int current = 0;
+    check(cudaGetDevice(&current), "cudaGetDevice");
+    check(cudaSetDevice(current), "cudaSetDevice");
     try {
       check(cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking),
             "cudaStreamCreate");

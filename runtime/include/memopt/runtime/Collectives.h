@@ -51,6 +51,25 @@ public:
   virtual void allGather(const void *mine, void *all, size_t bytes) = 0;
   /// Rank `root`'s `bytes` bytes at `data` land at `data` on every rank.
   virtual void broadcast(void *data, size_t bytes, int root) = 0;
+
+  //===--- This rank's own memory -----------------------------------------===//
+  // The collectives' kernels (below) pack, clear and reduce buffers in the
+  // memory this implementation moves: host memory by default (MPI), device
+  // memory for NCCL, which overrides these.
+
+  /// Whether the tensors it moves are in device (CUDA) memory.
+  virtual bool onDevice() const { return false; }
+  /// Copies `bytes` bytes from `src` to `dst` (which do not overlap).
+  virtual void copyLocal(void *dst, const void *src, size_t bytes);
+  /// Sets `bytes` bytes at `dst` to zero.
+  virtual void zeroLocal(void *dst, size_t bytes);
+  /// The mean (or, unless `mean`, the sum) of the `ranks` slices at `slices`
+  /// (each `count` elements of float `dtype`, one after the other), summed
+  /// in rank order in f32 (f64 for f64) and rounded once, into `out`, which
+  /// may be the first slice: the reduction whose bits every implementation
+  /// must give.
+  virtual void reduceSlices(const void *slices, void *out, int64_t count,
+                            int ranks, DType dtype, bool mean);
 };
 
 /// memopt.all_reduce on host memory: each output is the mean over the ranks
