@@ -316,6 +316,15 @@ KernelAttrs allReduce(Rules &r) {
   return a;
 }
 
+/// A required attribute naming one of the collective's `ranks` ranks (its
+/// `rank`, a broadcast's `root`).
+static int64_t rankAttr(Rules &r, const char *name, int64_t ranks) {
+  int64_t rank = r.i64(name, std::nullopt);
+  if (rank < 0 || rank >= ranks)
+    r.error("attribute '", name, "' must be in [0, ", ranks, "), got ", rank);
+  return rank;
+}
+
 /// `shape` with rank `rank`'s rows of `ranks` (CollectiveShapes.h).
 static Shape rowsOf(const Shape &shape, int64_t ranks, int64_t rank) {
   Shape rows = shape;
@@ -328,11 +337,9 @@ static Shape rowsOf(const Shape &shape, int64_t ranks, int64_t rank) {
 KernelAttrs reduceScatter(Rules &r) {
   ReduceScatterAttrs a;
   a.ranks = collectiveRanks(r);
-  a.rank = r.i64("rank", std::nullopt);
+  a.rank = rankAttr(r, "rank", a.ranks);
   a.owners = *r.ints("owners", r.numInputs(), -1, true);
   r.done();
-  if (a.rank < 0 || a.rank >= a.ranks)
-    r.error("attribute 'rank' must be in [0, ", a.ranks, "), got ", a.rank);
   std::vector<size_t> owned;
   for (size_t i = 0; i < a.owners.size(); ++i) {
     if (a.owners[i] >= a.ranks)
@@ -363,10 +370,8 @@ KernelAttrs allGather(Rules &r) {
   r.arity(1, 2, 1);
   AllGatherAttrs a;
   a.ranks = collectiveRanks(r);
-  a.rank = r.i64("rank", std::nullopt);
+  a.rank = rankAttr(r, "rank", a.ranks);
   r.done();
-  if (a.rank < 0 || a.rank >= a.ranks)
-    r.error("attribute 'rank' must be in [0, ", a.ranks, "), got ", a.rank);
   const TensorInfo &whole = r.out(0);
   r.isFloat(whole, "output 0");
   if (whole.shape.empty() || whole.shape[0] < a.ranks)
@@ -389,10 +394,8 @@ KernelAttrs broadcast(Rules &r) {
   r.arity(0, 1, 1);
   BroadcastAttrs a;
   a.ranks = collectiveRanks(r);
-  a.root = r.i64("root", std::nullopt);
+  a.root = rankAttr(r, "root", a.ranks);
   r.done();
-  if (a.root < 0 || a.root >= a.ranks)
-    r.error("attribute 'root' must be in [0, ", a.ranks, "), got ", a.root);
   if (r.numInputs() == 0) {
     r.isFloat(r.out(0), "output 0");
     return a;

@@ -251,3 +251,25 @@ func.func @shared_gradient(%w: tensor<2x4xf32> {memopt.param}, %b: tensor<2x4xf3
   %loss = "memopt.mse_loss"(%y, %t) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// Two steps in one module: each function's `memopt.sharded` is its own.
+// ZERO3-LABEL: func.func @first(
+// ZERO3-SAME:    memopt.sharded = {arguments = array<i64: 0>, owners = array<i64: 0>}
+// ZERO3-LABEL: func.func @second(
+// ZERO3-SAME:    memopt.sharded = {arguments = array<i64: 0>, owners = array<i64: 0>}
+func.func @first(%w: tensor<8x4xf32> {memopt.param}, %b: tensor<4xf32> {memopt.param},
+                 %x: tensor<2x8xf32>, %t: tensor<2x4xf32>) -> tensor<f32> {
+  %y = memopt.matmul %x, %w : tensor<2x8xf32>, tensor<8x4xf32>
+  %z = memopt.add %y, %b : tensor<2x4xf32>, tensor<4xf32>
+  %loss = "memopt.mse_loss"(%z, %t) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+func.func @second(%w: tensor<8x4xf32> {memopt.param}, %b: tensor<4xf32> {memopt.param},
+                  %x: tensor<2x8xf32>, %t: tensor<2x4xf32>) -> tensor<f32> {
+  %y = memopt.matmul %x, %w : tensor<2x8xf32>, tensor<8x4xf32>
+  %z = memopt.add %y, %b : tensor<2x4xf32>, tensor<4xf32>
+  %loss = "memopt.mse_loss"(%z, %t) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

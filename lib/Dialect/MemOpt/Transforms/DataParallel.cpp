@@ -188,6 +188,11 @@ struct MemOptDataParallelPass
 };
 
 LogicalResult MemOptDataParallelPass::rewrite(func::FuncOp func) {
+  // Each function's own (a module may hold several steps).
+  shardedAway.clear();
+  shardedOwners.clear();
+  shardedRows.clear();
+  wholeType.clear();
   Block &body = func.front();
   bool hasParams = false;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
