@@ -12,6 +12,7 @@
 #include "memopt/runtime/Error.h"
 
 #include <algorithm>
+#include <future>
 #include <new>
 
 namespace memopt::runtime {
@@ -354,7 +355,32 @@ void Executor::start(uint64_t stepCounter) {
   resultsFresh = false;
   const uint64_t rank =
       collectives ? static_cast<uint64_t>(collectives->rank()) : 0;
+  // Overlapped collectives: at most one in flight, on a thread of its own,
+  // so the ranks still issue them in the plan's order.
+  const bool overlap = overlapCollectives && collectives &&
+                       collectives->overlappable() && !stepObserver;
+  if (overlap && collectiveWaitBefore.empty())
+    computeCollectiveWaits();
+  std::future<void> inFlight;
+  size_t inFlightStep = 0;
+  auto waitForCollective = [&]() {
+    if (!inFlight.valid())
+      return;
+    try {
+      inFlight.get();
+    } catch (const Error &e) {
+      throw Error(e.code(),
+                  concat(plan.describeStep(inFlightStep), ": ", e.what()));
+    } catch (const std::exception &e) {
+      throw Error(ErrorCode::Internal, concat(plan.describeStep(inFlightStep),
+                                              ": internal error: ", e.what()));
+    }
+  };
+  stepsBesideCollectives = 0;
   auto issueStep = [&](size_t s) {
+    if (inFlight.valid() && s >= collectiveWaitBefore[inFlightStep])
+      waitForCollective();
+    stepsBesideCollectives += inFlight.valid();
     StepContext context;
     context.stepCounter = stepCounter;
     context.stepIndex = s;
@@ -366,25 +392,16 @@ void Executor::start(uint64_t stepCounter) {
       // their stream must have finished (the collective waits for its own).
       if (isCollectiveKernel(plan.steps[s].kernel))
         backendPtr->synchronize();
-      if (plan.steps[s].kernel == KernelKind::AllReduce)
-        (std::get<AllReduceAttrs>(plan.steps[s].attrs).sum ? allReduceSum
-                                                           : allReduceMean)(
-            *collectives, stepInputs[s], stepOutputs[s], stepWorkspaces[s]);
-      else if (plan.steps[s].kernel == KernelKind::ReduceScatter)
-        reduceScatterMean(
-            *collectives, stepInputs[s],
-            std::get<ReduceScatterAttrs>(plan.steps[s].attrs).owners,
-            stepOutputs[s], stepWorkspaces[s]);
-      else if (plan.steps[s].kernel == KernelKind::Broadcast)
-        broadcastFrom(*collectives,
-                      stepInputs[s].empty() ? nullptr : &stepInputs[s][0],
-                      stepOutputs[s][0],
-                      std::get<BroadcastAttrs>(plan.steps[s].attrs).root);
-      else if (plan.steps[s].kernel == KernelKind::AllGather)
-        allGatherRows(*collectives, stepInputs[s][0], stepOutputs[s][0]);
-      else
+      if (overlap && isCollectiveKernel(plan.steps[s].kernel)) {
+        inFlightStep = s;
+        inFlight =
+            std::async(std::launch::async, [this, s] { runCollective(s); });
+      } else if (isCollectiveKernel(plan.steps[s].kernel)) {
+        runCollective(s);
+      } else {
         backendPtr->execute(plan.steps[s], stepInputs[s], stepOutputs[s],
                             context);
+      }
       if (stepObserver) {
         backendPtr->synchronize();
         stepObserver(s, std::chrono::duration<double>(
@@ -401,17 +418,107 @@ void Executor::start(uint64_t stepCounter) {
                   concat(plan.describeStep(s), ": internal error: ", e.what()));
     }
   };
-  if (stepObserver) {
-    // Timing each kernel needs them one by one.
-    for (size_t s = 0; s < plan.steps.size(); ++s)
-      issueStep(s);
-  } else {
-    backendPtr->runStep([&]() {
+  try {
+    if (stepObserver) {
+      // Timing each kernel needs them one by one.
       for (size_t s = 0; s < plan.steps.size(); ++s)
         issueStep(s);
-    });
+    } else {
+      backendPtr->runStep([&]() {
+        for (size_t s = 0; s < plan.steps.size(); ++s)
+          issueStep(s);
+      });
+    }
+    waitForCollective();
+  } catch (...) {
+    // A step failed while a collective was in flight: it still reads and
+    // writes the arena, so it ends before the error goes on.
+    if (inFlight.valid())
+      inFlight.wait();
+    throw;
   }
   started = true;
+}
+
+void Executor::runCollective(size_t s) {
+  const Step &step = planPtr->steps[s];
+  switch (step.kernel) {
+  case KernelKind::AllReduce:
+    (std::get<AllReduceAttrs>(step.attrs).sum ? allReduceSum : allReduceMean)(
+        *collectives, stepInputs[s], stepOutputs[s], stepWorkspaces[s]);
+    return;
+  case KernelKind::ReduceScatter:
+    reduceScatterMean(*collectives, stepInputs[s],
+                      std::get<ReduceScatterAttrs>(step.attrs).owners,
+                      stepOutputs[s], stepWorkspaces[s]);
+    return;
+  case KernelKind::Broadcast:
+    broadcastFrom(*collectives,
+                  stepInputs[s].empty() ? nullptr : &stepInputs[s][0],
+                  stepOutputs[s][0], std::get<BroadcastAttrs>(step.attrs).root);
+    return;
+  case KernelKind::AllGather:
+    allGatherRows(*collectives, stepInputs[s][0], stepOutputs[s][0]);
+    return;
+  default:
+    throw Error(ErrorCode::Internal,
+                concat("executor: '", kernelName(step.kernel),
+                       "' is not a collective"));
+  }
+}
+
+namespace {
+
+/// A byte range of memory a step touches.
+struct Bytes {
+  uintptr_t begin, end;
+  bool overlaps(const Bytes &other) const {
+    return begin < other.end && other.begin < end;
+  }
+};
+
+void addRange(std::vector<Bytes> &ranges, const void *data, size_t bytes) {
+  if (data && bytes)
+    ranges.push_back({reinterpret_cast<uintptr_t>(data),
+                      reinterpret_cast<uintptr_t>(data) + bytes});
+}
+
+bool anyOverlap(const std::vector<Bytes> &a, const std::vector<Bytes> &b) {
+  for (const Bytes &x : a)
+    for (const Bytes &y : b)
+      if (x.overlaps(y))
+        return true;
+  return false;
+}
+
+} // namespace
+
+void Executor::computeCollectiveWaits() {
+  const Plan &plan = *planPtr;
+  const size_t n = plan.steps.size();
+  std::vector<std::vector<Bytes>> reads(n), writes(n);
+  for (size_t s = 0; s < n; ++s) {
+    for (const TensorRef &t : stepInputs[s])
+      addRange(reads[s], t.data, t.bytes());
+    for (const TensorRef &t : stepOutputs[s])
+      addRange(writes[s], t.data, t.bytes());
+    addRange(writes[s], stepWorkspaces[s].data, stepWorkspaces[s].bytes);
+  }
+  collectiveWaitBefore.assign(n, n);
+  for (size_t c = 0; c < n; ++c) {
+    if (!isCollectiveKernel(plan.steps[c].kernel))
+      continue;
+    // What the collective reads and writes must stay as it is until it
+    // is done: nothing after it may write there, nor read what it writes.
+    std::vector<Bytes> busy = reads[c];
+    busy.insert(busy.end(), writes[c].begin(), writes[c].end());
+    for (size_t s = c + 1; s < n; ++s)
+      if (isCollectiveKernel(plan.steps[s].kernel) ||
+          anyOverlap(reads[s], writes[c]) || anyOverlap(writes[s], busy)) {
+        collectiveWaitBefore[c] = s;
+        break;
+      }
+  }
 }
 
 void Executor::getResult(size_t index, void *data, size_t bytes) const {

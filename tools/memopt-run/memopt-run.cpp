@@ -309,6 +309,12 @@ cl::opt<std::string> divideParams(
              "rows instead of owned whole: auto (default: those larger than "
              "half a rank's even share), all, none, or a byte size"),
     cl::init(""), cl::cat(category));
+cl::opt<bool> overlapCollectives(
+    "overlap-collectives",
+    cl::desc("With --ranks: run each collective on a thread of its own "
+             "while the steps after it compute, until one reads its "
+             "results or reuses its memory (the same bits either way)"),
+    cl::init(false), cl::cat(category));
 cl::opt<bool> verbose("verbose",
                       cl::desc("Print how every argument is initialised"),
                       cl::init(false), cl::cat(category));
@@ -727,6 +733,7 @@ RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
   if (collectives) {
     executor.setCollectives(deviceCollectives ? deviceCollectives.get()
                                               : collectives);
+    executor.setOverlapCollectives(overlapCollectives);
     // Gradient buckets: averaged on every rank, or (ZeRO stage 2) each
     // gradient on its owner.
     size_t averaged = 0, scattered = 0;
@@ -849,6 +856,9 @@ RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
   progress.finish();
   if (stepTimes)
     run::printStepTimes(out, stepMs);
+  if (collectives && overlapCollectives)
+    out << "overlap: " << executor.getStepsBesideCollectives()
+        << " steps of the last step ran while a collective was in flight\n";
   if (scaleArg >= 0)
     out << "loss scale: " << llvm::format("%g", initialScale) << " -> "
         << llvm::format("%g", scale) << ", " << skippedSteps << " of "

@@ -43,14 +43,19 @@ public:
   MpiCollectives() {
     int initialized = 0;
     check("MPI_Initialized", MPI_Initialized(&initialized));
+    int provided = MPI_THREAD_SINGLE;
     if (!initialized) {
-      // Only the thread that calls MPI's functions uses it; the kernels'
-      // OpenMP threads never do.
-      int provided = 0;
-      check("MPI_Init_thread",
-            MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided));
+      // One thread at a time calls MPI's functions: the program's, or the
+      // executor's collective in flight beside the computation (the
+      // kernels' OpenMP threads never do).
+      check(
+          "MPI_Init_thread",
+          MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided));
       ownsMpi = true;
+    } else {
+      check("MPI_Query_thread", MPI_Query_thread(&provided));
     }
+    serialized = provided >= MPI_THREAD_SERIALIZED;
     check("MPI_Comm_dup", MPI_Comm_dup(MPI_COMM_WORLD, &comm));
     check("MPI_Comm_set_errhandler",
           MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
@@ -64,6 +69,7 @@ public:
   }
 
   int rank() const override { return myRank; }
+  bool overlappable() const override { return serialized; }
   int size() const override { return worldSize; }
   std::string describe() const override {
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -116,6 +122,8 @@ private:
   MPI_Comm comm = MPI_COMM_NULL;
   int myRank = 0, worldSize = 1;
   bool ownsMpi = false;
+  /// Whether MPI allows calls from any one thread at a time.
+  bool serialized = false;
 };
 
 } // namespace

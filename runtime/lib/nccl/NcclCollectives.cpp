@@ -41,7 +41,7 @@ void check(ncclResult_t status, const char *what) {
 class NcclCollectives final : public Collectives {
 public:
   NcclCollectives(Collectives &bootstrap, int device)
-      : myRank(bootstrap.rank()), worldSize(bootstrap.size()) {
+      : myRank(bootstrap.rank()), worldSize(bootstrap.size()), device(device) {
     int count = 0;
     cudaError_t status = cudaGetDeviceCount(&count);
     if (status != cudaSuccess || count == 0)
@@ -85,6 +85,7 @@ public:
                   version % 100);
   }
   bool onDevice() const override { return true; }
+  bool overlappable() const override { return true; }
 
   void allToAll(const void *send, void *recv, size_t bytes) override {
     std::vector<size_t> each(worldSize, bytes), offsets(worldSize);
@@ -97,6 +98,7 @@ public:
                  const std::vector<size_t> &sendOffsets, void *recv,
                  const std::vector<size_t> &recvBytes,
                  const std::vector<size_t> &recvOffsets) override {
+    onThisThread();
     check(ncclGroupStart(), "ncclGroupStart");
     for (int k = 0; k < worldSize; ++k) {
       if (sendBytes[k])
@@ -113,12 +115,14 @@ public:
   }
 
   void allGather(const void *mine, void *all, size_t bytes) override {
+    onThisThread();
     check(ncclAllGather(mine, all, bytes, ncclUint8, comm, stream),
           "ncclAllGather");
     wait();
   }
 
   void broadcast(void *data, size_t bytes, int root) override {
+    onThisThread();
     check(ncclBroadcast(data, data, bytes, ncclUint8, root, comm, stream),
           "ncclBroadcast");
     wait();
@@ -127,6 +131,7 @@ public:
   void copyLocal(void *dst, const void *src, size_t bytes) override {
     if (!bytes)
       return;
+    onThisThread();
     check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream),
           "cudaMemcpyAsync");
     wait();
@@ -135,6 +140,7 @@ public:
   void zeroLocal(void *dst, size_t bytes) override {
     if (!bytes)
       return;
+    onThisThread();
     check(cudaMemsetAsync(dst, 0, bytes, stream), "cudaMemsetAsync");
     wait();
   }
@@ -145,12 +151,17 @@ public:
       throw Error(
           ErrorCode::InvalidArgument,
           concat("collective: expected a float dtype, got ", dtypeName(dtype)));
+    onThisThread();
     check(nccl::reduceSlices(slices, out, count, ranks, dtype, mean, stream),
           "the slices' reduction");
     wait();
   }
 
 private:
+  /// The calling thread's current device is the communicator's (the
+  /// executor may call from a thread of its own).
+  void onThisThread() { check(cudaSetDevice(device), "cudaSetDevice"); }
+
   /// Blocks until the stream's work is done; NCCL's asynchronous errors
   /// (a peer that failed) are reported, not waited for.
   void wait() {
@@ -160,7 +171,7 @@ private:
     check(async, "a collective");
   }
 
-  int myRank, worldSize;
+  int myRank, worldSize, device;
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
 };

@@ -59,6 +59,10 @@ public:
 
   /// Whether the tensors it moves are in device (CUDA) memory.
   virtual bool onDevice() const { return false; }
+  /// Whether its calls may come from another thread than the one that
+  /// created it (one call at a time), so that a collective can run beside
+  /// the computation (Executor::setOverlapCollectives).
+  virtual bool overlappable() const { return false; }
   /// Copies `bytes` bytes from `src` to `dst` (which do not overlap).
   virtual void copyLocal(void *dst, const void *src, size_t bytes);
   /// Sets `bytes` bytes at `dst` to zero.

@@ -105,6 +105,16 @@ public:
   /// collectives does not start without them.
   void setCollectives(Collectives *collectives);
 
+  /// Whether a collective runs on a thread of its own while the steps after
+  /// it compute, until the first step that reads its results, writes memory
+  /// it uses (its inputs, results, workspace) or is a collective; then the
+  /// step waits for it. Off by default; only where the collectives allow
+  /// calls from another thread (Collectives::overlappable), and never while
+  /// a step observer times the steps. The results are the same bits.
+  void setOverlapCollectives(bool overlap) { overlapCollectives = overlap; }
+  /// The steps of the last start() issued while a collective was in flight.
+  size_t getStepsBesideCollectives() const { return stepsBesideCollectives; }
+
   /// Copies result `index` to the host; `bytes` must be its byte size.
   void getResult(size_t index, void *data, size_t bytes) const;
 
@@ -167,6 +177,14 @@ private:
   int64_t planRanks = 0;
   /// The rank the plan's reduce_scatter steps are for; -1 if it has none.
   int64_t planRank = -1;
+  bool overlapCollectives = false;
+  size_t stepsBesideCollectives = 0;
+  /// For each collective step, the first later step that must wait for it
+  /// (the number of steps: the end); computed at the first overlapped run.
+  std::vector<size_t> collectiveWaitBefore;
+  void computeCollectiveWaits();
+  /// Runs collective step `s` over `collectives`.
+  void runCollective(size_t s);
   size_t bufferAlignment = 64;
 };
 
