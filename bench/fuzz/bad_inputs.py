@@ -757,11 +757,13 @@ def run_options(model, batch, function):
         "fuse-loss-gradient": (["true", "false", "1", "0", "abc", "2", ""],
                                must(boolean)),
         # Without mpirun there is one process: only --ranks=1 runs, and
-        # --zero, --bucket and --divide need more ranks.
+        # --zero, --bucket, --divide and --overlap-collectives need more
+        # ranks.
         "ranks": (COMMON + ["1", "2", "4"], lambda v: None if v == "1" else False),
         "zero": (COMMON + ["0", "1", "2", "3"], lambda v: False),
         "bucket": (COMMON + ["25MiB", "0"], lambda v: False),
         "divide": (COMMON + ["auto", "all", "none", "1MiB"], lambda v: False),
+        "overlap-collectives": (["true", "false", "1", "abc", ""], lambda v: False),
     }
 
 

@@ -544,7 +544,7 @@ LogicalResult fillPipelineOptions(ModuleOp module, bool optimize,
              &optimizerName, &learningRate, &momentumFactor, &weightDecay,
              &clipNorm, &stateDtype, &microbatches, &lossScale,
              static_cast<const cl::Option *>(&ranks), &zeroStage, &bucket,
-             &divideParams}) {
+             &divideParams, &overlapCollectives}) {
       if (!option->getNumOccurrences())
         continue;
       llvm::errs() << "memopt-run: error: --" << option->ArgStr
@@ -1139,7 +1139,8 @@ int main(int argc, char **argv) {
     for (const cl::Option *option :
          {static_cast<const cl::Option *>(&zeroStage),
           static_cast<const cl::Option *>(&bucket),
-          static_cast<const cl::Option *>(&divideParams)})
+          static_cast<const cl::Option *>(&divideParams),
+          static_cast<const cl::Option *>(&overlapCollectives)})
       if (option->getNumOccurrences()) {
         llvm::errs() << "memopt-run: error: --" << option->ArgStr
                      << " needs --ranks=N with N > 1\n";
