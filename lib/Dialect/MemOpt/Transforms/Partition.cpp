@@ -493,10 +493,14 @@ measure(func::FuncOp func, ArrayRef<char> recompute, bool recheck,
         int64_t flopBound, bool inplace, int64_t alignment, bool planned,
         int64_t maxCount = std::numeric_limits<int64_t>::max()) {
   // The step as it is (nothing recomputed, nothing rechecked), measured
-  // without in place or a plan, only reads `func`: no copy of it, which on
-  // a 100k-op step costs more than the measurement itself.
+  // without in place or a plan, only reads `func` (the scheduler erases
+  // frees of an earlier schedule, so not with those): no copy of it, which
+  // on a 100k-op step costs more than the measurement itself. Other
+  // candidates' copies are made from it concurrently.
   if (!recheck && !inplace && !planned &&
-      llvm::none_of(recompute, [](char c) { return c != 0; })) {
+      llvm::none_of(recompute, [](char c) { return c != 0; }) &&
+      llvm::none_of(func.front(),
+                    [](Operation &op) { return isa<FreeOp>(op); })) {
     FailureOr<Measurement> m =
         measureAsIs(func, /*inplace=*/false, alignment, /*planned=*/false);
     if (failed(m))
