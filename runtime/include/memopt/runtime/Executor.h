@@ -98,11 +98,12 @@ public:
   }
 
   /// The communication with the other ranks for the plan's collectives
-  /// (memopt.all_reduce, from --memopt-data-parallel); not owned, null for
-  /// none. Throws Error(Collective) when the plan is for another number of
-  /// ranks, Error(BackendUnavailable) when the backend's memory is not the
-  /// host's (collectives on the GPU need NCCL, not built yet). A plan with
-  /// collectives does not start without them.
+  /// (memopt.all_reduce and the others --memopt-data-parallel places); not
+  /// owned, null for none. Throws Error(Collective) when the plan is for
+  /// another number of ranks or (reduce_scatter, all_gather) another rank,
+  /// Error(BackendUnavailable) when the collectives move another memory
+  /// than the backend's (the CPU's need host memory, MPI; CUDA's device
+  /// memory, NCCL). A plan with collectives does not start without them.
   void setCollectives(Collectives *collectives);
 
   /// Whether a collective runs on a thread of its own while the steps after
