@@ -612,7 +612,11 @@ RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
         "wheel); use --device=cpu");
 #endif
   }
-  // Without NCCL, `auto` on several ranks is the CPU.
+  // On several ranks `auto` is the CPU: the GPU needs one per rank, which
+  // --device=cuda asks for.
+  if (collectives && device == "auto")
+    out << "device: cpu (auto: several ranks run on the CPU unless "
+           "--device=cuda)\n";
   std::unique_ptr<runtime::Backend> backend =
       collectives && device == "auto" ? runtime::createBackend("cpu")
                                       : chooseBackend(out);
