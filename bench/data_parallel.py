@@ -15,7 +15,8 @@ the rank with the most model states against the stage's formula
 (stage 1: 8Psi + 8Psi/N bytes, stage 2: 4Psi + 12Psi/N, stage 3: 16Psi/N).
 Then the
 MLP's CPU step at one process (batch 64) and at 2 ranks under mpirun (32
-each), median of the steps after the first. Writes
+each), median of the steps after the first, and a one-layer GPT-2's step
+at 2 ranks with 2 KiB buckets, blocking and with --overlap-collectives. Writes
 bench/results/data_parallel.json. `--quick` uses small models (tests).
 """
 import argparse
@@ -142,6 +143,27 @@ def main(argv=None):
                               "one_process_ms": median_step_ms(one),
                               "two_ranks_ms": median_step_ms(two)}
         print(result["cpu_step"])
+        # --overlap-collectives on a one-layer GPT-2 with 2 KiB buckets (ten
+        # collectives), two ranks, blocking and overlapped alternately.
+        gpt = os.path.join(tmp, "gpt2.mlir")
+        subprocess.run([sys.executable, GEN, "gpt2", "--layers", "1", "--dim", "32",
+                        "--heads", "2", "--vocab", "256", "--seq", "8", "--batch", "2",
+                        "-o", gpt], check=True)
+        runs = {"blocking_ms": [], "overlapped_ms": [], "overlapped_steps": None}
+        for _ in range(1 if args.quick else 3):
+            for overlap in ("false", "true"):
+                log = subprocess.run(
+                    MPIRUN + ["-np", "2", run, gpt, "--ranks=2", "--optimizer=adam",
+                              "--bucket=2KiB", f"--overlap-collectives={overlap}"] + steps,
+                    check=True, capture_output=True, text=True).stdout
+                key = "overlapped_ms" if overlap == "true" else "blocking_ms"
+                runs[key].append(median_step_ms(log))
+                m = re.search(r"overlap: ([0-9]+) steps", log)
+                if m:
+                    runs["overlapped_steps"] = int(m.group(1))
+        result["overlap"] = dict(runs, model="gpt2 1 layer, dim 32, batch 2 per rank",
+                                 ranks=2, bucket="2KiB")
+        print(result["overlap"])
     if not args.quick:
         with open(args.output, "w") as f:
             json.dump(result, f, indent=1)
