@@ -372,8 +372,7 @@ void allGatherRows(Collectives &collectives, const TensorRef &rows,
     throw Error(
         ErrorCode::InvalidArgument,
         concat("all_gather: the output has fewer than ", ranks, " rows"));
-  auto [mine, count] = rowsOf(output, ranks, me);
-  (void)mine;
+  int64_t count = rowsOf(output, ranks, me).second;
   if (rows.numElements != count || rows.dtype != output.dtype)
     throw Error(ErrorCode::InvalidArgument,
                 concat("all_gather: rank ", me, " holds ", rows.numElements,

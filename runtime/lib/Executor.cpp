@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <future>
 #include <new>
+#include <optional>
 
 namespace memopt::runtime {
 
@@ -31,10 +32,36 @@ std::string describeType(DType dtype, const Shape &shape) {
 
 namespace {
 
-/// The kernels the executor runs over its collectives, not the backend.
-bool isCollectiveKernel(KernelKind kind) {
-  return kind == KernelKind::AllReduce || kind == KernelKind::ReduceScatter ||
-         kind == KernelKind::Broadcast || kind == KernelKind::AllGather;
+/// A collective step's `ranks` and, for one built for a single rank
+/// (reduce_scatter, all_gather), that `rank`.
+struct CollectiveRanks {
+  int64_t ranks;
+  std::optional<int64_t> rank;
+};
+
+/// Those of `step`, or nullopt for a step that is not a collective (the
+/// executor runs collectives over its Collectives, not the backend).
+std::optional<CollectiveRanks> collectiveRanksOf(const Step &step) {
+  switch (step.kernel) {
+  case KernelKind::AllReduce:
+    return CollectiveRanks{std::get<AllReduceAttrs>(step.attrs).ranks, {}};
+  case KernelKind::Broadcast:
+    return CollectiveRanks{std::get<BroadcastAttrs>(step.attrs).ranks, {}};
+  case KernelKind::ReduceScatter: {
+    const auto &a = std::get<ReduceScatterAttrs>(step.attrs);
+    return CollectiveRanks{a.ranks, a.rank};
+  }
+  case KernelKind::AllGather: {
+    const auto &a = std::get<AllGatherAttrs>(step.attrs);
+    return CollectiveRanks{a.ranks, a.rank};
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
+bool isCollective(const Step &step) {
+  return collectiveRanksOf(step).has_value();
 }
 
 } // namespace
@@ -49,34 +76,21 @@ Executor::Executor(std::shared_ptr<const Plan> plan,
   bufferAlignment =
       static_cast<size_t>(std::max<uint64_t>(64, planPtr->alignment));
   for (const Step &step : planPtr->steps) {
-    int64_t ranks = 0;
-    if (step.kernel == KernelKind::AllReduce)
-      ranks = std::get<AllReduceAttrs>(step.attrs).ranks;
-    else if (step.kernel == KernelKind::ReduceScatter)
-      ranks = std::get<ReduceScatterAttrs>(step.attrs).ranks;
-    else if (step.kernel == KernelKind::Broadcast)
-      ranks = std::get<BroadcastAttrs>(step.attrs).ranks;
-    std::optional<int64_t> stepRank;
-    if (step.kernel == KernelKind::ReduceScatter)
-      stepRank = std::get<ReduceScatterAttrs>(step.attrs).rank;
-    if (step.kernel == KernelKind::AllGather) {
-      ranks = std::get<AllGatherAttrs>(step.attrs).ranks;
-      stepRank = std::get<AllGatherAttrs>(step.attrs).rank;
-    }
-    if (stepRank) {
-      if (planRank >= 0 && *stepRank != planRank)
+    std::optional<CollectiveRanks> collective = collectiveRanksOf(step);
+    if (!collective)
+      continue;
+    if (collective->rank) {
+      if (planRank >= 0 && *collective->rank != planRank)
         throw Error(ErrorCode::InvalidPlan,
                     concat("plan: its collectives are rank ", planRank,
-                           "'s and rank ", *stepRank, "'s"));
-      planRank = *stepRank;
+                           "'s and rank ", *collective->rank, "'s"));
+      planRank = *collective->rank;
     }
-    if (!ranks)
-      continue;
-    if (planRanks && ranks != planRanks)
+    if (planRanks && collective->ranks != planRanks)
       throw Error(ErrorCode::InvalidPlan,
                   concat("plan: its collectives are for ", planRanks,
-                         " and for ", ranks, " ranks"));
-    planRanks = ranks;
+                         " and for ", collective->ranks, " ranks"));
+    planRanks = collective->ranks;
   }
   try {
     allocate();
@@ -319,7 +333,7 @@ void Executor::setCollectives(Collectives *c) {
   if (c && planRank >= 0 && c->rank() != planRank)
     throw Error(ErrorCode::Collective,
                 concat("executor: the plan is rank ", planRank,
-                       "'s step (memopt.reduce_scatter), run on rank ",
+                       "'s step (reduce_scatter, all_gather), run on rank ",
                        c->rank()));
   collectives = c;
 }
@@ -388,16 +402,18 @@ void Executor::start(uint64_t stepCounter) {
     context.workspace = stepWorkspaces[s];
     auto start = std::chrono::steady_clock::now();
     try {
-      // A collective reads what the kernels before it wrote: on a device,
-      // their stream must have finished (the collective waits for its own).
-      if (isCollectiveKernel(plan.steps[s].kernel))
+      if (isCollective(plan.steps[s])) {
+        // A collective reads what the kernels before it wrote: on a device,
+        // their stream must have finished (the collective waits for its
+        // own).
         backendPtr->synchronize();
-      if (overlap && isCollectiveKernel(plan.steps[s].kernel)) {
-        inFlightStep = s;
-        inFlight =
-            std::async(std::launch::async, [this, s] { runCollective(s); });
-      } else if (isCollectiveKernel(plan.steps[s].kernel)) {
-        runCollective(s);
+        if (overlap) {
+          inFlightStep = s;
+          inFlight =
+              std::async(std::launch::async, [this, s] { runCollective(s); });
+        } else {
+          runCollective(s);
+        }
       } else {
         backendPtr->execute(plan.steps[s], stepInputs[s], stepOutputs[s],
                             context);
@@ -506,15 +522,15 @@ void Executor::computeCollectiveWaits() {
   }
   collectiveWaitBefore.assign(n, n);
   for (size_t c = 0; c < n; ++c) {
-    if (!isCollectiveKernel(plan.steps[c].kernel))
+    if (!isCollective(plan.steps[c]))
       continue;
     // What the collective reads and writes must stay as it is until it
     // is done: nothing after it may write there, nor read what it writes.
     std::vector<Bytes> busy = reads[c];
     busy.insert(busy.end(), writes[c].begin(), writes[c].end());
     for (size_t s = c + 1; s < n; ++s)
-      if (isCollectiveKernel(plan.steps[s].kernel) ||
-          anyOverlap(reads[s], writes[c]) || anyOverlap(writes[s], busy)) {
+      if (isCollective(plan.steps[s]) || anyOverlap(reads[s], writes[c]) ||
+          anyOverlap(writes[s], busy)) {
         collectiveWaitBefore[c] = s;
         break;
       }

@@ -253,15 +253,19 @@ KernelAttrs clipCoefficient(Rules &r) {
   return a;
 }
 
-/// square_sum(x...) -> a 0-d f64: the sum of the squares of every element.
-KernelAttrs squareSum(Rules &r) {
+/// Float tensors of any dtypes and shapes, without attributes, to one 0-d
+/// `dtype` (square_sum, found_inf).
+static KernelAttrs floatsToScalar(Rules &r, DType dtype) {
   r.arity(1, SIZE_MAX, 1);
   r.done();
   for (size_t i = 0; i < r.numInputs(); ++i)
     r.isFloat(r.in(i), concat("input ", i));
-  r.output(0, DType::F64, {});
+  r.output(0, dtype, {});
   return std::monostate{};
 }
+
+/// square_sum(x...) -> a 0-d f64: the sum of the squares of every element.
+KernelAttrs squareSum(Rules &r) { return floatsToScalar(r, DType::F64); }
 
 /// cast(x) -> x's values in the output's float dtype (any float dtype).
 KernelAttrs cast(Rules &r) {
@@ -276,14 +280,7 @@ KernelAttrs cast(Rules &r) {
 
 /// found_inf(x...) -> a 0-d f32 flag: 1 if any element of any input is
 /// +-inf or NaN, else 0. The inputs may have any float dtypes and shapes.
-KernelAttrs foundInf(Rules &r) {
-  r.arity(1, SIZE_MAX, 1);
-  r.done();
-  for (size_t i = 0; i < r.numInputs(); ++i)
-    r.isFloat(r.in(i), concat("input ", i));
-  r.output(0, DType::F32, {});
-  return std::monostate{};
-}
+KernelAttrs foundInf(Rules &r) { return floatsToScalar(r, DType::F32); }
 
 /// A collective's required `ranks`: at least 2.
 int64_t collectiveRanks(Rules &r) {

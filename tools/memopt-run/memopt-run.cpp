@@ -612,14 +612,19 @@ RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
         "wheel); use --device=cpu");
 #endif
   }
+  // The step's collectives: NCCL's on CUDA, else the job's (MPI).
+  runtime::Collectives *stepCollectives =
+      deviceCollectives ? deviceCollectives.get() : collectives;
   // On several ranks `auto` is the CPU: the GPU needs one per rank, which
   // --device=cuda asks for.
-  if (collectives && device == "auto")
+  std::unique_ptr<runtime::Backend> backend;
+  if (collectives && device == "auto") {
     out << "device: cpu (auto: several ranks run on the CPU unless "
            "--device=cuda)\n";
-  std::unique_ptr<runtime::Backend> backend =
-      collectives && device == "auto" ? runtime::createBackend("cpu")
-                                      : chooseBackend(out);
+    backend = runtime::createBackend("cpu");
+  } else {
+    backend = chooseBackend(out);
+  }
   std::string deviceName(backend->name());
   // Not when the user capped workspaces: they chose memory over speed.
   if (deviceName == "cuda" && convWorkspace.empty() && workspaceLimit.empty() &&
@@ -688,14 +693,12 @@ RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
       how = "loaded from " + loadWeights;
     }
     if (whole) {
+      int64_t firstRow =
+          shapes::rowSliceStart(whole->shape[0], ranks, rankIndex);
       tensor.bytes = ownRows(tensor.bytes, whole->shape);
       tensor.shape = info.shape;
-      how += llvm::formatv(
-                 ", rows {0} to {1} of {2}",
-                 shapes::rowSliceStart(whole->shape[0], ranks, rankIndex),
-                 shapes::rowSliceStart(whole->shape[0], ranks, rankIndex) +
-                     info.shape[0] - 1,
-                 whole->shape[0])
+      how += llvm::formatv(", rows {0} to {1} of {2}", firstRow,
+                           firstRow + info.shape[0] - 1, whole->shape[0])
                  .str();
     }
     if (inputs && arg.role == runtime::ArgumentRole::Data &&
@@ -735,8 +738,7 @@ RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
   run::DataFeed data(*plan, graph, inputs ? "fixed" : dataSpec.getValue(),
                      evalMode ? "test" : "train", seed, rankIndex, ranks);
   if (collectives) {
-    executor.setCollectives(deviceCollectives ? deviceCollectives.get()
-                                              : collectives);
+    executor.setCollectives(stepCollectives);
     executor.setOverlapCollectives(overlapCollectives);
     // Gradient buckets: averaged on every rank, or (ZeRO stage 2) each
     // gradient on its owner.
@@ -747,9 +749,8 @@ RunSummary runCompiled(std::shared_ptr<const runtime::Plan> plan,
       scattered += s.kernel == runtime::KernelKind::ReduceScatter;
     }
     out << "data parallel: " << ranks << " ranks over "
-        << (deviceCollectives ? deviceCollectives.get() : collectives)
-               ->describe()
-        << ", " << (scattered ? scattered : averaged)
+        << stepCollectives->describe() << ", "
+        << (scattered ? scattered : averaged)
         << (scattered ? " reduce-scatter" : " all-reduce")
         << " buckets; each rank trains on its rows of the "
            "global batch, rank 0 prints the mean loss over ranks\n";
