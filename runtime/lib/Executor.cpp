@@ -435,8 +435,9 @@ void Executor::start(uint64_t stepCounter) {
     }
   };
   try {
-    if (stepObserver) {
-      // Timing each kernel needs them one by one.
+    if (stepObserver || planRanks) {
+      // Timing each kernel needs them one by one; a collective waits for
+      // the backend's stream, which a captured CUDA graph cannot do.
       for (size_t s = 0; s < plan.steps.size(); ++s)
         issueStep(s);
     } else {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Packs what the GPU machine needs to run memopt's CUDA backend into
 # .gpu/bundle.tgz (ignored by git; carry .gpu to the machine, about 33 MB):
-# memopt-run, memopt-opt and MemOptCudaTests linked against LLVM's static
+# memopt-run, memopt-opt, MemOptCudaTests and MemOptNcclTests (when NCCL was
+# found) linked against LLVM's static
 # libraries (that machine has CUDA, cuDNN and PyTorch but no LLVM), the
 # shared libraries they need that are neither glibc, the compiler runtime nor
 # CUDA's (CBC, OpenBLAS, LAPACK), and the test models. scripts/gpu/check.sh
@@ -23,21 +24,27 @@ if [ ! -f "$build/build.ninja" ]; then
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
     -DMEMOPT_STATIC_LLVM=ON -DCMAKE_CUDA_ARCHITECTURES=90
 fi
-ninja -C "$build" memopt-run memopt-opt MemOptCudaTests
+targets=(memopt-run memopt-opt MemOptCudaTests)
+ninja -C "$build" -t targets all | grep -q '^MemOptNcclTests:' &&
+  targets+=(MemOptNcclTests)
+ninja -C "$build" "${targets[@]}"
 
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/models"
-for b in bin/memopt-run bin/memopt-opt unittests/Training/MemOptCudaTests; do
+for b in bin/memopt-run bin/memopt-opt unittests/Training/MemOptCudaTests \
+  unittests/MemOptNcclTests; do
+  [ -e "$build/$b" ] || continue
   strip -o "$out/bin/$(basename "$b")" "$build/$b"
 done
 cp "$build"/unittests/Training/models/*.mlir "$out/models/"
 nvcc -O2 -arch=sm_90 "$root/bench/gpu/lce_gemm.cu" -lcublas -o "$out/bin/lce_gemm"
 # Libraries the machine may lack: everything but glibc, libstdc++/libgcc
-# (newer there) and CUDA's own (cudart, cuBLAS, cuDNN are there).
+# (newer there) and CUDA's own (cudart, cuBLAS, cuDNN are there; NCCL, 218 MB
+# here, is there in PyTorch's nvidia-nccl-cu13 wheel).
 for lib in $(ldd "$out"/bin/* 2>/dev/null | awk '/=>/ {print $3}' | sort -u); do
   case "$(basename "$lib")" in
   libc.so* | libm.so* | libmvec.so* | libdl.so* | librt.so* | libpthread.so* | \
-    libstdc++.so* | libgcc_s.so* | libcud* | libcublas* | ld-linux*) ;;
+    libstdc++.so* | libgcc_s.so* | libcud* | libcublas* | libnccl* | ld-linux*) ;;
   *) cp -L "$lib" "$out/lib/" ;;
   esac
 done

@@ -5,6 +5,8 @@
 #   tests    every MemOptCudaTests case in its own process (a broken context
 #            cannot fail the next one); with MEMOPT_GPU_SANITIZE=1 the first
 #            two that fail are rerun under compute-sanitizer
+#   nccl     MemOptNcclTests (one rank: the machine has one GPU, and NCCL
+#            runs one rank per GPU)
 #   lit      test/Runtime/cuda.test's commands (the machine has no lit)
 #   quick    bench/gpu_compare.py --quick
 #   compare  bench/gpu_compare.py with the arguments after `--`
@@ -46,12 +48,17 @@ tar -C .gpu -xzf .gpu/bundle.tgz || exit 1
 mkdir -p build-static/unittests/Training/models
 cp .gpu/models/*.mlir build-static/unittests/Training/models/
 
-# CUDA's libraries: the toolkit's, and cuDNN from wherever it is installed
-# (PyTorch's wheel carries one).
+# CUDA's libraries: the toolkit's, and cuDNN and NCCL from wherever they are
+# installed (PyTorch's wheels carry them).
 libdirs="$root/.gpu/lib"
-for lib in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcudnn.so.9; do
+for lib in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcudnn.so.9 \
+  libnccl.so.2; do
   found=$(find /usr/local/cuda/lib64/ /usr/local/cuda/targets/ /usr/lib/x86_64-linux-gnu/ \
     /opt/ /usr/local/lib/ -name "$lib" -print -quit 2>/dev/null)
+  # PyTorch's venv, wherever it is: its nvidia-* wheels.
+  [ -n "$found" ] || found=$(find "$(python3 -c 'import nvidia, os;
+print(os.path.dirname(list(nvidia.__path__)[0]))' 2>/dev/null)" \
+    -name "$lib" -print -quit 2>/dev/null)
   if [ -z "$found" ]; then
     echo "check: $lib not found on this machine"
   else
@@ -59,7 +66,7 @@ for lib in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcudnn.so.9; do
   fi
 done
 mkdir -p .gpu/wrap
-for b in memopt-run memopt-opt MemOptCudaTests lce_gemm; do
+for b in memopt-run memopt-opt MemOptCudaTests MemOptNcclTests lce_gemm; do
   [ -e ".gpu/bin/$b" ] || continue
   printf '#!/bin/sh\nLD_LIBRARY_PATH="%s" exec "%s" "$@"\n' \
     "$libdirs" "$root/.gpu/bin/$b" >".gpu/wrap/$b"
@@ -110,6 +117,13 @@ stage_tests() {
       --print-limit 5 .gpu/bin/MemOptCudaTests --gtest_filter="$t" 2>&1 |
       grep -v "^\[ \|^Running\|^Note:" | head -40
   done
+}
+
+stage_nccl() {
+  [ -e .gpu/wrap/MemOptNcclTests ] || { echo "nccl: not in the bundle"; return; }
+  timeout 120 MemOptNcclTests 2>&1 | tee "$out/nccl_tests.txt" |
+    grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) +\]|Failure|Expected|Which is|NCCL"
+  echo "nccl tests: exit ${PIPESTATUS[0]}"
 }
 
 stage_lit() {

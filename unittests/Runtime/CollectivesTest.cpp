@@ -7,10 +7,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "memopt/runtime/Collectives.h"
+#include "memopt/runtime/Backend.h"
+#include "memopt/runtime/Executor.h"
 
 #include "memopt/Contract/CollectiveShapes.h"
 #include "memopt/runtime/Error.h"
 #include "memopt/runtime/Half.h"
+
+#include "TestUtil.h"
 
 #include <gtest/gtest.h>
 
@@ -482,6 +486,88 @@ TEST(CollectivesTest, DifferentPlansFailOnEveryRank) {
   group.run([&](Collectives &c) {
     EXPECT_NO_THROW(checkSameOnEveryRank(c, "same plan", "plan"));
   });
+}
+
+/// The CPU backend, counting the whole steps issued through runStep (which
+/// the CUDA backend captures into a CUDA graph).
+class CountingBackend final : public Backend {
+public:
+  explicit CountingBackend(int &wholeSteps)
+      : cpu(createCpuBackend()), wholeSteps(wholeSteps) {}
+  std::string_view name() const override { return cpu->name(); }
+  void *allocate(size_t bytes, size_t alignment) override {
+    return cpu->allocate(bytes, alignment);
+  }
+  void deallocate(void *ptr, size_t bytes) noexcept override {
+    cpu->deallocate(ptr, bytes);
+  }
+  void copyToDevice(void *dst, const void *src, size_t bytes) override {
+    cpu->copyToDevice(dst, src, bytes);
+  }
+  void copyToHost(void *dst, const void *src, size_t bytes) override {
+    cpu->copyToHost(dst, src, bytes);
+  }
+  void copyOnDevice(void *dst, const void *src, size_t bytes) override {
+    cpu->copyOnDevice(dst, src, bytes);
+  }
+  void prepare(const Plan &plan,
+               const std::vector<std::vector<TensorRef>> &stepInputs,
+               const std::vector<std::vector<TensorRef>> &stepOutputs,
+               const std::vector<Workspace> &stepWorkspaces) override {
+    cpu->prepare(plan, stepInputs, stepOutputs, stepWorkspaces);
+  }
+  void execute(const Step &step, const std::vector<TensorRef> &inputs,
+               const std::vector<TensorRef> &outputs,
+               const StepContext &context) override {
+    cpu->execute(step, inputs, outputs, context);
+  }
+  void runStep(const std::function<void()> &issue) override {
+    ++wholeSteps;
+    issue();
+  }
+  MemoryStats memoryStats() const override { return cpu->memoryStats(); }
+
+private:
+  std::unique_ptr<Backend> cpu;
+  int &wholeSteps;
+};
+
+TEST(CollectivesTest, AStepWithCollectivesIsNotCapturedWhole) {
+  // A collective synchronises the backend's stream, which a CUDA graph
+  // being captured cannot do: the executor issues such a plan step by step
+  // (a plan without collectives still goes through runStep).
+  using namespace memopt::runtime::test;
+  HostTensor x{DType::F32, {3}, {0, 0, 0}};
+  auto plan =
+      Plan::parse(singleStepPlan("all_reduce", {{"ranks", 2}, {"sum", false}},
+                                 {x}, {{DType::F32, {3}}})
+                      .dump());
+  ThreadGroup group(2);
+  std::vector<int> wholeSteps(2, 0);
+  std::vector<std::vector<float>> got(2, std::vector<float>(3));
+  group.run([&](Collectives &c) {
+    int r = c.rank();
+    Executor exec(plan, std::make_unique<CountingBackend>(wholeSteps[r]));
+    exec.setCollectives(&c);
+    std::vector<float> mine{value(r, 0), value(r, 1), value(r, 2)};
+    exec.setArgument(0, DType::F32, {3}, mine.data(), 12);
+    exec.run(0);
+    exec.getResult(0, got[r].data(), 12);
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(wholeSteps[r], 0) << "rank " << r;
+    for (int64_t i = 0; i < 3; ++i)
+      EXPECT_EQ(got[r][i], meanInRankOrder(2, i)) << "rank " << r;
+  }
+  int alone = 0;
+  Executor exec(Plan::parse(singleStepPlan("relu", json::object(), {x},
+                                           {{DType::F32, {3}}})
+                                .dump()),
+                std::make_unique<CountingBackend>(alone));
+  float zeros[3] = {0, 0, 0};
+  exec.setArgument(0, DType::F32, {3}, zeros, sizeof zeros);
+  exec.run(0);
+  EXPECT_EQ(alone, 1);
 }
 
 } // namespace
