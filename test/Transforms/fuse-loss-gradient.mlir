@@ -132,3 +132,51 @@ func.func @foreign(%h: tensor<16x8xf32>) -> tensor<16x8xf32> {
   %1 = memopt.relu %0 : tensor<16x8xf32>
   return %1 : tensor<16x8xf32>
 }
+
+// -----
+
+// Mixed precision: the backward op reads the partition's recomputed f16
+// cast of the weight where the forward op read the original cast. The copy
+// is the same value, so the pair fuses on the copy, and the original cast,
+// which nothing else reads, goes with the forward op.
+// CHECK-LABEL: func.func @recomputed_weight_cast(
+// CHECK-NEXT:    %[[H:.*]] = memopt.cast %arg0
+// CHECK-NEXT:    %[[X:.*]] = memopt.relu %arg3
+// CHECK-NEXT:    %[[W:.*]] = memopt.cast %arg1 {memopt.recompute}
+// CHECK-NEXT:    %[[L:.*]], %[[DH:.*]], %[[DW:.*]] = memopt.linear_cross_entropy_with_grad %arg4, %[[H]], %[[W]], %arg2 {chunk = 4 : i64}
+// CHECK-NEXT:    return %[[L]], %[[DH]], %[[DW]], %[[X]]
+func.func @recomputed_weight_cast(%h: tensor<16x8xf32>, %w: tensor<100x8xf32>, %l: tensor<16xi64>, %y: tensor<4xf32>, %g: tensor<f32>)
+    -> (tensor<f32>, tensor<16x8xf16>, tensor<100x8xf16>, tensor<4xf32>) {
+  %hc = memopt.cast %h : tensor<16x8xf32> to tensor<16x8xf16>
+  %wc = memopt.cast %w : tensor<100x8xf32> to tensor<100x8xf16>
+  // expected-remark @+1 {{fused linear_cross_entropy with its backward}}
+  %loss, %lse = memopt.linear_cross_entropy %hc, %wc, %l {chunk = 4 : i64}
+      : tensor<16x8xf16>, tensor<100x8xf16>, tensor<16xi64>
+  %x = memopt.relu %y : tensor<4xf32>
+  %wr = memopt.cast %w {memopt.recompute} : tensor<100x8xf32> to tensor<100x8xf16>
+  %dh, %dw = memopt.linear_cross_entropy_backward %g, %hc, %wr, %l, %lse {chunk = 4 : i64}
+      : (tensor<f32>, tensor<16x8xf16>, tensor<100x8xf16>, tensor<16xi64>, tensor<16xf32>)
+      -> (tensor<16x8xf16>, tensor<100x8xf16>)
+  return %loss, %dh, %dw, %x : tensor<f32>, tensor<16x8xf16>, tensor<100x8xf16>, tensor<4xf32>
+}
+
+// -----
+
+// A cast of another weight is not a copy of the forward op's: the pair
+// stays, and so does the forward's cast.
+// CHECK-LABEL: func.func @cast_of_another_weight(
+// CHECK:         memopt.cast %arg1 :
+// CHECK:         memopt.linear_cross_entropy %
+// CHECK:         memopt.linear_cross_entropy_backward
+func.func @cast_of_another_weight(%h: tensor<16x8xf16>, %w: tensor<100x8xf32>, %l: tensor<16xi64>, %w2: tensor<100x8xf32>, %g: tensor<f32>)
+    -> (tensor<f32>, tensor<16x8xf16>, tensor<100x8xf16>) {
+  %wc = memopt.cast %w : tensor<100x8xf32> to tensor<100x8xf16>
+  %loss, %lse = memopt.linear_cross_entropy %h, %wc, %l {chunk = 4 : i64}
+      : tensor<16x8xf16>, tensor<100x8xf16>, tensor<16xi64>
+  %wr = memopt.cast %w2 {memopt.recompute} : tensor<100x8xf32> to tensor<100x8xf16>
+  // expected-remark @+1 {{it does not take the forward op's hidden, weight, labels and chunk}}
+  %dh, %dw = memopt.linear_cross_entropy_backward %g, %h, %wr, %l, %lse {chunk = 4 : i64}
+      : (tensor<f32>, tensor<16x8xf16>, tensor<100x8xf16>, tensor<16xi64>, tensor<16xf32>)
+      -> (tensor<16x8xf16>, tensor<100x8xf16>)
+  return %loss, %dh, %dw : tensor<f32>, tensor<16x8xf16>, tensor<100x8xf16>
+}

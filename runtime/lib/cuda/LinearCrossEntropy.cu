@@ -34,6 +34,12 @@
 // dlogits·weight and grad_weight += dlogitsᵀ·hidden_chunk (beta 0 for the
 // first chunk, 1 after).
 //
+// linear_cross_entropy_with_grad (the pair fused by
+// --memopt-fuse-loss-gradient) does both per chunk on one GEMM's logits:
+// log-sum-exps, then dlogits in place and the two gradient GEMMs, and the
+// loss from the log-sum-exps at the end; the pair's kernels and GEMM shapes,
+// so the pair's bits, with one GEMM and one pass over the logits fewer.
+//
 // Precision: the CPU widens f16 and bf16 operands to f32 and keeps them
 // there; here their dlogits are rounded to the tensor dtype before the two
 // GEMMs, as PyTorch's f16 cross-entropy gradients are (in f16, magnitudes
@@ -378,46 +384,37 @@ void chunkLogits(const KernelCall &call, const TensorRef &h, const TensorRef &w,
   gemm(call, g, hc, w.data, kZero, chunk);
 }
 
-} // namespace
+/// lse[r0 + i] for the `rows` rows of logits in the chunk.
+void chunkLse(const KernelCall &call, const TensorRef &h, const TensorRef &lse,
+              const void *chunk, int64_t r0, int64_t rows, int64_t classes) {
+  // With no classes the kernel reads nothing and writes lse = -inf.
+  if (inDouble(h))
+    chunkLseKernel<double>
+        <<<rowBlocks(rows), kRowThreads, 0, call.cuda.stream>>>(
+            static_cast<const double *>(chunk), rows, classes, lse.data,
+            lse.dtype, r0);
+  else
+    chunkLseKernel<float>
+        <<<rowBlocks(rows), kRowThreads, 0, call.cuda.stream>>>(
+            static_cast<const float *>(chunk), rows, classes, lse.data,
+            lse.dtype, r0);
+  checkLaunch("linear_cross_entropy");
+}
 
-void linearCrossEntropy(const KernelCall &call) {
-  const TensorRef &h = call.in(0), &w = call.in(1), &labels = call.in(2);
-  const TensorRef &loss = call.out(0), &lse = call.out(1);
-  checkSameDType(h, w);
+/// The loss from every row's lse, with `scratch` (free by then) as the
+/// blocks' partial sums when it holds two or more.
+void finishLoss(const KernelCall &call, const TensorRef &h, const TensorRef &w,
+                const TensorRef &labels, const TensorRef &lse,
+                const TensorRef &loss, void *scratch, size_t scratchBytes,
+                int code) {
   const int64_t n = h.dim(0), width = h.dim(1), classes = w.dim(0);
-  const int code = static_cast<int>(call.context.stepIndex) + 1;
-  const bool f64 = inDouble(h);
-  LogitChunk chunk(call, n, classes, f64 ? 8 : 4,
-                   call.step.get<LinearCrossEntropyAttrs>().chunk);
-  GemmScratch scratch(call, chunk);
-
-  for (int64_t r0 = 0; r0 < n; r0 += chunk.rows) {
-    const int64_t rows = std::min(n - r0, chunk.rows);
-    if (classes > 0)
-      chunkLogits(call, h, w, r0, rows, width, classes, chunk.data);
-    // With no classes the kernel reads nothing and writes lse = -inf.
-    if (f64)
-      chunkLseKernel<double>
-          <<<rowBlocks(rows), kRowThreads, 0, call.cuda.stream>>>(
-              static_cast<const double *>(chunk.data), rows, classes, lse.data,
-              lse.dtype, r0);
-    else
-      chunkLseKernel<float>
-          <<<rowBlocks(rows), kRowThreads, 0, call.cuda.stream>>>(
-              static_cast<const float *>(chunk.data), rows, classes, lse.data,
-              lse.dtype, r0);
-    checkLaunch("linear_cross_entropy");
-  }
-
-  // The loss, with the chunk's memory (every row of it read by now) as the
-  // blocks' partial sums when it holds two or more.
   const int64_t wanted =
       std::min<int64_t>((n + kLossWarps - 1) / kLossWarps, kMaxLossBlocks);
   const int64_t fit =
-      chunk.data ? static_cast<int64_t>(chunk.bytes / sizeof(double)) : 0;
+      scratch ? static_cast<int64_t>(scratchBytes / sizeof(double)) : 0;
   const int64_t blocks = std::min(wanted, fit);
   if (blocks >= 2) {
-    double *partials = static_cast<double *>(chunk.data);
+    double *partials = static_cast<double *>(scratch);
     lossKernel<<<static_cast<unsigned>(blocks), kThreads, 0,
                  call.cuda.stream>>>(h.data, w.data, h.dtype, labels.data,
                                      labels.dtype, lse.data, lse.dtype, n,
@@ -434,6 +431,72 @@ void linearCrossEntropy(const KernelCall &call) {
         code);
   }
   checkLaunch("linear_cross_entropy");
+}
+
+/// Rows [r0, r0 + rows) of the gradients from their logits in the chunk:
+/// the logits become dlogits in place, then grad_hidden's rows = dlogits ·
+/// weight and grad_weight += dlogitsᵀ · hidden_chunk (overwritten by the
+/// first chunk). Needs n, V and H above 0.
+void chunkGradients(const KernelCall &call, const TensorRef &gl,
+                    const TensorRef &h, const TensorRef &w,
+                    const TensorRef &labels, const TensorRef &lse,
+                    const TensorRef &dh, const TensorRef &dw, void *chunk,
+                    int64_t r0, int64_t rows, int code) {
+  const int64_t n = h.dim(0), width = h.dim(1), classes = w.dim(0);
+  const bool narrow = h.dtype == DType::F16 || h.dtype == DType::BF16;
+  // dlogits: the chunk as h.dtype elements, rows `ld` elements apart.
+  const int64_t ld = narrow ? 2 * classes : classes;
+  const size_t hBytes = dtypeSize(h.dtype);
+  cudaStream_t stream = call.cuda.stream;
+  const unsigned blocks = rowBlocks(rows);
+  if (inDouble(h))
+    dlogitsKernel<double, false><<<blocks, kRowThreads, 0, stream>>>(
+        static_cast<double *>(chunk), rows, classes, DType::F64, lse.data,
+        lse.dtype, labels.data, labels.dtype, r0, gl.data, gl.dtype, n,
+        call.cuda.errorFlag, code);
+  else if (narrow)
+    dlogitsKernel<float, true><<<blocks, kRowThreads, 0, stream>>>(
+        static_cast<float *>(chunk), rows, classes, h.dtype, lse.data,
+        lse.dtype, labels.data, labels.dtype, r0, gl.data, gl.dtype, n,
+        call.cuda.errorFlag, code);
+  else
+    dlogitsKernel<float, false><<<blocks, kRowThreads, 0, stream>>>(
+        static_cast<float *>(chunk), rows, classes, DType::F32, lse.data,
+        lse.dtype, labels.data, labels.dtype, r0, gl.data, gl.dtype, n,
+        call.cuda.errorFlag, code);
+  checkLaunch("linear_cross_entropy_backward");
+
+  const size_t offset = static_cast<size_t>(r0 * width) * hBytes;
+  const Gemm gh{h.dtype, dh.dtype, false, false, rows,
+                width,   classes,  ld,    width, width};
+  gemm(call, gh, chunk, w.data, kZero, static_cast<char *>(dh.data) + offset);
+  const Gemm gw{h.dtype, dw.dtype, true, false, classes,
+                width,   rows,     ld,   width, width};
+  gemm(call, gw, chunk, static_cast<const char *>(h.data) + offset,
+       r0 == 0 ? kZero : kOne, dw.data);
+}
+
+} // namespace
+
+void linearCrossEntropy(const KernelCall &call) {
+  const TensorRef &h = call.in(0), &w = call.in(1), &labels = call.in(2);
+  const TensorRef &loss = call.out(0), &lse = call.out(1);
+  checkSameDType(h, w);
+  const int64_t n = h.dim(0), width = h.dim(1), classes = w.dim(0);
+  const int code = static_cast<int>(call.context.stepIndex) + 1;
+  LogitChunk chunk(call, n, classes, inDouble(h) ? 8 : 4,
+                   call.step.get<LinearCrossEntropyAttrs>().chunk);
+  GemmScratch scratch(call, chunk);
+
+  for (int64_t r0 = 0; r0 < n; r0 += chunk.rows) {
+    const int64_t rows = std::min(n - r0, chunk.rows);
+    if (classes > 0)
+      chunkLogits(call, h, w, r0, rows, width, classes, chunk.data);
+    chunkLse(call, h, lse, chunk.data, r0, rows, classes);
+  }
+  // Every row of the chunk has been read by now.
+  finishLoss(call, h, w, labels, lse, loss, chunk.data,
+             chunk.data ? chunk.bytes : 0, code);
   chunk.release();
 }
 
@@ -463,61 +526,33 @@ void linearCrossEntropyBackward(const KernelCall &call) {
     return;
   }
 
-  const bool f64 = inDouble(h);
-  const bool narrow = h.dtype == DType::F16 || h.dtype == DType::BF16;
-  LogitChunk chunk(call, n, classes, f64 ? 8 : 4,
+  LogitChunk chunk(call, n, classes, inDouble(h) ? 8 : 4,
                    call.step.get<LinearCrossEntropyAttrs>().chunk);
   GemmScratch scratch(call, chunk);
-  // dlogits: the chunk as h.dtype elements, rows `ld` elements apart.
-  const int64_t ld = narrow ? 2 * classes : classes;
-  const size_t hBytes = dtypeSize(h.dtype);
-
   for (int64_t r0 = 0; r0 < n; r0 += chunk.rows) {
     const int64_t rows = std::min(n - r0, chunk.rows);
     chunkLogits(call, h, w, r0, rows, width, classes, chunk.data);
-
-    const unsigned blocks = rowBlocks(rows);
-    if (f64)
-      dlogitsKernel<double, false><<<blocks, kRowThreads, 0, stream>>>(
-          static_cast<double *>(chunk.data), rows, classes, DType::F64,
-          lse.data, lse.dtype, labels.data, labels.dtype, r0, gl.data, gl.dtype,
-          n, call.cuda.errorFlag, code);
-    else if (narrow)
-      dlogitsKernel<float, true><<<blocks, kRowThreads, 0, stream>>>(
-          static_cast<float *>(chunk.data), rows, classes, h.dtype, lse.data,
-          lse.dtype, labels.data, labels.dtype, r0, gl.data, gl.dtype, n,
-          call.cuda.errorFlag, code);
-    else
-      dlogitsKernel<float, false><<<blocks, kRowThreads, 0, stream>>>(
-          static_cast<float *>(chunk.data), rows, classes, DType::F32, lse.data,
-          lse.dtype, labels.data, labels.dtype, r0, gl.data, gl.dtype, n,
-          call.cuda.errorFlag, code);
-    checkLaunch("linear_cross_entropy_backward");
-
-    // grad_hidden's rows = dlogits · weight.
-    const size_t offset = static_cast<size_t>(r0 * width) * hBytes;
-    const Gemm gh{h.dtype, dh.dtype, false, false, rows,
-                  width,   classes,  ld,    width, width};
-    gemm(call, gh, chunk.data, w.data, kZero,
-         static_cast<char *>(dh.data) + offset);
-    // grad_weight += dlogitsᵀ · hidden_chunk (overwritten by the first).
-    const Gemm gw{h.dtype, dw.dtype, true, false, classes,
-                  width,   rows,     ld,   width, width};
-    gemm(call, gw, chunk.data, static_cast<const char *>(h.data) + offset,
-         r0 == 0 ? kZero : kOne, dw.data);
+    chunkGradients(call, gl, h, w, labels, lse, dh, dw, chunk.data, r0, rows,
+                   code);
   }
   chunk.release();
 }
 
 void linearCrossEntropyWithGrad(const KernelCall &call) {
-  // The two kernels above in turn, the log-sum-exps kept between them in
-  // the workspace's first bytes (LinearCrossEntropyShapes.h), the rest of
-  // the workspace each one's chunk of logits. Same results as the unfused
-  // pair; a one-pass kernel (each chunk's logits once, as on the CPU) is
-  // future work for a session with a GPU.
+  // One pass over the chunks, each chunk's logits computed once: the
+  // forward op's log-sum-exps, then the backward op's dlogits and GEMMs on
+  // the same logits, and the loss from every row's lse at the end. The
+  // log-sum-exps are kept in the workspace's first bytes
+  // (LinearCrossEntropyShapes.h), the rest of the workspace holds the chunk.
+  // Each kernel and GEMM is the unfused pair's with the same shapes, so the
+  // results are the pair's bits with one GEMM and one pass over the logits
+  // fewer per chunk.
   const TensorRef &gl = call.in(0), &h = call.in(1), &w = call.in(2),
                   &labels = call.in(3);
-  const int64_t n = h.dim(0);
+  const TensorRef &loss = call.out(0), &dh = call.out(1), &dw = call.out(2);
+  checkSameDType(h, w);
+  const int64_t n = h.dim(0), width = h.dim(1), classes = w.dim(0);
+  const int code = static_cast<int>(call.context.stepIndex) + 1;
   const DType lseType = inDouble(h) ? DType::F64 : DType::F32;
   const size_t lseBytes = static_cast<size_t>(
       shapes::linearCrossEntropyLseBytes(n, dtypeSize(lseType)));
@@ -547,13 +582,32 @@ void linearCrossEntropyWithGrad(const KernelCall &call) {
   }
   const Shape lseShape{n};
   const TensorRef lse{memory.data, lseType, &lseShape, n};
-  const std::vector<TensorRef> forwardIn{h, w, labels},
-      forwardOut{call.out(0), lse}, backwardIn{gl, h, w, labels, lse},
-      backwardOut{call.out(1), call.out(2)};
-  linearCrossEntropy(
-      KernelCall{call.step, forwardIn, forwardOut, call.context, rest});
-  linearCrossEntropyBackward(
-      KernelCall{call.step, backwardIn, backwardOut, call.context, rest});
+  const std::vector<TensorRef> forwardIn{h, w, labels}, forwardOut{loss, lse},
+      backwardIn{gl, h, w, labels, lse}, backwardOut{dh, dw};
+  if (n == 0 || classes == 0 || width == 0) {
+    // Empty products: the pair's own handling of them, in turn.
+    linearCrossEntropy(
+        KernelCall{call.step, forwardIn, forwardOut, call.context, rest});
+    linearCrossEntropyBackward(
+        KernelCall{call.step, backwardIn, backwardOut, call.context, rest});
+    return;
+  }
+  const KernelCall inner{call.step, forwardIn, forwardOut, call.context, rest};
+  LogitChunk chunk(inner, n, classes, inDouble(h) ? 8 : 4,
+                   call.step.get<LinearCrossEntropyAttrs>().chunk);
+  GemmScratch scratch(inner, chunk);
+  for (int64_t r0 = 0; r0 < n; r0 += chunk.rows) {
+    const int64_t rows = std::min(n - r0, chunk.rows);
+    chunkLogits(inner, h, w, r0, rows, width, classes, chunk.data);
+    chunkLse(inner, h, lse, chunk.data, r0, rows, classes);
+    chunkGradients(inner, gl, h, w, labels, lse, dh, dw, chunk.data, r0, rows,
+                   code);
+  }
+  // The last chunk's dlogits have been read by the GEMMs before it (stream
+  // order): its memory takes the loss's partial sums.
+  finishLoss(inner, h, w, labels, lse, loss, chunk.data,
+             chunk.data ? chunk.bytes : 0, code);
+  chunk.release();
 }
 
 } // namespace memopt::runtime::cuda

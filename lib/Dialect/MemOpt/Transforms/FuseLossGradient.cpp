@@ -13,6 +13,15 @@
 // they were, the 0-d loss later, and the N log-sum-exps are gone. Pairs the
 // pass cannot prove that of are left alone (a remark says why).
 //
+// The backward op may read a recomputed copy of an operand where the
+// forward op read the original: under mixed precision the partition
+// recomputes the weight's f16 cast for the backward pass rather than keep
+// the forward's alive. A copy counts as the same value when it is the same
+// side-effect-free op, without regions, on the same operands (or copies of
+// them) with the same attributes but `memopt.recompute` and the same result
+// types: the same bits. The fused op reads the backward op's operands, and
+// an original that nothing reads any more is erased with the forward op.
+//
 //===----------------------------------------------------------------------===//
 
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
@@ -22,6 +31,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #define DEBUG_TYPE "memopt-fuse-loss-gradient"
 
@@ -35,6 +45,44 @@ using namespace memopt;
 
 namespace {
 
+/// Whether `copy` is `original` or a recomputation of it (see the file
+/// comment), looking through at most `depth` ops.
+bool sameValue(Value original, Value copy, unsigned depth = 4) {
+  if (original == copy)
+    return true;
+  auto a = dyn_cast<OpResult>(original), b = dyn_cast<OpResult>(copy);
+  if (!a || !b || depth == 0 || a.getResultNumber() != b.getResultNumber())
+    return false;
+  Operation *x = a.getOwner(), *y = b.getOwner();
+  if (x->getName() != y->getName() || x->getNumRegions() != 0 ||
+      y->getNumRegions() != 0 || !isMemoryEffectFree(x) ||
+      !isMemoryEffectFree(y) || x->getResultTypes() != y->getResultTypes() ||
+      x->getNumOperands() != y->getNumOperands())
+    return false;
+  NamedAttrList xa(x->getAttrDictionary()), ya(y->getAttrDictionary());
+  xa.erase(MemOptDialect::kRecomputeAttrName);
+  ya.erase(MemOptDialect::kRecomputeAttrName);
+  if (xa.getDictionary(x->getContext()) != ya.getDictionary(y->getContext()))
+    return false;
+  for (auto [u, v] : llvm::zip(x->getOperands(), y->getOperands()))
+    if (!sameValue(u, v, depth - 1))
+      return false;
+  return true;
+}
+
+/// Erases `value`'s defining op, and then theirs, while nothing reads
+/// them and they have no side effects.
+void eraseIfDead(Value value) {
+  Operation *op = value.getDefiningOp();
+  if (!op || !op->use_empty() || !isMemoryEffectFree(op) ||
+      op->getNumRegions() != 0)
+    return;
+  SmallVector<Value> operands(op->getOperands());
+  op->erase();
+  for (Value operand : operands)
+    eraseIfDead(operand);
+}
+
 /// Why the backward op `bwd` and the forward op that made its log-sum-exps
 /// cannot fuse, or an empty string when they can.
 std::string whyNot(LinearCrossEntropyBackwardOp bwd, LinearCrossEntropyOp fwd) {
@@ -42,9 +90,10 @@ std::string whyNot(LinearCrossEntropyBackwardOp bwd, LinearCrossEntropyOp fwd) {
     return "its log-sum-exps are not a linear_cross_entropy's";
   if (fwd->getBlock() != bwd->getBlock() || !fwd->isBeforeInBlock(bwd))
     return "the forward op is not before it in the same block";
-  if (fwd.getHidden() != bwd.getHidden() ||
-      fwd.getWeight() != bwd.getWeight() ||
-      fwd.getLabels() != bwd.getLabels() || fwd.getChunk() != bwd.getChunk())
+  if (!sameValue(fwd.getHidden(), bwd.getHidden()) ||
+      !sameValue(fwd.getWeight(), bwd.getWeight()) ||
+      !sameValue(fwd.getLabels(), bwd.getLabels()) ||
+      fwd.getChunk() != bwd.getChunk())
     return "it does not take the forward op's hidden, weight, labels and "
            "chunk";
   if (!fwd.getLse().hasOneUse())
@@ -95,8 +144,12 @@ struct MemOptFuseLossGradientPass
     fwd.getResult().replaceAllUsesWith(fused.getResult());
     bwd.getGradHidden().replaceAllUsesWith(fused.getGradHidden());
     bwd.getGradWeight().replaceAllUsesWith(fused.getGradWeight());
+    SmallVector<Value> fwdOperands(fwd->getOperands());
     bwd->erase();
     fwd->erase();
+    // Originals only the forward op read (the backward op read copies).
+    for (Value operand : fwdOperands)
+      eraseIfDead(operand);
     ++numFused;
     if (remarks)
       fused.emitRemark() << "fused linear_cross_entropy with its backward: "
