@@ -155,7 +155,9 @@ const Case kCases[] = {
     {"Gpt2OddAttention", Case::Suite, "gpt2-odd",
      "memopt-pipeline{optimizer=momentum lr=0.01}", 1e-3, 2},
     // The LM head and its loss fused, in chunks of 9 of the 134 rows, in
-    // f32 and in fp16 (dlogits narrowed for the GEMMs, as PyTorch does).
+    // f32 and in fp16 (dlogits narrowed for the GEMMs, as PyTorch does);
+    // the loss and its gradient in one op (linear_cross_entropy_with_grad),
+    // and in fp16 also as the pair.
     {"Gpt2LinearCrossEntropy", Case::Suite, "gpt2-odd",
      "memopt-fuse-linear-cross-entropy{min-classes=1 chunk=9},"
      "memopt-pipeline{optimizer=momentum lr=0.01}",
@@ -163,6 +165,11 @@ const Case kCases[] = {
     {"Gpt2LinearCrossEntropyFp16", Case::Suite, "gpt2-odd",
      "memopt-fuse-linear-cross-entropy{min-classes=1 chunk=9},"
      "memopt-pipeline{optimizer=adam lr=0.001 precision=fp16}",
+     2e-2, 2},
+    {"Gpt2LinearCrossEntropyFp16Pair", Case::Suite, "gpt2-odd",
+     "memopt-fuse-linear-cross-entropy{min-classes=1 chunk=9},"
+     "memopt-pipeline{optimizer=adam lr=0.001 precision=fp16 "
+     "fuse-loss-gradient=false}",
      2e-2, 2},
     {"LstmSgd", Case::Suite, "lstm", "memopt-pipeline{optimizer=sgd lr=0.1}",
      1e-4, 3},
@@ -440,9 +447,9 @@ TEST(CudaDifferentialCoverage, EveryKernelKindIsExercised) {
       covered.insert(s.kernel);
   }
   covered.insert(KernelKind::Reshape); // CudaDifferentialReshape
-  // Collectives run in the executor, not in a backend, and the CUDA
-  // backend refuses them (no NCCL yet): CollectivesTest and
-  // test/Runtime/data-parallel.test cover them on the CPU.
+  // Collectives run in the executor, not in a backend: CollectivesTest and
+  // test/Runtime/data-parallel.test cover them on the CPU, MemOptNcclTests
+  // through NCCL on a GPU.
   covered.insert(KernelKind::AllReduce);
   covered.insert(KernelKind::ReduceScatter);
   covered.insert(KernelKind::Broadcast);
