@@ -24,6 +24,7 @@
 #include "TrainingTestUtil.h"
 
 #include "memopt/runtime/Backend.h"
+#include "memopt/runtime/Collectives.h"
 #include "memopt/runtime/Error.h"
 #include "memopt/runtime/Executor.h"
 #include "memopt/runtime/Kernel.h"
@@ -406,6 +407,103 @@ TEST(CudaDifferentialReshape, CopiesLikeTheCpu) {
     for (int i = 0; i < 6; ++i)
       EXPECT_EQ(out[i], x[i]) << device << " element " << i;
   }
+}
+
+/// Rank 1 of 2 of a data-parallel job: set on an executor, its dropout
+/// masks are those of the rank's rows of the global batch. No collective
+/// runs (the plan has none).
+class SecondOfTwoRanks final : public memopt::runtime::Collectives {
+public:
+  int rank() const override { return 1; }
+  int size() const override { return 2; }
+  std::string describe() const override { return "rank 1 of 2 (no peers)"; }
+  void allToAll(const void *, void *, size_t) override { unexpected(); }
+  void allToAllV(const void *, const std::vector<size_t> &,
+                 const std::vector<size_t> &, void *,
+                 const std::vector<size_t> &,
+                 const std::vector<size_t> &) override {
+    unexpected();
+  }
+  void allGather(const void *, void *, size_t) override { unexpected(); }
+  void broadcast(void *, size_t, int) override { unexpected(); }
+
+private:
+  [[noreturn]] static void unexpected() {
+    throw memopt::runtime::Error(memopt::runtime::ErrorCode::Internal,
+                                 "no collective runs in this test");
+  }
+};
+
+/// dropout and attention with dropout on rank 1 of a data-parallel job:
+/// the GPU's masks are the CPU's, the rank's rows of the global batch's
+/// mask (not rank 0's, which every rank would otherwise draw).
+TEST(CudaDifferentialDropout, RanksUseTheirRowsOfTheMask) {
+  auto plan = memopt::runtime::Plan::parse(R"({
+    "format": "memopt-plan", "version": 1, "function": "drop",
+    "arena_bytes": 18432, "alignment": 64,
+    "tensors": [
+      {"id": 0, "dtype": "f32", "shape": [4096], "storage": "argument", "argument": 0},
+      {"id": 1, "dtype": "f32", "shape": [2, 16, 8], "storage": "argument", "argument": 1},
+      {"id": 2, "dtype": "f32", "shape": [2, 16, 8], "storage": "argument", "argument": 2},
+      {"id": 3, "dtype": "f32", "shape": [2, 16, 8], "storage": "argument", "argument": 3},
+      {"id": 4, "dtype": "f32", "shape": [4096], "storage": "arena", "offset": 0},
+      {"id": 5, "dtype": "f32", "shape": [2, 16, 8], "storage": "arena", "offset": 16384},
+      {"id": 6, "dtype": "f32", "shape": [2, 16], "storage": "arena", "offset": 17408}
+    ],
+    "arguments": [
+      {"name": "x", "role": "data", "tensor": 0},
+      {"name": "q", "role": "data", "tensor": 1},
+      {"name": "k", "role": "data", "tensor": 2},
+      {"name": "v", "role": "data", "tensor": 3}
+    ],
+    "results": [4, 5],
+    "steps": [
+      {"kernel": "dropout", "inputs": [0], "outputs": [4],
+       "attrs": {"p": 0.5, "seed": 7}},
+      {"kernel": "attention", "inputs": [1, 2, 3], "outputs": [5, 6],
+       "attrs": {"scale": 0.35, "p": 0.3, "seed": 11, "causal": false}}
+    ]
+  })");
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> x(4096), q(256), k(256), v(256);
+  for (std::vector<float> *t : {&x, &q, &k, &v})
+    for (float &e : *t)
+      e = uniform(rng);
+  SecondOfTwoRanks second;
+  struct Results {
+    std::vector<float> dropped = std::vector<float>(4096),
+                       out = std::vector<float>(256);
+  };
+  auto run = [&](const char *device, bool asSecondRank) {
+    memopt::runtime::Executor exec(plan, device);
+    if (asSecondRank)
+      exec.setCollectives(&second);
+    exec.setArgument(0, memopt::runtime::DType::F32, {4096}, x.data(),
+                     x.size() * 4);
+    for (size_t i = 0; i < 3; ++i) {
+      const std::vector<float> &t = i == 0 ? q : i == 1 ? k : v;
+      exec.setArgument(i + 1, memopt::runtime::DType::F32, {2, 16, 8}, t.data(),
+                       t.size() * 4);
+    }
+    exec.run(5);
+    Results r;
+    exec.getResult(0, r.dropped.data(), r.dropped.size() * 4);
+    exec.getResult(1, r.out.data(), r.out.size() * 4);
+    return r;
+  };
+  // The CPU reference: rank 1's masks differ from rank 0's.
+  Results cpu = run("cpu", true);
+  EXPECT_NE(cpu.dropped, run("cpu", false).dropped);
+  EXPECT_NE(cpu.out, run("cpu", false).out);
+  if (auto why = cudaUnavailable())
+    GTEST_SKIP() << "no usable CUDA device: " << *why;
+  Results gpu = run("cuda", true);
+  // x · 2 or 0: the same bits wherever the masks agree.
+  EXPECT_EQ(gpu.dropped, cpu.dropped);
+  for (size_t i = 0; i < cpu.out.size(); ++i)
+    EXPECT_NEAR(gpu.out[i], cpu.out[i], 1e-5f * (1 + std::fabs(cpu.out[i])))
+        << "attention output " << i;
 }
 
 /// Device loads need aligned tensors: the GPU refuses a plan aligned to

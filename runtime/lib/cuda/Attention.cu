@@ -21,7 +21,8 @@
 //    exp(m_old − m_new) together with the output accumulator, and the
 //    tile's exp(S − m) (masked entries exactly 0), after dropout with
 //    memopt.dropout's mask at index (head·Sq + i)·Sk + j of the ...xSqxSk
-//    probabilities, is multiplied into the tile of v. At the end out =
+//    probabilities (plus rank·heads·Sq·Sk on a data-parallel rank), is
+//    multiplied into the tile of v. At the end out =
 //    acc / l and lse = m + log l (−inf, with out 0, for a row without keys).
 //    Each value-column block recomputes the scores; for Dv <= 64 there is
 //    one.
@@ -100,6 +101,9 @@ template <typename C> struct Problem {
   uint64_t key;
   uint32_t threshold;
   C keepScale;
+  /// On rank r of a data-parallel job, r·heads·Sq·Sk: the mask of its rows
+  /// of the global batch, as on the CPU (StepContext::rank).
+  uint64_t maskOffset;
 
   /// Whether query i sees key j (i in range).
   __device__ bool visible(int64_t i, int64_t j) const {
@@ -111,6 +115,7 @@ template <typename C> struct Problem {
     if (!dropout)
       return x;
     const uint64_t index =
+        maskOffset +
         (static_cast<uint64_t>(h) * static_cast<uint64_t>(sq) +
          static_cast<uint64_t>(i)) *
             static_cast<uint64_t>(sk) +
@@ -183,6 +188,8 @@ Problem<C> problemOf(const KernelCall &call, const TensorRef &q,
   pb.key = dropout::streamKey(a.seed, call.context.stepCounter);
   pb.threshold = dropout::threshold(a.p);
   pb.keepScale = dropout::scale<C>(a.p);
+  pb.maskOffset = call.context.rank * static_cast<uint64_t>(pb.heads) *
+                  static_cast<uint64_t>(pb.sq) * static_cast<uint64_t>(pb.sk);
   return pb;
 }
 

@@ -222,14 +222,19 @@ template <typename T> void binaryImpl(const KernelCall &call) {
 // Dropout
 //===----------------------------------------------------------------------===//
 
+/// Element i keeps element first + i of the mask (on rank r of a
+/// data-parallel job first = r·n: its rows of the global batch's mask, as
+/// on the CPU).
 template <typename T>
 __global__ void dropoutKernel(const void *x, void *y, DType dtype, int64_t n,
-                              uint64_t key, uint32_t threshold, T scale) {
+                              uint64_t key, uint32_t threshold, T scale,
+                              uint64_t first) {
   MEMOPT_GRID_STRIDE(i, n) {
     const T v = loadAs<T>(x, dtype, i);
     storeAs(y, dtype, i,
-            dropout::keep(key, static_cast<uint64_t>(i), threshold) ? v * scale
-                                                                    : T(0));
+            dropout::keep(key, first + static_cast<uint64_t>(i), threshold)
+                ? v * scale
+                : T(0));
   }
 }
 
@@ -241,7 +246,8 @@ template <typename T> void dropoutImpl(const KernelCall &call) {
   const TensorRef &x = call.in(0), &y = call.out(0);
   const int64_t n = y.numElements;
   dropoutKernel<T><<<blocksFor(n), kThreads, 0, call.cuda.stream>>>(
-      x.data, y.data, y.dtype, n, key, threshold, scale);
+      x.data, y.data, y.dtype, n, key, threshold, scale,
+      call.context.rank * static_cast<uint64_t>(n));
   checkLaunch("dropout");
 }
 

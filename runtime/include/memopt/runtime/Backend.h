@@ -61,8 +61,8 @@ struct StepContext {
   /// This process's rank in a data-parallel job (0 otherwise). The CPU
   /// dropout masks (dropout, attention) are those of the rank's rows of the
   /// global batch: element i of a tensor of n elements is element
-  /// rank·n + i of the mask, as if one process ran the whole batch. (The
-  /// CUDA backend runs no collectives yet and ignores it.)
+  /// rank·n + i of the mask, as if one process ran the whole batch; the
+  /// CUDA backend's masks are the same.
   uint64_t rank = 0;
   /// The step's workspace. A kernel uses at most these bytes; with too few
   /// it takes a path that needs less (a slower algorithm), or, on the CPU,
