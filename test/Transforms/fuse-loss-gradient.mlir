@@ -180,3 +180,27 @@ func.func @cast_of_another_weight(%h: tensor<16x8xf16>, %w: tensor<100x8xf32>, %
       -> (tensor<16x8xf16>, tensor<100x8xf16>)
   return %loss, %dh, %dw : tensor<f32>, tensor<16x8xf16>, tensor<100x8xf16>
 }
+
+// -----
+
+// A copy two ops deep (the cast of a transpose, both recomputed) is the
+// same value too; both originals go with the forward op.
+// CHECK-LABEL: func.func @recomputed_chain(
+// CHECK-NEXT:    %[[T:.*]] = memopt.transpose %arg1 {memopt.recompute, permutation = array<i64: 1, 0>}
+// CHECK-NEXT:    %[[W:.*]] = memopt.cast %[[T]] {memopt.recompute}
+// CHECK-NEXT:    %[[L:.*]], %[[DH:.*]], %[[DW:.*]] = memopt.linear_cross_entropy_with_grad %arg3, %arg0, %[[W]], %arg2 {chunk = 4 : i64}
+// CHECK-NEXT:    return %[[L]], %[[DH]], %[[DW]]
+func.func @recomputed_chain(%h: tensor<16x8xf16>, %w: tensor<8x100xf32>, %l: tensor<16xi64>, %g: tensor<f32>)
+    -> (tensor<f32>, tensor<16x8xf16>, tensor<100x8xf16>) {
+  %t = memopt.transpose %w {permutation = array<i64: 1, 0>} : tensor<8x100xf32>
+  %wc = memopt.cast %t : tensor<100x8xf32> to tensor<100x8xf16>
+  // expected-remark @+1 {{fused linear_cross_entropy with its backward}}
+  %loss, %lse = memopt.linear_cross_entropy %h, %wc, %l {chunk = 4 : i64}
+      : tensor<16x8xf16>, tensor<100x8xf16>, tensor<16xi64>
+  %t2 = memopt.transpose %w {memopt.recompute, permutation = array<i64: 1, 0>} : tensor<8x100xf32>
+  %wr = memopt.cast %t2 {memopt.recompute} : tensor<100x8xf32> to tensor<100x8xf16>
+  %dh, %dw = memopt.linear_cross_entropy_backward %g, %h, %wr, %l, %lse {chunk = 4 : i64}
+      : (tensor<f32>, tensor<16x8xf16>, tensor<100x8xf16>, tensor<16xi64>, tensor<16xf32>)
+      -> (tensor<16x8xf16>, tensor<100x8xf16>)
+  return %loss, %dh, %dw : tensor<f32>, tensor<16x8xf16>, tensor<100x8xf16>
+}
