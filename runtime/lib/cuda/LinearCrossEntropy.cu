@@ -401,20 +401,19 @@ void chunkLse(const KernelCall &call, const TensorRef &h, const TensorRef &lse,
   checkLaunch("linear_cross_entropy");
 }
 
-/// The loss from every row's lse, with `scratch` (free by then) as the
-/// blocks' partial sums when it holds two or more.
+/// The loss from every row's lse, with the chunk's memory (every row of it
+/// read by now) as the blocks' partial sums when it holds two or more.
 void finishLoss(const KernelCall &call, const TensorRef &h, const TensorRef &w,
                 const TensorRef &labels, const TensorRef &lse,
-                const TensorRef &loss, void *scratch, size_t scratchBytes,
-                int code) {
+                const TensorRef &loss, const LogitChunk &chunk, int code) {
   const int64_t n = h.dim(0), width = h.dim(1), classes = w.dim(0);
   const int64_t wanted =
       std::min<int64_t>((n + kLossWarps - 1) / kLossWarps, kMaxLossBlocks);
   const int64_t fit =
-      scratch ? static_cast<int64_t>(scratchBytes / sizeof(double)) : 0;
+      chunk.data ? static_cast<int64_t>(chunk.bytes / sizeof(double)) : 0;
   const int64_t blocks = std::min(wanted, fit);
   if (blocks >= 2) {
-    double *partials = static_cast<double *>(scratch);
+    double *partials = static_cast<double *>(chunk.data);
     lossKernel<<<static_cast<unsigned>(blocks), kThreads, 0,
                  call.cuda.stream>>>(h.data, w.data, h.dtype, labels.data,
                                      labels.dtype, lse.data, lse.dtype, n,
@@ -494,9 +493,7 @@ void linearCrossEntropy(const KernelCall &call) {
       chunkLogits(call, h, w, r0, rows, width, classes, chunk.data);
     chunkLse(call, h, lse, chunk.data, r0, rows, classes);
   }
-  // Every row of the chunk has been read by now.
-  finishLoss(call, h, w, labels, lse, loss, chunk.data,
-             chunk.data ? chunk.bytes : 0, code);
+  finishLoss(call, h, w, labels, lse, loss, chunk, code);
   chunk.release();
 }
 
@@ -582,10 +579,11 @@ void linearCrossEntropyWithGrad(const KernelCall &call) {
   }
   const Shape lseShape{n};
   const TensorRef lse{memory.data, lseType, &lseShape, n};
-  const std::vector<TensorRef> forwardIn{h, w, labels}, forwardOut{loss, lse},
-      backwardIn{gl, h, w, labels, lse}, backwardOut{dh, dw};
+  const std::vector<TensorRef> forwardIn{h, w, labels}, forwardOut{loss, lse};
   if (n == 0 || classes == 0 || width == 0) {
     // Empty products: the pair's own handling of them, in turn.
+    const std::vector<TensorRef> backwardIn{gl, h, w, labels, lse},
+        backwardOut{dh, dw};
     linearCrossEntropy(
         KernelCall{call.step, forwardIn, forwardOut, call.context, rest});
     linearCrossEntropyBackward(
@@ -605,8 +603,7 @@ void linearCrossEntropyWithGrad(const KernelCall &call) {
   }
   // The last chunk's dlogits have been read by the GEMMs before it (stream
   // order): its memory takes the loss's partial sums.
-  finishLoss(inner, h, w, labels, lse, loss, chunk.data,
-             chunk.data ? chunk.bytes : 0, code);
+  finishLoss(inner, h, w, labels, lse, loss, chunk, code);
   chunk.release();
 }
 
