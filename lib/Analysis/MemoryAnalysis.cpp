@@ -152,6 +152,17 @@ void MemoryAnalysis::analyze() {
   assert(!func.isExternal() && func.getBody().hasOneBlock() &&
          "MemoryAnalysis needs a function body of one block");
   Block &block = func.getBody().front();
+  // Sized once: growing the maps rehashes every entry, several times over
+  // on a 100k-op step.
+  size_t numValues = block.getNumArguments(), numOps = 0;
+  for (Operation &op : block) {
+    numValues += op.getNumResults();
+    ++numOps;
+  }
+  ops.reserve(numOps);
+  opIndex.reserve(numOps);
+  values.reserve(numValues);
+  valueIndex.reserve(numValues);
   for (Operation &op : block) {
     if (&op == block.getTerminator())
       break;

@@ -11,11 +11,11 @@
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
 
 #include "memopt/Analysis/MemoryAnalysis.h"
+#include "memopt/Contract/ShapeRule.h"
 #include "memopt/Support/ByteSize.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
-#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <string>
@@ -91,14 +91,14 @@ static std::optional<int64_t> checkedBytes(RankedTensorType type) {
     return 0;
   int64_t count = 1;
   for (int64_t size : type.getShape()) {
-    std::optional<int64_t> product = llvm::checkedMul(count, size);
+    std::optional<int64_t> product = shapes::checkedMul(count, size);
     if (!product)
       return std::nullopt;
     count = *product;
   }
   int64_t elementBytes =
       static_cast<int64_t>(llvm::divideCeil(type.getElementTypeBitWidth(), 8));
-  return llvm::checkedMul(count, elementBytes);
+  return shapes::checkedMul(count, elementBytes);
 }
 
 LogicalResult memopt::verifyGraphSizes(func::FuncOp func, StringRef pass) {
@@ -115,7 +115,7 @@ LogicalResult memopt::verifyGraphSizes(func::FuncOp func, StringRef pass) {
                               : std::string("2^63 bytes or more"))
                     << "; memopt takes tensors of at most 2^48 bytes (256 "
                        "TiB)";
-    std::optional<int64_t> sum = llvm::checkedAdd(totalBytes, *bytes);
+    std::optional<int64_t> sum = shapes::checkedAdd(totalBytes, *bytes);
     if (!sum || *sum > kMaxGraphBytes)
       return emit() << "cannot be transformed by " << pass
                     << ": the graph's tensors total more than 2^56 bytes "
@@ -132,7 +132,7 @@ LogicalResult memopt::verifyGraphSizes(func::FuncOp func, StringRef pass) {
       if (failed(addBytes(result, [&] { return op.emitOpError(); })))
         return failure();
     std::optional<int64_t> flops =
-        llvm::checkedAdd(totalFlops, MemoryAnalysis::getFlops(&op));
+        shapes::checkedAdd(totalFlops, MemoryAnalysis::getFlops(&op));
     if (!flops || *flops > kMaxGraphFlops)
       return op.emitOpError()
              << "cannot be transformed by " << pass

@@ -329,11 +329,17 @@ struct MemOptFuseAttentionPass
     if (failed(collectMemOptGraphs(getOperation(), "memopt-fuse-attention",
                                    graphs)))
       return signalPassFailure();
+    bool changed = false;
     for (func::FuncOp func : graphs)
-      fuseIn(func);
+      changed |= fuseIn(func);
+    // Unchanged IR is not verified again by the pass manager.
+    if (!changed)
+      markAllAnalysesPreserved();
   }
 
-  void fuseIn(func::FuncOp func) {
+  /// Whether anything was fused.
+  bool fuseIn(func::FuncOp func) {
+    bool fused = false;
     // Softmaxes are collected first: fusing erases ops.
     SmallVector<SoftmaxOp> softmaxes(func.front().getOps<SoftmaxOp>());
     for (SoftmaxOp softmax : softmaxes) {
@@ -351,6 +357,7 @@ struct MemOptFuseAttentionPass
       auto probs = cast<RankedTensorType>(softmax.getType());
       bool dropout = llvm::any_of(chain->ops, llvm::IsaPred<DropoutOp>);
       AttentionOp attention = fuse(*chain);
+      fused = true;
       ++numFused;
       if (remarks)
         attention.emitRemark()
@@ -360,6 +367,7 @@ struct MemOptFuseAttentionPass
             << (dropout ? ", and as many for their dropout" : "")
             << "); it recomputes them";
     }
+    return fused;
   }
 };
 

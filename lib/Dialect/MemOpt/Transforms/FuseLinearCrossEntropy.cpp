@@ -137,14 +137,19 @@ struct MemOptFuseLinearCrossEntropyPass
     if (failed(collectMemOptGraphs(getOperation(),
                                    "memopt-fuse-linear-cross-entropy", graphs)))
       return signalPassFailure();
+    bool changed = false;
     for (func::FuncOp func : graphs) {
       SmallVector<CrossEntropyOp> losses(func.front().getOps<CrossEntropyOp>());
       for (CrossEntropyOp loss : losses)
-        fuseAt(loss);
+        changed |= fuseAt(loss);
     }
+    // Unchanged IR is not verified again by the pass manager.
+    if (!changed)
+      markAllAnalysesPreserved();
   }
 
-  void fuseAt(CrossEntropyOp loss) {
+  /// Whether `loss` was fused.
+  bool fuseAt(CrossEntropyOp loss) {
     std::string why;
     std::optional<Head> head = match(loss, minClasses, why);
     if (!head) {
@@ -153,7 +158,7 @@ struct MemOptFuseLinearCrossEntropyPass
         if (remarks)
           loss.emitRemark() << "linear + cross-entropy not fused: " << why;
       }
-      return;
+      return false;
     }
     auto logits = cast<RankedTensorType>(loss.getLogits().getType());
     int64_t rows = logits.getDimSize(0), classes = logits.getDimSize(1);
@@ -188,6 +193,7 @@ struct MemOptFuseLinearCrossEntropyPass
                                 (logits.getElementTypeBitWidth() / 8)
                          << " bytes) and their gradient are never held, "
                          << rowsPerChunk << " rows at a time";
+    return true;
   }
 };
 

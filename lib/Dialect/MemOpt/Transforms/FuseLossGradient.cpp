@@ -114,15 +114,20 @@ struct MemOptFuseLossGradientPass
     if (failed(collectMemOptGraphs(getOperation(), "memopt-fuse-loss-gradient",
                                    graphs)))
       return signalPassFailure();
+    bool changed = false;
     for (func::FuncOp func : graphs) {
       SmallVector<LinearCrossEntropyBackwardOp> backward(
           func.front().getOps<LinearCrossEntropyBackwardOp>());
       for (LinearCrossEntropyBackwardOp bwd : backward)
-        fuseAt(bwd);
+        changed |= fuseAt(bwd);
     }
+    // Unchanged IR is not verified again by the pass manager.
+    if (!changed)
+      markAllAnalysesPreserved();
   }
 
-  void fuseAt(LinearCrossEntropyBackwardOp bwd) {
+  /// Whether `bwd` was fused with its forward op.
+  bool fuseAt(LinearCrossEntropyBackwardOp bwd) {
     auto fwd = bwd.getLse().getDefiningOp<LinearCrossEntropyOp>();
     if (std::string why = whyNot(bwd, fwd); !why.empty()) {
       ++numNearMisses;
@@ -130,7 +135,7 @@ struct MemOptFuseLossGradientPass
         bwd.emitRemark() << "linear_cross_entropy_backward not fused with "
                             "its forward op: "
                          << why;
-      return;
+      return false;
     }
     OpBuilder b(bwd);
     Location loc = FusedLoc::get(b.getContext(), {fwd.getLoc(), bwd.getLoc()});
@@ -154,6 +159,7 @@ struct MemOptFuseLossGradientPass
     if (remarks)
       fused.emitRemark() << "fused linear_cross_entropy with its backward: "
                             "each chunk's logits computed once";
+    return true;
   }
 };
 

@@ -627,14 +627,20 @@ struct MemOptPartitionPass
     SmallVector<func::FuncOp> graphs;
     if (failed(collectMemOptGraphs(getOperation(), "memopt-partition", graphs)))
       return signalPassFailure();
+    changed = false;
     for (func::FuncOp func : graphs)
       if (failed(partition(func)))
         return signalPassFailure();
+    // Unchanged IR is not verified again by the pass manager.
+    if (!changed)
+      markAllAnalysesPreserved();
   }
 
   LogicalResult partition(func::FuncOp func);
 
   std::optional<int64_t> budgetBytes;
+  /// Whether a function was rewritten (recomputation or rechecks).
+  bool changed = false;
 };
 
 LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
@@ -775,15 +781,19 @@ LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
         failed(tryRecheck(bound, std::numeric_limits<int64_t>::max())))
       return failure();
   }
-  Applied applied =
-      applyRecompute(func, analysis, p, candidates[best], remarks);
+  // Keeping what the step keeps today leaves it as it is.
+  Applied applied;
+  if (llvm::any_of(candidates[best], [](char c) { return c != 0; }))
+    applied = applyRecompute(func, analysis, p, candidates[best], remarks);
   numRecomputed += applied.cloned;
+  changed |= applied.cloned != 0;
 
   if (bestRecheck) {
     RecheckedGradients r = recheckGradients(
         func, recheckBound - applied.recomputeFlops, remarks, recheckCount);
     numRecheckedGradients += r.count;
     applied.recomputeFlops += r.flops;
+    changed |= r.count != 0;
   }
   if (remarks) {
     InFlightDiagnostic remark = func.emitRemark();

@@ -161,10 +161,18 @@ Scheduler::Scheduler(func::FuncOp func)
     if (isa<FreeOp>(op))
       op.erase();
 
+  // Sized once: growing the maps rehashes every entry, several times over
+  // on a 100k-op step.
+  size_t numValues = body.getNumArguments();
   for (Operation &op : body.without_terminator()) {
-    index[&op] = static_cast<int64_t>(ops.size());
+    numValues += op.getNumResults();
     ops.push_back(&op);
   }
+  index.reserve(ops.size());
+  for (auto [position, op] : llvm::enumerate(ops))
+    index[op] = static_cast<int64_t>(position);
+  roots.reserve(numValues);
+  buffers.reserve(numValues);
 
   for (BlockArgument arg : func.getArguments())
     persistent.insert(arg);
@@ -174,6 +182,7 @@ Scheduler::Scheduler(func::FuncOp func)
   opBuffers.resize(ops.size());
   workspaces.resize(ops.size());
   DenseMap<Value, uint32_t> bufferIds;
+  bufferIds.reserve(numValues);
   auto bufferId = [&](Value root) {
     auto [it, inserted] =
         bufferIds.try_emplace(root, static_cast<uint32_t>(buffers.size()));
