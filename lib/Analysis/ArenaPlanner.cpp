@@ -842,7 +842,9 @@ ArenaPlan memopt::planArena(llvm::ArrayRef<BufferLifetime> buffers,
     for (size_t i = 0, e = heuristics.size(); i != e; ++i)
       race.run(items, i);
   }
-  return race.takePlan(alignment);
+  ArenaPlan plan = race.takePlan(alignment);
+  plan.lowerBound = bound;
+  return plan;
 }
 
 uint64_t memopt::lowerBound(llvm::ArrayRef<BufferLifetime> buffers,
@@ -941,8 +943,10 @@ llvm::Error memopt::verifyArenaPlan(llvm::ArrayRef<BufferLifetime> buffers,
   });
   std::map<uint64_t, size_t> live;
   using EndEntry = std::pair<int64_t, size_t>; // (last op, index)
+  std::vector<EndEntry> endStorage;
+  endStorage.reserve(buffers.size());
   std::priority_queue<EndEntry, std::vector<EndEntry>, std::greater<EndEntry>>
-      ends;
+      ends(std::greater<EndEntry>(), std::move(endStorage));
   for (size_t i : byStart) {
     const BufferLifetime &buffer = buffers[i];
     while (!ends.empty() && ends.top().first < buffer.start) {

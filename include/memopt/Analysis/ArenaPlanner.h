@@ -146,6 +146,8 @@ struct ArenaPlan {
   uint64_t arenaSize = 0;
   /// The alignment every offset is a multiple of (as requested).
   uint64_t alignment = 1;
+  /// `lowerBound` of the buffers: no plan's arena is smaller.
+  uint64_t lowerBound = 0;
   /// The heuristic whose layout this is.
   PlacementHeuristic heuristic = PlacementHeuristic::SizeBestFit;
   /// Every heuristic tried, in order, so reports can show how much the

@@ -166,30 +166,39 @@ FailureOr<int64_t> memopt::planFunctionMemory(func::FuncOp func,
 
   // One offset per result; -1 where the result owns no arena slice. A
   // collective with no results here (a reduce-scatter of which this rank
-  // owns nothing) is planned too: it runs.
-  DenseMap<Operation *, SmallVector<int64_t>> offsets;
-  for (Operation *op : analysis.getOps())
+  // owns nothing) is planned too: it runs. Lists by op position, written in
+  // block order, under attribute names made once (a 100k-op step sets as
+  // many attributes).
+  ArrayRef<Operation *> ops = analysis.getOps();
+  std::vector<SmallVector<int64_t, 1>> offsets(ops.size());
+  std::vector<char> planned(ops.size(), 0);
+  for (auto [position, op] : llvm::enumerate(ops))
     if (isa<MemOptDialect>(op->getDialect()) &&
-        (op->getNumResults() > 0 || isCollective(op)))
-      offsets[op].assign(op->getNumResults(), -1);
+        (op->getNumResults() > 0 || isCollective(op))) {
+      offsets[position].assign(op->getNumResults(), -1);
+      planned[position] = 1;
+    }
   ArrayRef<uint64_t> valueOffsets(arena.offsets.data(), numValueBuffers);
   for (auto [value, offset] : llvm::zip(owners, valueOffsets)) {
     auto result = cast<OpResult>(value);
-    offsets[result.getOwner()][result.getResultNumber()] =
+    offsets[analysis.getIndex(result.getOwner())][result.getResultNumber()] =
         static_cast<int64_t>(offset);
   }
   Builder b(func.getContext());
-  for (auto &[op, list] : offsets)
-    op->setAttr(MemOptDialect::kOffsetsAttrName, b.getDenseI64ArrayAttr(list));
+  StringAttr offsetsName = b.getStringAttr(MemOptDialect::kOffsetsAttrName);
+  StringAttr workspaceName =
+      b.getStringAttr(MemOptDialect::kWorkspaceOffsetAttrName);
+  for (auto [op, list, isPlanned] : llvm::zip_equal(ops, offsets, planned))
+    if (isPlanned)
+      op->setDiscardableAttr(offsetsName, b.getDenseI64ArrayAttr(list));
   for (auto [op, offset] :
        llvm::zip(workspaceOwners,
                  ArrayRef<uint64_t>(arena.offsets).drop_front(numValueBuffers)))
-    op->setAttr(MemOptDialect::kWorkspaceOffsetAttrName,
-                b.getI64IntegerAttr(static_cast<int64_t>(offset)));
+    op->setDiscardableAttr(workspaceName,
+                           b.getI64IntegerAttr(static_cast<int64_t>(offset)));
   func->setAttr(MemOptDialect::kArenaBytesAttrName,
                 b.getI64IntegerAttr(static_cast<int64_t>(arena.arenaSize)));
-  func->setAttr(
-      MemOptDialect::kArenaLowerBoundAttrName,
-      b.getI64IntegerAttr(static_cast<int64_t>(lowerBound(buffers, align))));
+  func->setAttr(MemOptDialect::kArenaLowerBoundAttrName,
+                b.getI64IntegerAttr(static_cast<int64_t>(arena.lowerBound)));
   return static_cast<int64_t>(arena.arenaSize);
 }
