@@ -654,9 +654,10 @@ bool isBestFit(PlacementHeuristic heuristic) {
 class HeuristicRace {
 public:
   HeuristicRace(llvm::ArrayRef<PlacementHeuristic> heuristics, uint64_t bound,
-                uint64_t goodEnough, bool exhaustive, GapSearch search)
+                uint64_t goodEnough, bool exhaustive, GapSearch search,
+                uint64_t limit)
       : heuristics(heuristics), goodEnough(goodEnough), bound(bound),
-        exhaustive(exhaustive), search(search),
+        limit(limit), exhaustive(exhaustive), search(search),
         finishedSizes(heuristics.size()), attempts(heuristics.size()),
         offsets(heuristics.size()) {
     for (std::atomic<uint64_t> &size : finishedSizes)
@@ -674,7 +675,8 @@ public:
     // The final arena is at least the partial one and at least the lower
     // bound.
     auto hopeless = [&](uint64_t partial) {
-      return !exhaustive && cannotWin(i, std::max(partial, bound));
+      uint64_t atLeast = std::max(partial, bound);
+      return atLeast > limit || (!exhaustive && cannotWin(i, atLeast));
     };
     uint64_t arenaEnd = 0;
     bool finished = isBestFit(heuristic)
@@ -712,6 +714,10 @@ public:
       plan.heuristic = heuristics[*winner];
       plan.arenaSize = attempts[*winner]->arenaSize;
       plan.offsets = std::move(offsets[*winner]);
+    } else {
+      // Every attempt stopped over the limit (no finished attempt stops
+      // the others without winning itself).
+      plan.exceedsLimit = true;
     }
     return plan;
   }
@@ -747,6 +753,9 @@ private:
   /// (no attempt can end below it) plus the tolerance.
   uint64_t goodEnough;
   uint64_t bound;
+  /// Attempts stop once their arena exceeds it (PlannerOptions::arenaLimit;
+  /// at least `goodEnough`, so the first good enough attempt never does).
+  uint64_t limit;
   bool exhaustive;
   GapSearch search;
   /// The final arena of each finished attempt, else kUnfinished: the only
@@ -825,8 +834,12 @@ ArenaPlan memopt::planArena(llvm::ArrayRef<BufferLifetime> buffers,
          "tolerance must be in [0, 1)");
   uint64_t slack =
       static_cast<uint64_t>(static_cast<double>(bound) * options.tolerance);
-  HeuristicRace race(heuristics, bound, bound + slack, options.exhaustive,
-                     options.gapSearch);
+  uint64_t goodEnough = bound + slack;
+  uint64_t limit = options.arenaLimit >= goodEnough
+                       ? options.arenaLimit
+                       : std::numeric_limits<uint64_t>::max();
+  HeuristicRace race(heuristics, bound, goodEnough, options.exhaustive,
+                     options.gapSearch, limit);
   if (options.threadPool && heuristics.size() > 1) {
     // The first heuristic alone, then the others concurrently: the first
     // usually wins, often good enough to end the race, and the others are

@@ -660,6 +660,33 @@ TEST(ArenaPlannerProperties, RandomInstances) {
     EXPECT_EQ(concurrent.arenaSize, plan.arenaSize);
     EXPECT_EQ(concurrent.heuristic, plan.heuristic);
 
+    // An arena limit: at or above the plan, the same plan; below it (and at
+    // least good enough), no plan, sequential or concurrent. A limit below
+    // good enough is ignored.
+    for (uint64_t limit :
+         {plan.arenaSize, plan.arenaSize + 1, plan.arenaSize - 1, goodEnough,
+          goodEnough == 0 ? 0 : goodEnough - 1, plan.arenaSize / 2}) {
+      SCOPED_TRACE("limit " + std::to_string(limit));
+      for (bool usePool : {false, true}) {
+        PlannerOptions limited = defaults;
+        limited.arenaLimit = limit;
+        if (usePool)
+          limited.threadPool = &testThreadPool();
+        ArenaPlan within = planArena(buffers, alignment, limited);
+        if (limit >= plan.arenaSize || limit < goodEnough) {
+          EXPECT_FALSE(within.exceedsLimit);
+          EXPECT_EQ(within.offsets, plan.offsets);
+          EXPECT_EQ(within.arenaSize, plan.arenaSize);
+          EXPECT_EQ(within.heuristic, plan.heuristic);
+        } else {
+          EXPECT_TRUE(within.exceedsLimit);
+          EXPECT_TRUE(within.offsets.empty());
+          EXPECT_EQ(within.arenaSize, 0u);
+        }
+        EXPECT_EQ(within.lowerBound, bound);
+      }
+    }
+
     ++wins[plan.heuristic];
     ++instances;
     atLowerBound += plan.arenaSize == lowerBound(buffers, alignment);

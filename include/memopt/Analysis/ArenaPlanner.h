@@ -23,6 +23,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -122,6 +123,14 @@ struct PlannerOptions {
   llvm::ThreadPoolInterface *threadPool = nullptr;
   /// See `GapSearch`; the plan does not depend on it.
   GapSearch gapSearch = GapSearch::Adaptive;
+  /// For callers that only need the arena when it is at most this many
+  /// bytes (a candidate measured against the best so far): attempts stop as
+  /// soon as their arena exceeds it, and when the plan the options would
+  /// give without it is larger, `ArenaPlan::exceedsLimit` says so instead
+  /// (no offsets). Within the limit, the plan is the one without it. A
+  /// limit below the good-enough arena (see `tolerance`) is ignored: there
+  /// an earlier attempt over the limit could be the one that wins.
+  uint64_t arenaLimit = std::numeric_limits<uint64_t>::max();
 };
 
 /// What one heuristic achieved.
@@ -148,6 +157,9 @@ struct ArenaPlan {
   uint64_t alignment = 1;
   /// `lowerBound` of the buffers: no plan's arena is smaller.
   uint64_t lowerBound = 0;
+  /// The plan would exceed `PlannerOptions::arenaLimit`: no offsets, no
+  /// heuristic, and `arenaSize` 0.
+  bool exceedsLimit = false;
   /// The heuristic whose layout this is.
   PlacementHeuristic heuristic = PlacementHeuristic::SizeBestFit;
   /// Every heuristic tried, in order, so reports can show how much the

@@ -135,32 +135,69 @@ int64_t memopt::getArenaLowerBound(func::FuncOp func, int64_t alignment) {
       lowerBound(buffers, static_cast<uint64_t>(alignment)));
 }
 
+/// The plan of `buffers` (of `func`) as --memopt-plan-memory makes it, the
+/// heuristics racing on the context's threads where it has them (the plan
+/// is the same either way: ArenaPlanner.h), and checked. A plan over
+/// `limit` has no offsets to check (`ArenaPlan::exceedsLimit`).
+static FailureOr<ArenaPlan> planBuffers(func::FuncOp func,
+                                        ArrayRef<BufferLifetime> buffers,
+                                        int64_t alignment, uint64_t limit) {
+  PlannerOptions options;
+  options.arenaLimit = limit;
+  MLIRContext *context = func.getContext();
+  if (context->isMultithreadingEnabled())
+    options.threadPool = &context->getThreadPool();
+  ArenaPlan arena =
+      planArena(buffers, static_cast<uint64_t>(alignment), options);
+  if (arena.exceedsLimit)
+    return arena;
+  if (llvm::Error error = verifyArenaPlan(buffers, arena)) {
+    func.emitOpError("internal error: the arena plan failed verification: ")
+        << llvm::toString(std::move(error));
+    return failure();
+  }
+  return arena;
+}
+
+static LogicalResult verifySingleBlock(func::FuncOp func) {
+  if (func.getBody().hasOneBlock())
+    return success();
+  return func.emitOpError("memopt-plan-memory expects a single-block function");
+}
+
+FailureOr<std::optional<int64_t>>
+memopt::planArenaBytes(func::FuncOp func, int64_t alignment, uint64_t limit) {
+  if (failed(verifySingleBlock(func)))
+    return failure();
+  MemoryAnalysis analysis(func);
+  SmallVector<BufferLifetime> buffers;
+  SmallVector<Value> owners;
+  SmallVector<Operation *> workspaceOwners;
+  collectBuffers(analysis, buffers, owners, workspaceOwners);
+  FailureOr<ArenaPlan> arena = planBuffers(func, buffers, alignment, limit);
+  if (failed(arena))
+    return failure();
+  if (arena->exceedsLimit)
+    return std::optional<int64_t>();
+  return std::optional<int64_t>(static_cast<int64_t>(arena->arenaSize));
+}
+
 FailureOr<int64_t> memopt::planFunctionMemory(func::FuncOp func,
                                               int64_t alignment,
                                               int64_t *numBuffers) {
-  if (!func.getBody().hasOneBlock()) {
-    func.emitOpError("memopt-plan-memory expects a single-block function");
+  if (failed(verifySingleBlock(func)))
     return failure();
-  }
   MemoryAnalysis analysis(func);
   SmallVector<BufferLifetime> buffers;
   SmallVector<Value> owners;
   SmallVector<Operation *> workspaceOwners;
   collectBuffers(analysis, buffers, owners, workspaceOwners);
   size_t numValueBuffers = owners.size();
-  uint64_t align = static_cast<uint64_t>(alignment);
-  // The heuristics race on the context's threads where it has them; the
-  // plan is the same either way (ArenaPlanner.h).
-  PlannerOptions options;
-  MLIRContext *context = func.getContext();
-  if (context->isMultithreadingEnabled())
-    options.threadPool = &context->getThreadPool();
-  ArenaPlan arena = planArena(buffers, align, options);
-  if (llvm::Error error = verifyArenaPlan(buffers, arena)) {
-    func.emitOpError("internal error: the arena plan failed verification: ")
-        << llvm::toString(std::move(error));
+  FailureOr<ArenaPlan> plan = planBuffers(func, buffers, alignment,
+                                          std::numeric_limits<uint64_t>::max());
+  if (failed(plan))
     return failure();
-  }
+  ArenaPlan &arena = *plan;
   if (numBuffers)
     *numBuffers = static_cast<int64_t>(buffers.size());
 

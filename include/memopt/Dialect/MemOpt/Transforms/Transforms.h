@@ -75,6 +75,14 @@ mlir::FailureOr<int64_t> planFunctionMemory(mlir::func::FuncOp func,
                                             int64_t alignment,
                                             int64_t *numBuffers = nullptr);
 
+/// The arena `planFunctionMemory` would plan for `func`, without writing
+/// anything: std::nullopt when it would exceed `limit` bytes, which the
+/// planner then stops at (ArenaPlanner's `PlannerOptions::arenaLimit`):
+/// for callers comparing candidates against the best so far.
+mlir::FailureOr<std::optional<int64_t>>
+planArenaBytes(mlir::func::FuncOp func, int64_t alignment,
+               uint64_t limit = std::numeric_limits<uint64_t>::max());
+
 /// The least arena any plan of `func` (scheduled, single block) can have:
 /// the most bytes its buffers hold at once, each rounded up to `alignment`
 /// (ArenaPlanner's `lowerBound` over the buffers `planFunctionMemory`

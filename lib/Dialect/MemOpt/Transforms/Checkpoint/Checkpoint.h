@@ -38,6 +38,10 @@ struct Measurement {
   /// constants, with their alignment padding (MemoryAnalysis::getStepBytes).
   int64_t totalBytes = 0;
   int64_t recomputeFlops = 0;
+  /// Measured against a cutoff and proved above it: `totalBytes` is then
+  /// the cutoff plus one, not the step's size (its arena was not planned to
+  /// the end).
+  bool overCutoff = false;
 };
 
 /// The pass's options the searching strategies read, and what they count.
@@ -110,11 +114,13 @@ constexpr int64_t kMaxIlpOps = 2000;
 /// least arena any plan can have (getArenaLowerBound) instead, a lower
 /// bound of the planned step's, at a fraction of the cost.
 /// `chain` is `func`'s own (StageChain::build of it as it is).
-mlir::FailureOr<Measurement> measure(mlir::func::FuncOp func,
-                                     const StageChain &chain,
-                                     const CheckpointPlan &plan,
-                                     const SearchOptions &options,
-                                     bool lowerBound = false);
+/// With a `cutoff` (the best step so far), planning stops as soon as the
+/// step is proved larger (`Measurement::overCutoff`): such a candidate
+/// cannot win, and the rest of its plan would be wasted.
+mlir::FailureOr<Measurement>
+measure(mlir::func::FuncOp func, const StageChain &chain,
+        const CheckpointPlan &plan, const SearchOptions &options,
+        bool lowerBound = false, std::optional<int64_t> cutoff = std::nullopt);
 /// Measures `plans[begin, end)`, on the context's threads when it has them:
 /// each works on its own scratch copy of `func`, which only reads it.
 mlir::FailureOr<llvm::SmallVector<Measurement>>

@@ -17,15 +17,17 @@
 #include "mlir/IR/Threading.h"
 #include "llvm/ADT/ScopeExit.h"
 
+#include <algorithm>
+#include <limits>
+
 using namespace mlir;
 using namespace memopt;
 using namespace memopt::checkpoint;
 
-FailureOr<Measurement> checkpoint::measure(func::FuncOp func,
-                                           const StageChain &chain,
-                                           const CheckpointPlan &plan,
-                                           const SearchOptions &options,
-                                           bool lowerBound) {
+FailureOr<Measurement>
+checkpoint::measure(func::FuncOp func, const StageChain &chain,
+                    const CheckpointPlan &plan, const SearchOptions &options,
+                    bool lowerBound, std::optional<int64_t> cutoff) {
   int64_t alignment = options.alignment;
   IRMapping mapping;
   auto scratch = cast<func::FuncOp>(func->clone(mapping));
@@ -48,10 +50,25 @@ FailureOr<Measurement> checkpoint::measure(func::FuncOp func,
   } else {
     if (failed(scheduleFunction(scratch)))
       return failure();
-    FailureOr<int64_t> planned = planFunctionMemory(scratch, alignment);
+    // getStepBytes(a) >= a + getStepBytes(0) (the arena comes first, then
+    // the same buffers, padded no less), so an arena over `limit` makes a
+    // step over the cutoff.
+    uint64_t limit = std::numeric_limits<uint64_t>::max();
+    if (cutoff)
+      limit = static_cast<uint64_t>(std::max<int64_t>(
+          0, *cutoff - MemoryAnalysis::getStepBytes(scratch, 0, alignment)));
+    FailureOr<std::optional<int64_t>> planned =
+        planArenaBytes(scratch, alignment, limit);
     if (failed(planned))
       return failure();
-    arena = *planned;
+    if (!*planned) {
+      Measurement m;
+      m.totalBytes = *cutoff + 1;
+      m.recomputeFlops = MemoryAnalysis::sumRecomputeFlops(scratch);
+      m.overCutoff = true;
+      return m;
+    }
+    arena = **planned;
   }
   Measurement m;
   m.totalBytes = MemoryAnalysis::getStepBytes(scratch, arena, alignment);

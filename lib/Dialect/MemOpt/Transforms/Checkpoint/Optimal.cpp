@@ -149,7 +149,10 @@ FailureOr<CheckpointPlan> checkpoint::chooseOptimal(func::FuncOp func,
   std::optional<std::pair<Measurement, size_t>> chosen;
   for (size_t next = 0; next < order.size();) {
     SmallVector<size_t> batch;
-    for (size_t k = next; k < order.size() && batch.size() < width; ++k) {
+    // The first alone: every later one is measured against its step (the
+    // cutoff), and most candidates' bounds already exceed it.
+    size_t batchWidth = chosen ? width : 1;
+    for (size_t k = next; k < order.size() && batch.size() < batchWidth; ++k) {
       if (chosen && (*bounds)[order[k]].totalBytes > chosen->first.totalBytes)
         break;
       batch.push_back(order[k]);
@@ -157,10 +160,16 @@ FailureOr<CheckpointPlan> checkpoint::chooseOptimal(func::FuncOp func,
     if (batch.empty())
       break;
     SmallVector<Measurement> measured(batch.size());
+    // A candidate whose step would exceed the best one's cannot win: its
+    // planning stops once that is proved.
+    std::optional<int64_t> cutoff;
+    if (chosen)
+      cutoff = chosen->first.totalBytes;
     if (failed(failableParallelForEachN(
             context, 0, batch.size(), [&](size_t j) -> LogicalResult {
               FailureOr<Measurement> m =
-                  measure(func, chain, candidates[batch[j]], options);
+                  measure(func, chain, candidates[batch[j]], options,
+                          /*lowerBound=*/false, cutoff);
               if (failed(m))
                 return failure();
               measured[j] = *m;
