@@ -459,19 +459,25 @@ struct Measurement {
 /// analysis's, which the arena's offsets do not change, so without a budget
 /// the plan (the measurement's costliest part) is left out, and so is
 /// applying the schedule: its peak comes from the scheduler's tables.
-FailureOr<Measurement> measureAsIs(func::FuncOp scratch, bool inplace,
-                                   int64_t alignment, bool planned) {
+FailureOr<Measurement>
+measureAsIs(func::FuncOp scratch, bool inplace, int64_t alignment, bool planned,
+            std::optional<int64_t> savedBytes = std::nullopt) {
   Measurement m;
-  m.savedBytes = MemoryAnalysis(scratch).getSavedForBackwardBytes();
+  // `savedBytes` when the caller's analysis of `scratch` has them.
+  m.savedBytes = savedBytes
+                     ? *savedBytes
+                     : MemoryAnalysis(scratch).getSavedForBackwardBytes();
   if (inplace)
     convertInPlace(scratch, /*remarks=*/false);
   if (planned) {
     if (failed(scheduleFunction(scratch, &m.peakBytes)))
       return failure();
-    FailureOr<int64_t> arena = planFunctionMemory(scratch, alignment);
+    // Only the arena's size: the scratch copy's IR is not written.
+    FailureOr<std::optional<int64_t>> arena =
+        planArenaBytes(scratch, alignment);
     if (failed(arena))
       return failure();
-    m.stepBytes = MemoryAnalysis::getStepBytes(scratch, *arena, alignment);
+    m.stepBytes = MemoryAnalysis::getStepBytes(scratch, **arena, alignment);
   } else {
     // Only the peak: the scheduler's, without applying its order to a copy
     // that is thrown away.
@@ -488,9 +494,11 @@ FailureOr<Measurement> measureAsIs(func::FuncOp scratch, bool inplace,
 /// applied after the clones when `recheck` (within what the clones leave of
 /// `flopBound`, at most `maxCount` gradients). std::nullopt when `recheck`
 /// rechecks nothing: the step is then the one measured without.
+/// `analysis` is `func`'s, as it is.
 FailureOr<std::optional<Measurement>>
-measure(func::FuncOp func, ArrayRef<char> recompute, bool recheck,
-        int64_t flopBound, bool inplace, int64_t alignment, bool planned,
+measure(func::FuncOp func, const MemoryAnalysis &analysis,
+        ArrayRef<char> recompute, bool recheck, int64_t flopBound, bool inplace,
+        int64_t alignment, bool planned,
         int64_t maxCount = std::numeric_limits<int64_t>::max()) {
   // The step as it is (nothing recomputed, nothing rechecked), measured
   // without in place or a plan, only reads `func` (the scheduler erases
@@ -502,7 +510,8 @@ measure(func::FuncOp func, ArrayRef<char> recompute, bool recheck,
       llvm::none_of(func.front(),
                     [](Operation &op) { return isa<FreeOp>(op); })) {
     FailureOr<Measurement> m =
-        measureAsIs(func, /*inplace=*/false, alignment, /*planned=*/false);
+        measureAsIs(func, /*inplace=*/false, alignment, /*planned=*/false,
+                    analysis.getSavedForBackwardBytes());
     if (failed(m))
       return failure();
     return std::optional<Measurement>(*m);
@@ -706,8 +715,8 @@ LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
           func.getContext(), 0, jobs.size(), [&](size_t j) -> LogicalResult {
             auto [i, recheck] = jobs[j];
             FailureOr<std::optional<Measurement>> m =
-                measure(func, candidates[i], recheck, flopBound, measureInPlace,
-                        alignment, budgetBytes.has_value());
+                measure(func, analysis, candidates[i], recheck, flopBound,
+                        measureInPlace, alignment, budgetBytes.has_value());
             if (failed(m))
               return failure();
             measured[j] = *m;
@@ -731,8 +740,8 @@ LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
   int64_t recheckCount = std::numeric_limits<int64_t>::max();
   auto tryRecheck = [&](int64_t bound, int64_t count) -> FailureOr<bool> {
     FailureOr<std::optional<Measurement>> m =
-        measure(func, candidates[best], /*recheck=*/true, bound, measureInPlace,
-                alignment, budgetBytes.has_value(), count);
+        measure(func, analysis, candidates[best], /*recheck=*/true, bound,
+                measureInPlace, alignment, budgetBytes.has_value(), count);
     if (failed(m))
       return failure();
     if (!*m || !(key(**m) < key(bestMeasurement)))
@@ -761,7 +770,7 @@ LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
       while (hi - lo > 1) {
         int64_t mid = lo + (hi - lo) / 2;
         FailureOr<std::optional<Measurement>> m =
-            measure(func, candidates[best], /*recheck=*/true, kAll,
+            measure(func, analysis, candidates[best], /*recheck=*/true, kAll,
                     measureInPlace, alignment, budgetBytes.has_value(), mid);
         if (failed(m))
           return failure();
