@@ -135,28 +135,44 @@ int64_t memopt::getArenaLowerBound(func::FuncOp func, int64_t alignment) {
       lowerBound(buffers, static_cast<uint64_t>(alignment)));
 }
 
-/// The plan of `buffers` (of `func`) as --memopt-plan-memory makes it, the
-/// heuristics racing on the context's threads where it has them (the plan
-/// is the same either way: ArenaPlanner.h), and checked. A plan over
-/// `limit` has no offsets to check (`ArenaPlan::exceedsLimit`).
-static FailureOr<ArenaPlan> planBuffers(func::FuncOp func,
-                                        ArrayRef<BufferLifetime> buffers,
-                                        int64_t alignment, uint64_t limit) {
+namespace {
+/// What --memopt-plan-memory places in a function (see collectBuffers) and
+/// where.
+struct PlannedBuffers {
+  SmallVector<BufferLifetime> buffers;
+  SmallVector<Value> owners;
+  SmallVector<Operation *> workspaceOwners;
+  ArenaPlan arena;
+};
+} // namespace
+
+/// The buffers of `func` (analysed as `analysis`) planned as
+/// --memopt-plan-memory plans them, the heuristics racing on the context's
+/// threads where it has them (the plan is the same either way:
+/// ArenaPlanner.h), and checked. A plan over `limit` has no offsets to
+/// check (`ArenaPlan::exceedsLimit`).
+static FailureOr<PlannedBuffers> planBuffers(func::FuncOp func,
+                                             const MemoryAnalysis &analysis,
+                                             int64_t alignment,
+                                             uint64_t limit) {
+  PlannedBuffers planned;
+  collectBuffers(analysis, planned.buffers, planned.owners,
+                 planned.workspaceOwners);
   PlannerOptions options;
   options.arenaLimit = limit;
   MLIRContext *context = func.getContext();
   if (context->isMultithreadingEnabled())
     options.threadPool = &context->getThreadPool();
-  ArenaPlan arena =
-      planArena(buffers, static_cast<uint64_t>(alignment), options);
-  if (arena.exceedsLimit)
-    return arena;
-  if (llvm::Error error = verifyArenaPlan(buffers, arena)) {
+  planned.arena =
+      planArena(planned.buffers, static_cast<uint64_t>(alignment), options);
+  if (planned.arena.exceedsLimit)
+    return planned;
+  if (llvm::Error error = verifyArenaPlan(planned.buffers, planned.arena)) {
     func.emitOpError("internal error: the arena plan failed verification: ")
         << llvm::toString(std::move(error));
     return failure();
   }
-  return arena;
+  return planned;
 }
 
 static LogicalResult verifySingleBlock(func::FuncOp func) {
@@ -169,17 +185,13 @@ FailureOr<std::optional<int64_t>>
 memopt::planArenaBytes(func::FuncOp func, int64_t alignment, uint64_t limit) {
   if (failed(verifySingleBlock(func)))
     return failure();
-  MemoryAnalysis analysis(func);
-  SmallVector<BufferLifetime> buffers;
-  SmallVector<Value> owners;
-  SmallVector<Operation *> workspaceOwners;
-  collectBuffers(analysis, buffers, owners, workspaceOwners);
-  FailureOr<ArenaPlan> arena = planBuffers(func, buffers, alignment, limit);
-  if (failed(arena))
+  FailureOr<PlannedBuffers> planned =
+      planBuffers(func, MemoryAnalysis(func), alignment, limit);
+  if (failed(planned))
     return failure();
-  if (arena->exceedsLimit)
+  if (planned->arena.exceedsLimit)
     return std::optional<int64_t>();
-  return std::optional<int64_t>(static_cast<int64_t>(arena->arenaSize));
+  return std::optional<int64_t>(static_cast<int64_t>(planned->arena.arenaSize));
 }
 
 FailureOr<int64_t> memopt::planFunctionMemory(func::FuncOp func,
@@ -188,16 +200,15 @@ FailureOr<int64_t> memopt::planFunctionMemory(func::FuncOp func,
   if (failed(verifySingleBlock(func)))
     return failure();
   MemoryAnalysis analysis(func);
-  SmallVector<BufferLifetime> buffers;
-  SmallVector<Value> owners;
-  SmallVector<Operation *> workspaceOwners;
-  collectBuffers(analysis, buffers, owners, workspaceOwners);
-  size_t numValueBuffers = owners.size();
-  FailureOr<ArenaPlan> plan = planBuffers(func, buffers, alignment,
-                                          std::numeric_limits<uint64_t>::max());
-  if (failed(plan))
+  FailureOr<PlannedBuffers> planned = planBuffers(
+      func, analysis, alignment, std::numeric_limits<uint64_t>::max());
+  if (failed(planned))
     return failure();
-  ArenaPlan &arena = *plan;
+  ArrayRef<BufferLifetime> buffers = planned->buffers;
+  ArrayRef<Value> owners = planned->owners;
+  ArrayRef<Operation *> workspaceOwners = planned->workspaceOwners;
+  size_t numValueBuffers = owners.size();
+  ArenaPlan &arena = planned->arena;
   if (numBuffers)
     *numBuffers = static_cast<int64_t>(buffers.size());
 
@@ -208,12 +219,12 @@ FailureOr<int64_t> memopt::planFunctionMemory(func::FuncOp func,
   // many attributes).
   ArrayRef<Operation *> ops = analysis.getOps();
   std::vector<SmallVector<int64_t, 1>> offsets(ops.size());
-  std::vector<char> planned(ops.size(), 0);
+  std::vector<char> hasOffsets(ops.size(), 0);
   for (auto [position, op] : llvm::enumerate(ops))
     if (isa<MemOptDialect>(op->getDialect()) &&
         (op->getNumResults() > 0 || isCollective(op))) {
       offsets[position].assign(op->getNumResults(), -1);
-      planned[position] = 1;
+      hasOffsets[position] = 1;
     }
   ArrayRef<uint64_t> valueOffsets(arena.offsets.data(), numValueBuffers);
   for (auto [value, offset] : llvm::zip(owners, valueOffsets)) {
@@ -225,8 +236,8 @@ FailureOr<int64_t> memopt::planFunctionMemory(func::FuncOp func,
   StringAttr offsetsName = b.getStringAttr(MemOptDialect::kOffsetsAttrName);
   StringAttr workspaceName =
       b.getStringAttr(MemOptDialect::kWorkspaceOffsetAttrName);
-  for (auto [op, list, isPlanned] : llvm::zip_equal(ops, offsets, planned))
-    if (isPlanned)
+  for (auto [op, list, has] : llvm::zip_equal(ops, offsets, hasOffsets))
+    if (has)
       op->setDiscardableAttr(offsetsName, b.getDenseI64ArrayAttr(list));
   for (auto [op, offset] :
        llvm::zip(workspaceOwners,
