@@ -447,6 +447,13 @@ void printError(const char *kind, const char *what) {
   llvm::errs() << "memopt-run: " + rankPrefix() + kind + ": " + what + "\n";
 }
 
+/// Prints `memopt-run: error: <what>` in one write (llvm::errs() writes each
+/// `<<` at once, and under mpirun another process's output can land between
+/// two of them).
+void printPlainError(const llvm::Twine &what) {
+  llvm::errs() << ("memopt-run: error: " + what + "\n").str();
+}
+
 /// After a failure on this rank during the run: the others may be waiting
 /// for it in a collective, so the whole job ends (MPI_Abort).
 void endJob(int code) {
@@ -1070,7 +1077,7 @@ FailureOr<CompiledGraph> compileInput(MLIRContext &context,
         error = message.str();
         return failure();
       }))) {
-    llvm::errs() << "memopt-run: error: " << error << "\n";
+    printPlainError(error);
     return failure();
   }
   options.passes = [&](OpPassManager &pm) {
@@ -1130,14 +1137,14 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (cpuThreads < 0) {
-    llvm::errs() << "memopt-run: error: --cpu-threads must be at least 1 (0 "
-                    "keeps OpenMP's choice), got "
-                 << cpuThreads << "\n";
+    printPlainError("--cpu-threads must be at least 1 (0 keeps OpenMP's "
+                    "choice), got " +
+                    llvm::Twine(static_cast<int>(cpuThreads)));
     return 1;
   }
   if (ranks < 1) {
-    llvm::errs() << "memopt-run: error: --ranks must be at least 1, got "
-                 << ranks << "\n";
+    printPlainError("--ranks must be at least 1, got " +
+                    llvm::Twine(static_cast<int>(ranks)));
     return 1;
   }
   if (ranks == 1)
@@ -1147,8 +1154,7 @@ int main(int argc, char **argv) {
           static_cast<const cl::Option *>(&divideParams),
           static_cast<const cl::Option *>(&overlapCollectives)})
       if (option->getNumOccurrences()) {
-        llvm::errs() << "memopt-run: error: --" << option->ArgStr
-                     << " needs --ranks=N with N > 1\n";
+        printPlainError("--" + option->ArgStr + " needs --ranks=N with N > 1");
         return 1;
       }
   savingWeights = !saveWeights.empty();
@@ -1163,15 +1169,16 @@ int main(int argc, char **argv) {
     try {
       world = runtime::createMpiCollectives();
     } catch (const runtime::Error &e) {
-      llvm::errs() << "memopt-run: error: " << e.what() << "\n";
+      printPlainError(e.what());
       return 1;
     }
     if (world->size() != ranks) {
-      llvm::errs() << "memopt-run: error: --ranks=" << ranks << " but "
-                   << world->size()
-                   << (world->size() == 1 ? " process runs" : " processes run")
-                   << " (start it as mpirun -np " << ranks
-                   << " memopt-run ... --ranks=" << ranks << ")\n";
+      std::string count = std::to_string(ranks);
+      printPlainError(
+          "--ranks=" + count + " but " + llvm::Twine(world->size()) +
+          (world->size() == 1 ? " process runs" : " processes run") +
+          " (start it as mpirun -np " + count +
+          " memopt-run ... --ranks=" + count + ")");
       return 1;
     }
     collectives = world.get();
@@ -1207,9 +1214,9 @@ int main(int argc, char **argv) {
     return endRank(1);
   }
   if (noOptimize && (abn || inplace)) {
-    llvm::errs() << "memopt-run: error: --" << (abn ? "abn" : "inplace")
-                 << " has no effect with --no-optimize (the baseline runs "
-                    "no memory pass)\n";
+    printPlainError(llvm::Twine("--") + (abn ? "abn" : "inplace") +
+                    " has no effect with --no-optimize (the baseline runs no "
+                    "memory pass)");
     return endRank(1);
   }
   // Files are checked before anything is compiled or trained: a directory
@@ -1221,28 +1228,26 @@ int main(int argc, char **argv) {
     if (path.empty())
       continue;
     if (llvm::sys::fs::is_directory(path)) {
-      llvm::errs() << "memopt-run: error: " << flag << "=" << path
-                   << ": is a directory, not a .safetensors file\n";
+      printPlainError(llvm::Twine(flag) + "=" + path +
+                      ": is a directory, not a .safetensors file");
       return endRank(1);
     }
     if (!output && !llvm::sys::fs::exists(path)) {
-      llvm::errs() << "memopt-run: error: " << flag << "=" << path
-                   << ": no such file\n";
+      printPlainError(llvm::Twine(flag) + "=" + path + ": no such file");
       return endRank(1);
     }
   }
 
   if (!lossScale.empty() && precision == Precision::FP32) {
-    llvm::errs()
-        << "memopt-run: error: --loss-scale needs --precision=fp16 or bf16 "
-           "(f32 gradients do not underflow)\n";
+    printPlainError("--loss-scale needs --precision=fp16 or bf16 (f32 "
+                    "gradients do not underflow)");
     return endRank(1);
   }
 
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(inputFile, &error);
   if (!file) {
-    llvm::errs() << "memopt-run: error: " << error << "\n";
+    printPlainError(error);
     return endRank(1);
   }
   llvm::SourceMgr sources;
@@ -1257,7 +1262,7 @@ int main(int argc, char **argv) {
     std::unique_ptr<llvm::ToolOutputFile> planOut =
         openOutputFile(emitPlanFile, &error);
     if (!planOut) {
-      llvm::errs() << "memopt-run: error: " << error << "\n";
+      printPlainError(error);
       return endRank(1);
     }
     planOut->os() << graph->planJson << "\n";
