@@ -218,27 +218,24 @@ FailureOr<int64_t> memopt::planFunctionMemory(func::FuncOp func,
   // block order, under attribute names made once (a 100k-op step sets as
   // many attributes).
   ArrayRef<Operation *> ops = analysis.getOps();
-  std::vector<SmallVector<int64_t, 1>> offsets(ops.size());
-  std::vector<char> hasOffsets(ops.size(), 0);
+  std::vector<std::optional<SmallVector<int64_t, 1>>> offsets(ops.size());
   for (auto [position, op] : llvm::enumerate(ops))
     if (isa<MemOptDialect>(op->getDialect()) &&
-        (op->getNumResults() > 0 || isCollective(op))) {
-      offsets[position].assign(op->getNumResults(), -1);
-      hasOffsets[position] = 1;
-    }
+        (op->getNumResults() > 0 || isCollective(op)))
+      offsets[position].emplace(op->getNumResults(), -1);
   ArrayRef<uint64_t> valueOffsets(arena.offsets.data(), numValueBuffers);
   for (auto [value, offset] : llvm::zip(owners, valueOffsets)) {
     auto result = cast<OpResult>(value);
-    offsets[analysis.getIndex(result.getOwner())][result.getResultNumber()] =
+    (*offsets[analysis.getIndex(result.getOwner())])[result.getResultNumber()] =
         static_cast<int64_t>(offset);
   }
   Builder b(func.getContext());
   StringAttr offsetsName = b.getStringAttr(MemOptDialect::kOffsetsAttrName);
   StringAttr workspaceName =
       b.getStringAttr(MemOptDialect::kWorkspaceOffsetAttrName);
-  for (auto [op, list, has] : llvm::zip_equal(ops, offsets, hasOffsets))
-    if (has)
-      op->setDiscardableAttr(offsetsName, b.getDenseI64ArrayAttr(list));
+  for (auto [op, list] : llvm::zip_equal(ops, offsets))
+    if (list)
+      op->setDiscardableAttr(offsetsName, b.getDenseI64ArrayAttr(*list));
   for (auto [op, offset] :
        llvm::zip(workspaceOwners,
                  ArrayRef<uint64_t>(arena.offsets).drop_front(numValueBuffers)))

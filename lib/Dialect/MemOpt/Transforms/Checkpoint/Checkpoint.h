@@ -36,12 +36,10 @@ struct CheckpointPlan {
 struct Measurement {
   /// What the executor allocates: the planned arena, the arguments and the
   /// constants, with their alignment padding (MemoryAnalysis::getStepBytes).
+  /// Measured against a cutoff and proved above it, the cutoff plus one
+  /// instead (its arena was not planned to the end).
   int64_t totalBytes = 0;
   int64_t recomputeFlops = 0;
-  /// Measured against a cutoff and proved above it: `totalBytes` is then
-  /// the cutoff plus one, not the step's size (its arena was not planned to
-  /// the end).
-  bool overCutoff = false;
 };
 
 /// The pass's options the searching strategies read, and what they count.
@@ -115,8 +113,8 @@ constexpr int64_t kMaxIlpOps = 2000;
 /// bound of the planned step's, at a fraction of the cost.
 /// `chain` is `func`'s own (StageChain::build of it as it is).
 /// With a `cutoff` (the best step so far), planning stops as soon as the
-/// step is proved larger (`Measurement::overCutoff`): such a candidate
-/// cannot win, and the rest of its plan would be wasted.
+/// step is proved larger (`totalBytes` is then the cutoff plus one): such a
+/// candidate cannot win, and the rest of its plan would be wasted.
 mlir::FailureOr<Measurement>
 measure(mlir::func::FuncOp func, const StageChain &chain,
         const CheckpointPlan &plan, const SearchOptions &options,

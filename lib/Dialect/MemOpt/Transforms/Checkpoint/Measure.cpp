@@ -65,7 +65,6 @@ checkpoint::measure(func::FuncOp func, const StageChain &chain,
       Measurement m;
       m.totalBytes = *cutoff + 1;
       m.recomputeFlops = MemoryAnalysis::sumRecomputeFlops(scratch);
-      m.overCutoff = true;
       return m;
     }
     arena = **planned;
