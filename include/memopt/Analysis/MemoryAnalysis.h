@@ -166,6 +166,9 @@ public:
   /// Whether the loss (result 0) depends on `op`. Every op is forward in a
   /// function without a scalar float first result (an inference graph).
   bool isForward(mlir::Operation *op) const;
+  /// Whether the op at `index` (0 <= index < getNumOps()) is forward: the
+  /// same answer for the op at that position of a clone of the function.
+  bool isForwardAt(int64_t index) const { return forward[index]; }
   /// Index of the first backward op: the first op that is not forward and
   /// reads the forward pass, directly or through such ops. Constants, views
   /// and frees never start it, nor do ops over arguments and constants only

@@ -176,6 +176,14 @@ struct Partition {
   /// order. Node 2k is value k's `in`, 2k+1 its `out`.
   SmallVector<Value> values;
   llvm::DenseMap<Value, size_t> valueIndex;
+  /// Where value k is, by position, so that a clone of the function finds
+  /// its own: the position of its op in the block (-1 for an argument) and
+  /// its result (or argument) number.
+  SmallVector<int64_t> defPosition;
+  SmallVector<unsigned> number;
+  /// Per op position: the index of its first result among `values`, -1 for
+  /// an op that is not forward.
+  SmallVector<int64_t> firstValue;
   /// Whether value k is read by the backward pass.
   SmallVector<char> neededByBackward;
   /// Whether value k is free to keep (an argument or a constant).
@@ -190,10 +198,15 @@ struct Partition {
   /// Whether the function has a backward pass at all.
   bool hasBackward = false;
 
-  size_t addValue(Value value, bool isFree) {
+  size_t addValue(Value value, bool isFree, int64_t position) {
     auto [it, inserted] = valueIndex.try_emplace(value, values.size());
     if (inserted) {
       values.push_back(value);
+      defPosition.push_back(position);
+      if (auto arg = dyn_cast<BlockArgument>(value))
+        number.push_back(arg.getArgNumber());
+      else
+        number.push_back(cast<OpResult>(value).getResultNumber());
       neededByBackward.push_back(0);
       free.push_back(isFree);
       cheap.push_back(0);
@@ -213,13 +226,15 @@ struct Partition {
 };
 
 Partition Partition::build(func::FuncOp func, const MemoryAnalysis &analysis) {
-  Block &block = func.getBody().front();
   Partition p;
   for (BlockArgument arg : func.getArguments())
-    p.addValue(arg, /*isFree=*/true);
-  for (Operation &op : block.without_terminator()) {
-    if (!analysis.isForward(&op))
+    p.addValue(arg, /*isFree=*/true, /*position=*/-1);
+  p.firstValue.assign(analysis.getNumOps(), -1);
+  for (auto [position, opPtr] : llvm::enumerate(analysis.getOps())) {
+    Operation &op = *opPtr;
+    if (!analysis.isForwardAt(position))
       continue;
+    p.firstValue[position] = static_cast<int64_t>(p.values.size());
     p.forwardFlops += MemoryAnalysis::getFlops(&op);
     bool isConstant = op.hasTrait<mlir::OpTrait::ConstantLike>();
     bool cheap = !isConstant && isCheap(&op);
@@ -229,16 +244,16 @@ Partition Partition::build(func::FuncOp func, const MemoryAnalysis &analysis) {
                          return k && p.fromArguments[*k];
                        }));
     for (Value result : op.getResults()) {
-      size_t k = p.addValue(result, isConstant);
+      size_t k = p.addValue(result, isConstant, static_cast<int64_t>(position));
       p.cheap[k] = cheap;
       p.fromArguments[k] = fromArguments;
     }
   }
   p.hasBackward = analysis.getFirstBackwardIndex() < analysis.getNumOps();
-  for (Operation &op : block.without_terminator()) {
-    if (analysis.isForward(&op))
+  for (auto [position, op] : llvm::enumerate(analysis.getOps())) {
+    if (analysis.isForwardAt(position))
       continue;
-    op.walk([&](Operation *nested) {
+    op->walk([&](Operation *nested) {
       for (Value operand : nested->getOperands())
         if (std::optional<size_t> k = p.lookup(operand))
           p.neededByBackward[*k] = 1;
@@ -366,8 +381,10 @@ struct Applied {
   int64_t recomputeFlops = 0;
 };
 
-/// Clones what `recompute` marks into the backward pass of `func` (whose
-/// forward graph is `p`) and points the backward pass at the clones.
+/// Clones what `recompute` marks into the backward pass of `func` and
+/// points the backward pass at the clones. `analysis` and `p` are those of
+/// `func` or of the function `func` is a clone of (values and ops are found
+/// by position, so a copy needs no analysis of its own).
 Applied applyRecompute(func::FuncOp func, const MemoryAnalysis &analysis,
                        const Partition &p, ArrayRef<char> recompute,
                        bool remarks) {
@@ -378,27 +395,43 @@ Applied applyRecompute(func::FuncOp func, const MemoryAnalysis &analysis,
   // run, so a clone lives only from just before its first use.
   llvm::DenseMap<Operation *, int64_t> position;
   SmallVector<Operation *> blockOps;
+  position.reserve(analysis.getNumOps());
+  blockOps.reserve(analysis.getNumOps());
   for (Operation &op : block.without_terminator()) {
     position[&op] = static_cast<int64_t>(blockOps.size());
     blockOps.push_back(&op);
   }
+  assert(static_cast<int64_t>(blockOps.size()) == analysis.getNumOps() &&
+         "applyRecompute on a function other than the analysis's or a copy");
+  // Value k of `p` in `func`.
+  auto valueAt = [&](size_t k) -> Value {
+    if (p.defPosition[k] < 0)
+      return block.getArgument(p.number[k]);
+    return blockOps[p.defPosition[k]]->getResult(p.number[k]);
+  };
+  // Whether `top`, an op of the block other than the terminator, is
+  // forward.
+  auto isForward = [&](Operation *top) {
+    return analysis.isForwardAt(position.lookup(top));
+  };
   int64_t end = static_cast<int64_t>(blockOps.size());
   SmallVector<int64_t> need(p.values.size(), end);
   for (size_t k = p.values.size(); k-- > 0;) {
     if (!recompute[k])
       continue;
-    for (Operation *user : p.values[k].getUsers()) {
+    for (Operation *user : valueAt(k).getUsers()) {
       Operation *top = block.findAncestorOpInBlock(*user);
       if (!top || top->hasTrait<mlir::OpTrait::IsTerminator>())
         continue;
-      if (!analysis.isForward(top)) {
-        need[k] = std::min(need[k], position[top]);
+      int64_t at = position.lookup(top);
+      if (!analysis.isForwardAt(at)) {
+        need[k] = std::min(need[k], at);
         continue;
       }
       // A forward user that is recomputed needs it by its own need.
-      for (Value result : top->getResults())
-        if (std::optional<size_t> u = p.lookup(result); u && recompute[*u])
-          need[k] = std::min(need[k], need[*u]);
+      for (unsigned r = 0, e = top->getNumResults(); r != e; ++r)
+        if (size_t u = static_cast<size_t>(p.firstValue[at] + r); recompute[u])
+          need[k] = std::min(need[k], need[u]);
     }
   }
   SmallVector<size_t> order;
@@ -414,7 +447,7 @@ Applied applyRecompute(func::FuncOp func, const MemoryAnalysis &analysis,
   SmallVector<std::pair<Value, Value>> replaced;
   llvm::SetVector<Operation *> clones;
   for (size_t k : order) {
-    Value result = p.values[k];
+    Value result = valueAt(k);
     Operation *op = result.getDefiningOp();
     b.setInsertionPoint(need[k] < end ? blockOps[need[k]]
                                       : block.getTerminator());
@@ -433,8 +466,7 @@ Applied applyRecompute(func::FuncOp func, const MemoryAnalysis &analysis,
     original.replaceUsesWithIf(copy, [&](OpOperand &use) {
       Operation *top = block.findAncestorOpInBlock(*use.getOwner());
       return top && !clones.contains(top) &&
-             !top->hasTrait<mlir::OpTrait::IsTerminator>() &&
-             !analysis.isForward(top);
+             !top->hasTrait<mlir::OpTrait::IsTerminator>() && !isForward(top);
     });
   applied.cloned = finishClones(block, clones.getArrayRef());
   return applied;
@@ -494,9 +526,9 @@ measureAsIs(func::FuncOp scratch, bool inplace, int64_t alignment, bool planned,
 /// applied after the clones when `recheck` (within what the clones leave of
 /// `flopBound`, at most `maxCount` gradients). std::nullopt when `recheck`
 /// rechecks nothing: the step is then the one measured without.
-/// `analysis` is `func`'s, as it is.
+/// `analysis` and `p` are `func`'s, as it is.
 FailureOr<std::optional<Measurement>>
-measure(func::FuncOp func, const MemoryAnalysis &analysis,
+measure(func::FuncOp func, const MemoryAnalysis &analysis, const Partition &p,
         ArrayRef<char> recompute, bool recheck, int64_t flopBound, bool inplace,
         int64_t alignment, bool planned,
         int64_t maxCount = std::numeric_limits<int64_t>::max()) {
@@ -518,13 +550,9 @@ measure(func::FuncOp func, const MemoryAnalysis &analysis,
   }
   auto scratch = cast<func::FuncOp>(func->clone());
   llvm::scope_exit cleanup([&] { scratch->erase(); });
-  Applied applied;
-  {
-    MemoryAnalysis analysis(scratch);
-    Partition p = Partition::build(scratch, analysis);
-    applied = applyRecompute(scratch, analysis, p, recompute,
-                             /*remarks=*/false);
-  }
+  // The copy's ops are where `func`'s are: `func`'s analysis finds them.
+  Applied applied =
+      applyRecompute(scratch, analysis, p, recompute, /*remarks=*/false);
   if (recheck && recheckGradients(scratch, flopBound - applied.recomputeFlops,
                                   /*remarks=*/false, maxCount)
                          .count == 0)
@@ -715,7 +743,7 @@ LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
           func.getContext(), 0, jobs.size(), [&](size_t j) -> LogicalResult {
             auto [i, recheck] = jobs[j];
             FailureOr<std::optional<Measurement>> m =
-                measure(func, analysis, candidates[i], recheck, flopBound,
+                measure(func, analysis, p, candidates[i], recheck, flopBound,
                         measureInPlace, alignment, budgetBytes.has_value());
             if (failed(m))
               return failure();
@@ -740,7 +768,7 @@ LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
   int64_t recheckCount = std::numeric_limits<int64_t>::max();
   auto tryRecheck = [&](int64_t bound, int64_t count) -> FailureOr<bool> {
     FailureOr<std::optional<Measurement>> m =
-        measure(func, analysis, candidates[best], /*recheck=*/true, bound,
+        measure(func, analysis, p, candidates[best], /*recheck=*/true, bound,
                 measureInPlace, alignment, budgetBytes.has_value(), count);
     if (failed(m))
       return failure();
@@ -770,7 +798,7 @@ LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
       while (hi - lo > 1) {
         int64_t mid = lo + (hi - lo) / 2;
         FailureOr<std::optional<Measurement>> m =
-            measure(func, analysis, candidates[best], /*recheck=*/true, kAll,
+            measure(func, analysis, p, candidates[best], /*recheck=*/true, kAll,
                     measureInPlace, alignment, budgetBytes.has_value(), mid);
         if (failed(m))
           return failure();
