@@ -58,14 +58,15 @@ public:
 
   /// The greedy order, or with `programOrder` the block's own (each ready
   /// op in block order; the block order itself unless an in-place op's
-  /// anti-dependence says otherwise). Changes nothing; fails with a
-  /// diagnostic when the dependences form a cycle.
-  FailureOr<SmallVector<Operation *>> order(bool programOrder);
+  /// anti-dependence says otherwise), as positions of the ops in the block
+  /// as read. Changes nothing; fails with a diagnostic when the dependences
+  /// form a cycle.
+  FailureOr<SmallVector<uint32_t>> order(bool programOrder);
 
   /// Puts the block's ops in `order` (an order from this scheduler), with a
   /// free after the last use of every buffer, replacing those of an earlier
   /// apply; returns (ops moved from their place in the block as read, frees).
-  std::pair<int64_t, int64_t> apply(ArrayRef<Operation *> order);
+  std::pair<int64_t, int64_t> apply(ArrayRef<uint32_t> order);
 
   /// The peak live bytes `MemoryAnalysis` would report after `apply(order)`,
   /// computed without touching the IR: arguments throughout, each other
@@ -73,38 +74,25 @@ public:
   /// for a returned one), each op's workspace at the op. The frees `apply`
   /// adds only end lifetimes right after an op, where nothing is live that
   /// was not live at the op, so they never hold the peak.
-  int64_t peakOf(ArrayRef<Operation *> order) const;
+  int64_t peakOf(ArrayRef<uint32_t> order) const;
 
   /// The arena lower bound (ArenaPlanner's `lowerBound`) of the buffers
   /// `--memopt-plan-memory` would place after `apply(order)`: every buffer
   /// that owns an arena slice (`ownsArenaSlice`), from its definition to its
   /// last use (the end for a returned one), and each op's workspace at the
   /// op. As for `peakOf`, the frees `apply` adds never hold the maximum.
-  int64_t arenaLowerBoundOf(ArrayRef<Operation *> order,
-                            int64_t alignment) const;
+  int64_t arenaLowerBoundOf(ArrayRef<uint32_t> order, int64_t alignment) const;
 
   /// The order `scheduleFunction` keeps: the greedy one unless program
   /// order's peak is lower; its peak in `peak`.
-  FailureOr<SmallVector<Operation *>> chooseOrder(int64_t &peak);
+  FailureOr<SmallVector<uint32_t>> chooseOrder(int64_t &peak);
 
 private:
-  /// The buffer `v` lives in, looked up once.
-  Value rootOf(Value v) {
-    auto [it, inserted] = roots.try_emplace(v);
-    if (inserted)
-      it->second = MemoryAnalysis::bufferRoot(v);
-    return it->second;
-  }
-
   func::FuncOp func;
   Block &body;
   Operation *terminator;
-  /// The ops in block order, and each one's position.
+  /// The ops in block order (an op's position is its index here).
   SmallVector<Operation *> ops;
-  DenseMap<Operation *, int64_t> index;
-  DenseMap<Value, Value> roots;
-  /// Arguments and returned buffers: never freed.
-  DenseSet<Value> persistent;
   /// Buffers (root values) by dense id: every root an op defines or reads.
   struct Buffer {
     Value root;
@@ -128,6 +116,12 @@ private:
     SmallVector<uint32_t> users;
   };
   std::vector<OpInfo> infos;
+  /// Per op (by position): an optimizer update (run first), recomputation
+  /// (`memopt.recompute`, run on demand).
+  std::vector<char> updates, recomputed;
+  /// Whether the block has `memopt.found_inf` (dynamic loss scaling), whose
+  /// readers wait (see `order`).
+  bool hasFoundInf = false;
 
   /// Per op (by position), for placing frees and measuring an order: the
   /// buffers its results are the roots of, and the buffer of each operand,
@@ -137,15 +131,15 @@ private:
     SmallVector<uint32_t, 4> operands;
   };
   std::vector<OpBuffers> opBuffers;
-  /// Per buffer, in an order of ops: the position of the op defining it (-1
-  /// for an argument) and of the last op that reads it or defines it as a
-  /// ranked tensor (the only results a definition alone keeps alive; -1 if
-  /// none).
+  /// Per buffer, in an order of ops: the position in that order of the op
+  /// defining it (-1 for an argument) and of the last op that reads it or
+  /// defines it as a ranked tensor (the only results a definition alone
+  /// keeps alive; -1 if none).
   struct Span {
     int64_t def = -1;
     int64_t last = -1;
   };
-  std::vector<Span> spans(ArrayRef<Operation *> order) const;
+  std::vector<Span> spans(ArrayRef<uint32_t> order) const;
   /// Per op (by position): its workspace bytes.
   std::vector<int64_t> workspaces;
   /// Bytes of the tensor arguments, live for the whole step.
@@ -161,59 +155,76 @@ Scheduler::Scheduler(func::FuncOp func)
     if (isa<FreeOp>(op))
       op.erase();
 
-  // Sized once: growing the maps rehashes every entry, several times over
-  // on a 100k-op step.
   size_t numValues = body.getNumArguments();
   for (Operation &op : body.without_terminator()) {
     numValues += op.getNumResults();
     ops.push_back(&op);
   }
-  index.reserve(ops.size());
-  for (auto [position, op] : llvm::enumerate(ops))
-    index[op] = static_cast<int64_t>(position);
-  roots.reserve(numValues);
-  buffers.reserve(numValues);
-
-  for (BlockArgument arg : func.getArguments())
-    persistent.insert(arg);
-  for (Value v : terminator->getOperands())
-    persistent.insert(rootOf(v));
   infos.resize(ops.size());
   opBuffers.resize(ops.size());
   workspaces.resize(ops.size());
-  DenseMap<Value, uint32_t> bufferIds;
-  bufferIds.reserve(numValues);
-  auto bufferId = [&](Value root) {
-    auto [it, inserted] =
-        bufferIds.try_emplace(root, static_cast<uint32_t>(buffers.size()));
-    if (inserted) {
-      buffers.emplace_back();
-      buffers.back().root = root;
-      buffers.back().bytes = bytesOf(root);
-      buffers.back().persistent = persistent.contains(root);
-    }
+  updates.resize(ops.size());
+  recomputed.resize(ops.size());
+  buffers.reserve(numValues);
+
+  // Every value of the block, in one table sized once (growing it rehashes
+  // every entry, several times over on a 100k-op step): the buffer it lives
+  // in, and the position of the op defining it (-1 for an argument). Values
+  // come in definition order, so an alias finds the buffer of what it
+  // aliases already there.
+  struct Entry {
+    uint32_t buffer;
+    int32_t def;
+  };
+  DenseMap<Value, Entry> table;
+  table.reserve(numValues);
+  auto newBuffer = [&](Value root) {
+    buffers.emplace_back();
+    buffers.back().root = root;
+    buffers.back().bytes = bytesOf(root);
+    return static_cast<uint32_t>(buffers.size() - 1);
+  };
+  // A value not of this block (none in verified IR: the function is
+  // isolated from above) is a buffer of its own, defined nowhere.
+  auto entryOf = [&](Value v) {
+    auto [it, inserted] = table.try_emplace(v, Entry{0, -1});
+    if (inserted)
+      it->second.buffer = newBuffer(MemoryAnalysis::bufferRoot(v));
     return it->second;
   };
-  for (BlockArgument arg : body.getArguments())
+  for (BlockArgument arg : body.getArguments()) {
     argumentBytes += bytesOf(arg);
-  for (auto [position, op] : llvm::enumerate(ops)) {
+    uint32_t id = newBuffer(arg);
+    buffers[id].persistent = true;
+    table.try_emplace(arg, Entry{id, -1});
+  }
+
+  // Buffers, reads and dependences: an op is ready when all its operands'
+  // producers ran. Collectives also wait for the collective before them in
+  // the block: every rank must issue them in the same order, and the ranks'
+  // steps may differ elsewhere (ZeRO's updates of the parameters a rank
+  // owns).
+  std::optional<uint32_t> lastCollective;
+  SmallVector<uint32_t, 8> producers;
+  bool anyInPlace = false;
+  for (auto [index, op] : llvm::enumerate(ops)) {
+    auto position = static_cast<uint32_t>(index);
     OpInfo &info = infos[position];
     OpBuffers &entry = opBuffers[position];
     workspaces[position] = MemoryAnalysis::getWorkspaceBytes(op);
-    for (Value r : op->getResults())
-      if (rootOf(r) == r) {
-        uint32_t id = bufferId(r);
-        entry.results.push_back(id);
-        info.allocated += buffers[id].bytes;
-      }
+    updates[position] = isOptimizerUpdate(op);
+    recomputed[position] = op->hasAttr(kRecomputeAttrName);
+    hasFoundInf |= isa<FoundInfOp>(op);
+    anyInPlace |= op->hasAttr(MemOptDialect::kInPlaceAttrName);
+    producers.clear();
     for (Value operand : op->getOperands()) {
-      uint32_t id = bufferId(rootOf(operand));
+      Entry e = entryOf(operand);
+      uint32_t id = e.buffer;
       entry.operands.push_back(id);
       Buffer &buffer = buffers[id];
       ++buffer.uses;
-      if (!buffer.persistent &&
-          (buffer.readers.empty() || buffer.readers.back() != position))
-        buffer.readers.push_back(static_cast<uint32_t>(position));
+      if (buffer.readers.empty() || buffer.readers.back() != position)
+        buffer.readers.push_back(position);
       // Count each buffer once, however many operands read it.
       auto read = llvm::find_if(
           info.reads, [&](const auto &entry) { return entry.first == id; });
@@ -221,9 +232,43 @@ Scheduler::Scheduler(func::FuncOp func)
         info.reads.push_back({id, 1});
       else
         ++read->second;
+      if (e.def >= 0)
+        producers.push_back(static_cast<uint32_t>(e.def));
     }
+    for (Value r : op->getResults()) {
+      Value alias = MemoryAnalysis::aliasOf(r);
+      uint32_t id;
+      if (alias) {
+        id = entryOf(alias).buffer;
+      } else {
+        id = newBuffer(r);
+        entry.results.push_back(id);
+        info.allocated += buffers[id].bytes;
+      }
+      table[r] = Entry{id, static_cast<int32_t>(position)};
+    }
+    if (isCollective(op)) {
+      if (lastCollective)
+        producers.push_back(*lastCollective);
+      lastCollective = position;
+    }
+    llvm::sort(producers);
+    producers.erase(std::unique(producers.begin(), producers.end()),
+                    producers.end());
+    info.producerCount = static_cast<int64_t>(producers.size());
+    for (uint32_t p : producers)
+      infos[p].users.push_back(position);
   }
+  // Returned buffers are never freed, and their readers' scores never
+  // count them.
+  for (Value v : terminator->getOperands())
+    buffers[entryOf(v).buffer].persistent = true;
+  for (Buffer &buffer : buffers)
+    if (buffer.persistent)
+      buffer.readers.clear();
 
+  if (!anyInPlace)
+    return;
   // The values holding the contents an in-place op overwrites: its operand,
   // the values that buffer held before (an earlier in-place result's
   // operand, a view's source), and views of any of those. Readers of these
@@ -244,40 +289,39 @@ Scheduler::Scheduler(func::FuncOp func)
       }
     return values;
   };
-
-  // Dependences: an op is ready when all its operands' producers ran.
-  // Collectives also wait for the collective before them in the block: every
-  // rank must issue them in the same order, and the ranks' steps may differ
-  // elsewhere (ZeRO's updates of the parameters a rank owns).
-  Operation *lastCollective = nullptr;
-  for (Operation *op : ops) {
-    llvm::SmallPtrSet<Operation *, 4> producers;
+  // An op writing in place over an operand must run after every other
+  // reader of the contents it overwrites (an anti-dependence the SSA edges
+  // do not show).
+  DenseMap<Operation *, uint32_t> positions;
+  positions.reserve(ops.size());
+  for (auto [index, op] : llvm::enumerate(ops))
+    positions[op] = static_cast<uint32_t>(index);
+  for (auto [index, op] : llvm::enumerate(ops)) {
+    auto inplace =
+        op->getAttrOfType<IntegerAttr>(MemOptDialect::kInPlaceAttrName);
+    if (!inplace)
+      continue;
+    auto position = static_cast<uint32_t>(index);
+    // What already orders the op: its operands' producers.
+    llvm::SmallDenseSet<uint32_t, 8> before;
     for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp();
-          def && def->getBlock() == &body)
-        producers.insert(def);
-    if (isCollective(op)) {
-      if (lastCollective)
-        producers.insert(lastCollective);
-      lastCollective = op;
-    }
-    // An op writing in place over an operand must run after every other
-    // reader of the contents it overwrites (an anti-dependence the SSA edges
-    // do not show).
-    if (auto inplace =
-            op->getAttrOfType<IntegerAttr>(MemOptDialect::kInPlaceAttrName))
-      for (Value old : oldContents(op->getOperand(inplace.getInt())))
-        for (Operation *other : old.getUsers())
-          if (other != op && other->getBlock() == &body &&
-              !other->hasTrait<mlir::OpTrait::IsTerminator>())
-            producers.insert(other);
-    infos[index[op]].producerCount = static_cast<int64_t>(producers.size());
-    for (Operation *p : producers)
-      infos[index[p]].users.push_back(static_cast<uint32_t>(index[op]));
+      if (auto it = table.find(operand);
+          it != table.end() && it->second.def >= 0)
+        before.insert(static_cast<uint32_t>(it->second.def));
+    for (Value old : oldContents(op->getOperand(inplace.getInt())))
+      for (Operation *other : old.getUsers()) {
+        if (other == op || other->getBlock() != &body ||
+            other->hasTrait<mlir::OpTrait::IsTerminator>())
+          continue;
+        uint32_t p = positions.lookup(other);
+        if (!before.insert(p).second)
+          continue;
+        ++infos[position].producerCount;
+        infos[p].users.push_back(position);
+      }
   }
 }
-
-FailureOr<SmallVector<Operation *>> Scheduler::order(bool programOrder) {
+FailureOr<SmallVector<uint32_t>> Scheduler::order(bool programOrder) {
   size_t numOps = ops.size();
   std::vector<int64_t> pendingUses(buffers.size());
   for (auto [id, buffer] : llvm::enumerate(buffers))
@@ -309,40 +353,59 @@ FailureOr<SmallVector<Operation *>> Scheduler::order(bool programOrder) {
         return score > o.score;
       return index < o.index;
     }
+    bool operator==(const Key &o) const {
+      return update == o.update && score == o.score && index == o.index;
+    }
   };
-  std::vector<char> updates(numOps, 0);
-  if (!programOrder)
-    for (size_t i = 0; i < numOps; ++i)
-      updates[i] = isOptimizerUpdate(ops[i]);
   auto keyOf = [&](uint32_t i) {
     if (programOrder)
       return Key{false, 0, static_cast<int64_t>(i)};
     return Key{static_cast<bool>(updates[i]), freed(i) - infos[i].allocated,
                static_cast<int64_t>(i)};
   };
-  /// Ops ordered by their key, each re-keyed in place when it changes.
+  /// Ops ordered by their key: a binary heap where re-keying an op pushes
+  /// its new key and leaves the old entry behind, skipped when it reaches
+  /// the top (each op's current key is kept aside).
   struct Queue {
-    std::map<Key, uint32_t> byKey;
+    std::vector<Key> heap;
     /// Per op, its key while queued here.
     std::vector<std::optional<Key>> keys;
+    size_t queued = 0;
     explicit Queue(size_t n) : keys(n) {}
-    bool empty() const { return byKey.empty(); }
+    /// std::push_heap keeps the greatest on top; the best key is the least.
+    static bool worse(const Key &a, const Key &b) { return b < a; }
+    bool empty() const { return queued == 0; }
+    void push(Key key) {
+      heap.push_back(key);
+      std::push_heap(heap.begin(), heap.end(), worse);
+    }
     void insert(uint32_t i, Key key) {
-      byKey.emplace(key, i);
       keys[i] = key;
+      ++queued;
+      push(key);
     }
     uint32_t pop() {
-      uint32_t i = byKey.begin()->second;
-      byKey.erase(byKey.begin());
-      keys[i].reset();
-      return i;
+      while (true) {
+        std::pop_heap(heap.begin(), heap.end(), worse);
+        Key top = heap.back();
+        heap.pop_back();
+        auto i = static_cast<uint32_t>(top.index);
+        // A key left behind by a re-key (or an op popped already).
+        if (!keys[i] || !(*keys[i] == top))
+          continue;
+        keys[i].reset();
+        --queued;
+        return i;
+      }
     }
     void rekey(uint32_t i, llvm::function_ref<Key(uint32_t)> keyOf) {
       if (!keys[i])
         return;
-      byKey.erase(*keys[i]);
-      keys[i] = keyOf(i);
-      byKey.emplace(*keys[i], i);
+      Key key = keyOf(i);
+      if (key == *keys[i])
+        return;
+      keys[i] = key;
+      push(key);
     }
   };
   Queue ready(numOps), lazyReady(numOps);
@@ -361,7 +424,7 @@ FailureOr<SmallVector<Operation *>> Scheduler::order(bool programOrder) {
   // flag exists.
   // Lazy ops run when nothing else can, the best score first.
   DenseSet<Operation *> gated, lazy;
-  if (!programOrder) {
+  if (!programOrder && hasFoundInf) {
     for (Operation *op : ops)
       if (llvm::any_of(op->getOperands(), [&](Value v) {
             Operation *def = v.getDefiningOp();
@@ -378,13 +441,14 @@ FailureOr<SmallVector<Operation *>> Scheduler::order(bool programOrder) {
         lazy.insert(op);
     }
   }
-  SmallVector<Operation *> order;
+  SmallVector<uint32_t> order;
+  order.reserve(numOps);
   auto makeReady = [&](uint32_t i) {
-    Operation *op = ops[i];
-    if (!programOrder && op->hasAttr(kRecomputeAttrName))
+    if (!programOrder && recomputed[i])
       deferred.emplace(static_cast<int64_t>(i), i);
     else
-      (lazy.contains(op) ? lazyReady : ready).insert(i, keyOf(i));
+      (!lazy.empty() && lazy.contains(ops[i]) ? lazyReady : ready)
+          .insert(i, keyOf(i));
   };
   for (uint32_t i = 0; i < numOps; ++i)
     if (missing[i] == 0)
@@ -403,7 +467,7 @@ FailureOr<SmallVector<Operation *>> Scheduler::order(bool programOrder) {
     }
     uint32_t i = ready.pop();
     size_t step = order.size();
-    order.push_back(ops[i]);
+    order.push_back(i);
     touched.clear();
     for (auto [id, n] : infos[i].reads) {
       pendingUses[id] -= n;
@@ -441,16 +505,16 @@ FailureOr<SmallVector<Operation *>> Scheduler::order(bool programOrder) {
   return order;
 }
 
-std::pair<int64_t, int64_t> Scheduler::apply(ArrayRef<Operation *> order) {
+std::pair<int64_t, int64_t> Scheduler::apply(ArrayRef<uint32_t> order) {
   // The constructor erased the frees the block came with; these are the
   // previous apply's.
   for (Operation *free : frees)
     free->erase();
   frees.clear();
   int64_t moved = 0;
-  for (auto [i, op] : llvm::enumerate(order)) {
-    moved += index[op] != static_cast<int64_t>(i);
-    op->moveBefore(terminator);
+  for (auto [i, position] : llvm::enumerate(order)) {
+    moved += position != i;
+    ops[position]->moveBefore(terminator);
   }
 
   // A free after the last use of every buffer (right after its definition
@@ -459,8 +523,8 @@ std::pair<int64_t, int64_t> Scheduler::apply(ArrayRef<Operation *> order) {
   OpBuilder b(func.getContext());
   SmallVector<uint32_t> dying;
   for (int64_t i = static_cast<int64_t>(order.size()) - 1; i >= 0; --i) {
-    Operation *op = order[i];
-    const OpBuffers &entry = opBuffers[index[op]];
+    Operation *op = ops[order[i]];
+    const OpBuffers &entry = opBuffers[order[i]];
     dying.clear();
     for (uint32_t id : entry.results)
       if (span[id].last == i && !buffers[id].persistent)
@@ -476,11 +540,10 @@ std::pair<int64_t, int64_t> Scheduler::apply(ArrayRef<Operation *> order) {
   return std::make_pair(moved, static_cast<int64_t>(frees.size()));
 }
 
-std::vector<Scheduler::Span>
-Scheduler::spans(ArrayRef<Operation *> order) const {
+std::vector<Scheduler::Span> Scheduler::spans(ArrayRef<uint32_t> order) const {
   std::vector<Span> span(buffers.size());
-  for (auto [i, op] : llvm::enumerate(order)) {
-    const OpBuffers &entry = opBuffers[index.lookup(op)];
+  for (auto [i, position] : llvm::enumerate(order)) {
+    const OpBuffers &entry = opBuffers[position];
     int64_t p = static_cast<int64_t>(i);
     for (uint32_t id : entry.results) {
       span[id].def = p;
@@ -493,7 +556,7 @@ Scheduler::spans(ArrayRef<Operation *> order) const {
   return span;
 }
 
-int64_t Scheduler::peakOf(ArrayRef<Operation *> order) const {
+int64_t Scheduler::peakOf(ArrayRef<uint32_t> order) const {
   int64_t n = static_cast<int64_t>(order.size());
   std::vector<Span> span = spans(order);
   std::vector<int64_t> delta(n + 1, 0);
@@ -511,12 +574,12 @@ int64_t Scheduler::peakOf(ArrayRef<Operation *> order) const {
   int64_t running = argumentBytes, peak = argumentBytes;
   for (int64_t i = 0; i < n; ++i) {
     running += delta[i];
-    peak = std::max(peak, running + workspaces[index.lookup(order[i])]);
+    peak = std::max(peak, running + workspaces[order[i]]);
   }
   return peak;
 }
 
-int64_t Scheduler::arenaLowerBoundOf(ArrayRef<Operation *> order,
+int64_t Scheduler::arenaLowerBoundOf(ArrayRef<uint32_t> order,
                                      int64_t alignment) const {
   // The buffers --memopt-plan-memory would collect, with lifetimes in the
   // order's positions; the bound is the planner's own.
@@ -533,29 +596,29 @@ int64_t Scheduler::arenaLowerBoundOf(ArrayRef<Operation *> order,
         buffer.persistent ? n - 1 : std::max(span[id].def, span[id].last);
     lifetimes.push_back(lifetime);
   }
-  for (auto [position, op] : llvm::enumerate(order))
-    if (int64_t workspace = workspaces[index.lookup(op)]; workspace > 0) {
+  for (auto [i, position] : llvm::enumerate(order))
+    if (int64_t workspace = workspaces[position]; workspace > 0) {
       BufferLifetime lifetime;
       lifetime.size = static_cast<uint64_t>(workspace);
-      lifetime.start = lifetime.end = static_cast<int64_t>(position);
+      lifetime.start = lifetime.end = static_cast<int64_t>(i);
       lifetimes.push_back(lifetime);
     }
   return static_cast<int64_t>(
       lowerBound(lifetimes, static_cast<uint64_t>(alignment)));
 }
 
-FailureOr<SmallVector<Operation *>> Scheduler::chooseOrder(int64_t &peak) {
+FailureOr<SmallVector<uint32_t>> Scheduler::chooseOrder(int64_t &peak) {
   // The greedy order is a heuristic and can lose to the order the ops came
   // in, so both are measured, and the greedy one is kept unless program
   // order's peak is lower (the greedy one wins a tie): the schedule never
   // raises the peak. Both orders and both peaks come from one reading of
   // the block (peakOf; test-memopt-schedule-peak checks it against
   // MemoryAnalysis).
-  FailureOr<SmallVector<Operation *>> greedy = order(false);
+  FailureOr<SmallVector<uint32_t>> greedy = order(false);
   if (failed(greedy))
     return failure();
   // The same dependences as the greedy order's, so no cycle either.
-  FailureOr<SmallVector<Operation *>> program = order(true);
+  FailureOr<SmallVector<uint32_t>> program = order(true);
   assert(succeeded(program) && "program order failed where greedy did not");
   peak = peakOf(*greedy);
   int64_t programPeak = peakOf(*program);
@@ -573,7 +636,7 @@ memopt::scheduleFunction(func::FuncOp func, int64_t *peakBytes) {
   // Only the order kept touches the IR.
   Scheduler scheduler(func);
   int64_t peak = 0;
-  FailureOr<SmallVector<Operation *>> order = scheduler.chooseOrder(peak);
+  FailureOr<SmallVector<uint32_t>> order = scheduler.chooseOrder(peak);
   if (failed(order))
     return failure();
   std::pair<int64_t, int64_t> result = scheduler.apply(*order);
@@ -589,7 +652,7 @@ FailureOr<int64_t> memopt::scheduledArenaLowerBound(func::FuncOp func,
                                                     int64_t alignment) {
   Scheduler scheduler(func);
   int64_t peak = 0;
-  FailureOr<SmallVector<Operation *>> order = scheduler.chooseOrder(peak);
+  FailureOr<SmallVector<uint32_t>> order = scheduler.chooseOrder(peak);
   if (failed(order))
     return failure();
   return scheduler.arenaLowerBoundOf(*order, alignment);
