@@ -13,6 +13,7 @@
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 #include "memopt/Dialect/MemOpt/Transforms/ForeignIR.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
+#include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -461,11 +462,11 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
       ctx, {NamedAttribute(
                StringAttr::get(ctx, MemOptDialect::kOptimizerStateAttrName),
                UnitAttr::get(ctx))});
+  // The function's type and argument attributes learn the state arguments
+  // at once, before the results are set below.
+  AppendedArguments stateArgs(func);
   auto addStateArg = [&](Type type) -> BlockArgument {
-    unsigned index = func.getNumArguments();
-    if (failed(func.insertArgument(index, type, stateAttrs, loc)))
-      return {};
-    return func.getArgument(index);
+    return stateArgs.append(type, stateAttrs, loc);
   };
 
   // Loss scaling, GradScaler's order: check the scaled gradients for
@@ -781,6 +782,7 @@ MemOptAutodiffPass::appendOptimizer(func::FuncOp func, func::ReturnOp ret,
       attrs.set(MemOptDialect::kUpdatesAttrName, b.getI64IntegerAttr(*update));
     resultAttrs.push_back(attrs.getDictionary(ctx));
   }
+  stateArgs.commit();
   func.setType(FunctionType::get(ctx, func.getArgumentTypes(), resultTypes));
   func.setAllResultAttrs(resultAttrs);
   return success();

@@ -27,6 +27,7 @@
 #include "memopt/Dialect/MemOpt/IR/MemOptDialect.h"
 #include "memopt/Dialect/MemOpt/IR/MemOptOps.h"
 #include "memopt/Dialect/MemOpt/Transforms/Passes.h"
+#include "memopt/Dialect/MemOpt/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -174,17 +175,27 @@ struct MemOptLoraPass : public memopt::impl::MemOptLoraBase<MemOptLoraPass> {
             "break its callers"));
       // Only the adapters train, and what `trainable` names, as PEFT's
       // mark_only_lora_as_trainable (bias="none", modules_to_save).
+      // The attributes set all at once (setArgAttr makes a new attribute
+      // array per argument: quadratic in the parameters).
+      SmallVector<DictionaryAttr> argAttrs;
+      func.getAllArgAttrs(argAttrs);
       for (BlockArgument arg : func.getArguments()) {
-        if (!func.getArgAttr(arg.getArgNumber(), MemOptDialect::kParamAttrName))
+        unsigned i = arg.getArgNumber();
+        if (!func.getArgAttr(i, MemOptDialect::kParamAttrName))
           continue;
-        if (!trainable.empty() && keep.match(argumentName(arg)))
+        if (!trainable.empty() && keep.match(argumentName(arg))) {
           ++kept;
-        else
-          func.setArgAttr(arg.getArgNumber(), MemOptDialect::kFrozenAttrName,
-                          UnitAttr::get(func.getContext()));
+          continue;
+        }
+        NamedAttrList attrs(argAttrs[i]);
+        attrs.set(MemOptDialect::kFrozenAttrName,
+                  UnitAttr::get(func.getContext()));
+        argAttrs[i] = attrs.getDictionary(func.getContext());
       }
+      func.setAllArgAttrs(argAttrs);
+      AppendedArguments adapters(func);
       for (BlockArgument weight : weights) {
-        if (failed(adapt(func, weight, argumentName(weight))))
+        if (failed(adapt(func, adapters, weight, argumentName(weight))))
           return signalPassFailure();
         ++matched;
       }
@@ -209,8 +220,8 @@ struct MemOptLoraPass : public memopt::impl::MemOptLoraBase<MemOptLoraPass> {
     signalPassFailure();
   }
 
-  LogicalResult adapt(func::FuncOp func, BlockArgument weight,
-                      const std::string &name) {
+  LogicalResult adapt(func::FuncOp func, AppendedArguments &adapters,
+                      BlockArgument weight, const std::string &name) {
     auto type = cast<RankedTensorType>(weight.getType());
     // At the function: an argument's own location may be only its name.
     if (type.getRank() != 2)
@@ -256,17 +267,12 @@ struct MemOptLoraPass : public memopt::impl::MemOptLoraBase<MemOptLoraPass> {
     auto zero = NamedAttribute(
         StringAttr::get(ctx, MemOptDialect::kInitialValueAttrName),
         FloatAttr::get(Float64Type::get(ctx), 0.0));
-    unsigned aIndex = func.getNumArguments();
-    if (failed(func.insertArgument(
-            aIndex, aType, DictionaryAttr::get(ctx, {paramAttr}),
-            NameLoc::get(StringAttr::get(ctx, name + ".lora_A"),
-                         weight.getLoc()))) ||
-        failed(func.insertArgument(
-            aIndex + 1, bType, DictionaryAttr::get(ctx, {paramAttr, zero}),
-            NameLoc::get(StringAttr::get(ctx, name + ".lora_B"),
-                         weight.getLoc()))))
-      return func.emitOpError("memopt-lora: cannot add adapter arguments");
-    Value a = func.getArgument(aIndex), b = func.getArgument(aIndex + 1);
+    Value a = adapters.append(
+        aType, DictionaryAttr::get(ctx, {paramAttr}),
+        NameLoc::get(StringAttr::get(ctx, name + ".lora_A"), weight.getLoc()));
+    Value b = adapters.append(
+        bType, DictionaryAttr::get(ctx, {paramAttr, zero}),
+        NameLoc::get(StringAttr::get(ctx, name + ".lora_B"), weight.getLoc()));
 
     SmallVector<Operation *> users;
     for (Operation *user : weight.getUsers())

@@ -45,6 +45,33 @@ mlir::FailureOr<int64_t> scheduledArenaLowerBound(mlir::func::FuncOp func,
 /// reordering the block or inserting frees (as `scheduledArenaLowerBound`).
 mlir::FailureOr<int64_t> scheduledPeak(mlir::func::FuncOp func);
 
+/// Arguments appended to a function's entry block, its type and argument
+/// attributes brought up to date once, by `commit` (or on destruction):
+/// `FunctionOpInterface::insertArgument` makes a new function type and
+/// argument attribute array per argument, each uniqued in the context for
+/// good, so appending an optimizer's state for every parameter one at a time
+/// took time and memory quadratic in the parameters (24 GiB for Adam on a
+/// chain of 12,500 layers). Until `commit`, the function's type and
+/// attributes know only the arguments it had before.
+class AppendedArguments {
+public:
+  explicit AppendedArguments(mlir::func::FuncOp func) : func(func) {}
+  AppendedArguments(const AppendedArguments &) = delete;
+  AppendedArguments &operator=(const AppendedArguments &) = delete;
+  ~AppendedArguments() { commit(); }
+
+  /// Appends an argument of `type`, with `attrs`, at `loc`.
+  mlir::BlockArgument append(mlir::Type type, mlir::DictionaryAttr attrs,
+                             mlir::Location loc);
+  /// Sets the function's type and argument attributes from its block and
+  /// the attributes appended so far.
+  void commit();
+
+private:
+  mlir::func::FuncOp func;
+  llvm::SmallVector<mlir::DictionaryAttr> pending;
+};
+
 /// A pass's `budget=` option: std::nullopt when `text` is empty, the bytes
 /// when it is a positive byte size; otherwise an error at `anchor` naming
 /// `pass`, and failure.
