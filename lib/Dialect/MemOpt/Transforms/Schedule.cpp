@@ -453,6 +453,16 @@ FailureOr<SmallVector<uint32_t>> Scheduler::order(bool programOrder) {
   for (uint32_t i = 0; i < numOps; ++i)
     if (missing[i] == 0)
       makeReady(i);
+  // An op's score counts a buffer it reads once the op holds every pending
+  // use of it, so when an op runs, the only other score it can change, per
+  // buffer it reads, is that of the one reader left, if one is: readers
+  // not yet run are counted per buffer, and the last is looked for once.
+  // (Re-keying every reader instead is quadratic where one buffer has
+  // thousands, as loss scaling's scale has.)
+  std::vector<uint32_t> pendingReaders(buffers.size());
+  for (auto [id, buffer] : llvm::enumerate(buffers))
+    pendingReaders[id] = static_cast<uint32_t>(buffer.readers.size());
+  std::vector<char> done(numOps, 0);
   // Per op, the last step that re-keyed it: each reader once per step.
   std::vector<size_t> touchedAt(numOps, SIZE_MAX);
   SmallVector<uint32_t> touched;
@@ -468,15 +478,24 @@ FailureOr<SmallVector<uint32_t>> Scheduler::order(bool programOrder) {
     uint32_t i = ready.pop();
     size_t step = order.size();
     order.push_back(i);
+    done[i] = 1;
     touched.clear();
     for (auto [id, n] : infos[i].reads) {
       pendingUses[id] -= n;
-      if (!programOrder)
-        for (uint32_t reader : buffers[id].readers)
-          if (touchedAt[reader] != step) {
-            touchedAt[reader] = step;
-            touched.push_back(reader);
-          }
+      // Persistent buffers have no readers listed (never freed, never
+      // counted).
+      if (programOrder || buffers[id].readers.empty() ||
+          --pendingReaders[id] != 1)
+        continue;
+      for (uint32_t reader : buffers[id].readers) {
+        if (done[reader])
+          continue;
+        if (touchedAt[reader] != step) {
+          touchedAt[reader] = step;
+          touched.push_back(reader);
+        }
+        break;
+      }
     }
     for (uint32_t reader : touched) {
       ready.rekey(reader, keyOf);
