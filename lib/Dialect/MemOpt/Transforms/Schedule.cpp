@@ -270,15 +270,23 @@ Scheduler::Scheduler(func::FuncOp func)
   if (!anyInPlace)
     return;
   // The values holding the contents an in-place op overwrites: its operand,
-  // the values that buffer held before (an earlier in-place result's
-  // operand, a view's source), and views of any of those. Readers of these
-  // must run first; readers of the op's own result (the new contents) after.
+  // the views it is of (back to the value that is not a view), and views of
+  // any of those. Readers of these must run first; readers of the op's own
+  // result (the new contents) after. Contents the buffer held before an
+  // earlier in-place op are not followed: that op's own anti-dependences
+  // put their readers before it, and it runs before this one (its result
+  // leads to this operand through views), so their edges here would change
+  // no order; following them made a chain of n in-place ops over one buffer
+  // (a ResNet's residual stream) cost n^2.
   auto oldContents = [](Value operand) {
     SmallVector<Value> values;
     llvm::SmallDenseSet<Value, 8> seen;
-    for (Value v = operand; v; v = MemoryAnalysis::aliasOf(v))
-      if (seen.insert(v).second)
-        values.push_back(v);
+    for (Value v = operand; v && seen.insert(v).second;) {
+      values.push_back(v);
+      if (!v.getDefiningOp<ReshapeOp>())
+        break;
+      v = MemoryAnalysis::aliasOf(v);
+    }
     for (size_t i = 0; i < values.size(); ++i)
       for (Operation *user : values[i].getUsers()) {
         if (user->hasAttr(MemOptDialect::kInPlaceAttrName))
