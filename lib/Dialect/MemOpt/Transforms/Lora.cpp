@@ -201,9 +201,14 @@ struct MemOptLoraPass : public memopt::impl::MemOptLoraBase<MemOptLoraPass> {
       }
     }
     if (matched == 0) {
+      // The first names, enough to see how they are spelled: a deep model
+      // has thousands.
+      constexpr size_t kListed = 32;
       std::string list;
-      for (const std::string &name : names)
+      for (const std::string &name : ArrayRef(names).take_front(kListed))
         list += (list.empty() ? "" : ", ") + name;
+      if (names.size() > kListed)
+        list += ", and " + std::to_string(names.size() - kListed) + " more";
       return fail("targets '" + targets + "' matched no parameter (" +
                   (list.empty() ? std::string("there are none")
                                 : "the parameters are: " + list) +
