@@ -54,16 +54,24 @@ std::string memopt::describeOp(Operation *op) {
   return text;
 }
 
-std::string memopt::inPlaceRefusal(Operation *op, unsigned index) {
-  Value operand = op->getOperand(index);
-  if (operand.getType() != op->getResult(0).getType())
+/// Why `op` may not write over operand `index`, whose buffer is `root`'s,
+/// whatever reads it: its type differs from the result's, or the buffer is
+/// an argument's or a constant's. Null when neither holds.
+static const char *refusalOfBuffer(Operation *op, unsigned index, Value root) {
+  if (op->getOperand(index).getType() != op->getResult(0).getType())
     return "its type differs from the result's";
-  Value root = MemoryAnalysis::bufferRoot(operand);
   if (isa<BlockArgument>(root))
     return "it is a function argument (parameters, state and inputs are "
            "never overwritten)";
   if (root.getDefiningOp()->hasTrait<mlir::OpTrait::ConstantLike>())
     return "it is a constant";
+  return nullptr;
+}
+
+std::string memopt::inPlaceRefusal(Operation *op, unsigned index) {
+  Value root = MemoryAnalysis::bufferRoot(op->getOperand(index));
+  if (const char *why = refusalOfBuffer(op, index, root))
+    return why;
   // Every value living in the buffer (the root, views of it, earlier
   // in-place results over it) and every reader of one of them.
   SmallVector<Value> worklist = {root};
@@ -109,17 +117,12 @@ public:
   /// Whether `op` may write over operand `index` (`inPlaceRefusal` is
   /// empty).
   bool allows(Operation *op, unsigned index) {
-    Value operand = op->getOperand(index);
-    if (operand.getType() != op->getResult(0).getType())
-      return false;
-    auto it = ids.find(operand);
+    auto it = ids.find(op->getOperand(index));
     if (it == ids.end())
       return false;
     const Buffer &buffer = buffers[find(it->second)];
-    if (isa<BlockArgument>(buffer.root) ||
-        buffer.root.getDefiningOp()->hasTrait<mlir::OpTrait::ConstantLike>())
-      return false;
-    return !buffer.escapes && buffer.lastRead <= position.lookup(op);
+    return !refusalOfBuffer(op, index, buffer.root) && !buffer.escapes &&
+           buffer.lastRead <= position.lookup(op);
   }
 
   /// Records that `op`'s result 0 now lives in operand `index`'s buffer.

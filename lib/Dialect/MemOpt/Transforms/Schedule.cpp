@@ -439,9 +439,10 @@ FailureOr<SmallVector<uint32_t>> Scheduler::order(bool programOrder) {
             return def && (isa<FoundInfOp>(def) || gated.contains(def));
           }))
         gated.insert(op);
-    for (Operation *op : llvm::reverse(ops)) {
-      if (gated.contains(op) || isa<FoundInfOp>(op) ||
-          op->hasAttr(kRecomputeAttrName) || op->use_empty())
+    for (size_t i = numOps; i-- > 0;) {
+      Operation *op = ops[i];
+      if (gated.contains(op) || isa<FoundInfOp>(op) || recomputed[i] ||
+          op->use_empty())
         continue;
       if (llvm::all_of(op->getUsers(), [&](Operation *user) {
             return gated.contains(user) || lazy.contains(user);
