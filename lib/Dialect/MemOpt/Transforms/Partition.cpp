@@ -491,9 +491,11 @@ struct Measurement {
 /// analysis's, which the arena's offsets do not change, so without a budget
 /// the plan (the measurement's costliest part) is left out, and so is
 /// applying the schedule: its peak comes from the scheduler's tables.
+/// With `keep`, the schedule the peak came from (not applied) goes there.
 FailureOr<Measurement>
 measureAsIs(func::FuncOp scratch, bool inplace, int64_t alignment, bool planned,
-            std::optional<int64_t> savedBytes = std::nullopt) {
+            std::optional<int64_t> savedBytes = std::nullopt,
+            std::optional<PendingSchedule> *keep = nullptr) {
   Measurement m;
   // `savedBytes` when the caller's analysis of `scratch` has them.
   m.savedBytes = savedBytes
@@ -513,10 +515,12 @@ measureAsIs(func::FuncOp scratch, bool inplace, int64_t alignment, bool planned,
   } else {
     // Only the peak: the scheduler's, without applying its order to a copy
     // that is thrown away.
-    FailureOr<int64_t> peak = scheduledPeak(scratch);
-    if (failed(peak))
+    FailureOr<PendingSchedule> schedule = PendingSchedule::compute(scratch);
+    if (failed(schedule))
       return failure();
-    m.peakBytes = *peak;
+    m.peakBytes = schedule->getPeakBytes();
+    if (keep)
+      *keep = std::move(*schedule);
   }
   m.recomputeFlops = MemoryAnalysis::sumRecomputeFlops(scratch);
   return m;
@@ -526,12 +530,14 @@ measureAsIs(func::FuncOp scratch, bool inplace, int64_t alignment, bool planned,
 /// applied after the clones when `recheck` (within what the clones leave of
 /// `flopBound`, at most `maxCount` gradients). std::nullopt when `recheck`
 /// rechecks nothing: the step is then the one measured without.
-/// `analysis` and `p` are `func`'s, as it is.
+/// `analysis` and `p` are `func`'s, as it is. Where the step is `func` as it
+/// is, measured without a copy, its schedule goes to `keepAsIs` if given.
 FailureOr<std::optional<Measurement>>
 measure(func::FuncOp func, const MemoryAnalysis &analysis, const Partition &p,
         ArrayRef<char> recompute, bool recheck, int64_t flopBound, bool inplace,
         int64_t alignment, bool planned,
-        int64_t maxCount = std::numeric_limits<int64_t>::max()) {
+        int64_t maxCount = std::numeric_limits<int64_t>::max(),
+        std::optional<PendingSchedule> *keepAsIs = nullptr) {
   // The step as it is (nothing recomputed, nothing rechecked), measured
   // without in place or a plan, only reads `func` (the scheduler erases
   // frees of an earlier schedule, so not with those): no copy of it, which
@@ -543,7 +549,7 @@ measure(func::FuncOp func, const MemoryAnalysis &analysis, const Partition &p,
                     [](Operation &op) { return isa<FreeOp>(op); })) {
     FailureOr<Measurement> m =
         measureAsIs(func, /*inplace=*/false, alignment, /*planned=*/false,
-                    analysis.getSavedForBackwardBytes());
+                    analysis.getSavedForBackwardBytes(), keepAsIs);
     if (failed(m))
       return failure();
     return std::optional<Measurement>(*m);
@@ -739,12 +745,17 @@ LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
   if (jobs.size() == 1 && !lossScaling && !remarks)
     return success();
   SmallVector<std::optional<Measurement>> measured(jobs.size());
+  // The step as it is, if it stays so, is scheduled as measured (see
+  // CachedSchedule): only the one job measuring it writes this.
+  std::optional<PendingSchedule> asIsSchedule;
   if (failed(failableParallelForEachN(
           func.getContext(), 0, jobs.size(), [&](size_t j) -> LogicalResult {
             auto [i, recheck] = jobs[j];
             FailureOr<std::optional<Measurement>> m =
                 measure(func, analysis, p, candidates[i], recheck, flopBound,
-                        measureInPlace, alignment, budgetBytes.has_value());
+                        measureInPlace, alignment, budgetBytes.has_value(),
+                        std::numeric_limits<int64_t>::max(),
+                        i == 0 && !recheck ? &asIsSchedule : nullptr);
             if (failed(m))
               return failure();
             measured[j] = *m;
@@ -818,10 +829,17 @@ LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
         failed(tryRecheck(bound, std::numeric_limits<int64_t>::max())))
       return failure();
   }
-  // Keeping what the step keeps today leaves it as it is.
+  // Keeping what the step keeps today leaves it as it is, and
+  // --memopt-schedule can apply the schedule measured for it (when this
+  // pass runs on the function itself, whose analyses the pass manager
+  // keeps while nothing changes it).
   Applied applied;
-  if (llvm::any_of(candidates[best], [](char c) { return c != 0; }))
+  bool asIs = llvm::none_of(candidates[best], [](char c) { return c != 0; });
+  if (!asIs)
     applied = applyRecompute(func, analysis, p, candidates[best], remarks);
+  else if (!bestRecheck && asIsSchedule &&
+           func.getOperation() == getOperation())
+    getAnalysis<CachedSchedule>().schedule = std::move(asIsSchedule);
   numRecomputed += applied.cloned;
   changed |= applied.cloned != 0;
 

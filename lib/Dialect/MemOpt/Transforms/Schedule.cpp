@@ -87,6 +87,10 @@ public:
   /// order's peak is lower; its peak in `peak`.
   FailureOr<SmallVector<uint32_t>> chooseOrder(int64_t &peak);
 
+  /// Whether `f`'s block holds exactly the ops read, in the same order
+  /// (the frees an `apply` inserted aside).
+  bool readsSameBlock(func::FuncOp f) const;
+
 private:
   func::FuncOp func;
   Block &body;
@@ -657,22 +661,67 @@ FailureOr<SmallVector<uint32_t>> Scheduler::chooseOrder(int64_t &peak) {
   return greedy;
 }
 
+bool Scheduler::readsSameBlock(func::FuncOp f) const {
+  if (f != func || &f.front() != &body || body.getTerminator() != terminator)
+    return false;
+  size_t i = 0;
+  for (Operation &op : body.without_terminator())
+    if (i == ops.size() || ops[i++] != &op)
+      return false;
+  return i == ops.size();
+}
+
 } // namespace
+
+struct PendingSchedule::State {
+  explicit State(func::FuncOp func) : scheduler(func) {}
+  Scheduler scheduler;
+  SmallVector<uint32_t> order;
+  int64_t peak = 0;
+  bool applied = false;
+};
+
+PendingSchedule::PendingSchedule(std::unique_ptr<State> state)
+    : state(std::move(state)) {}
+PendingSchedule::PendingSchedule(PendingSchedule &&) noexcept = default;
+PendingSchedule &
+PendingSchedule::operator=(PendingSchedule &&) noexcept = default;
+PendingSchedule::~PendingSchedule() = default;
+
+FailureOr<PendingSchedule> PendingSchedule::compute(func::FuncOp func) {
+  auto state = std::make_unique<State>(func);
+  FailureOr<SmallVector<uint32_t>> order =
+      state->scheduler.chooseOrder(state->peak);
+  if (failed(order))
+    return failure();
+  state->order = std::move(*order);
+  return PendingSchedule(std::move(state));
+}
+
+int64_t PendingSchedule::getPeakBytes() const { return state->peak; }
+
+bool PendingSchedule::readsSameBlock(func::FuncOp func) const {
+  return !state->applied && state->scheduler.readsSameBlock(func);
+}
+
+std::pair<int64_t, int64_t> PendingSchedule::apply() {
+  assert(!state->applied && "a pending schedule is applied once");
+  state->applied = true;
+  return state->scheduler.apply(state->order);
+}
 
 FailureOr<std::pair<int64_t, int64_t>>
 memopt::scheduleFunction(func::FuncOp func, int64_t *peakBytes) {
   // Only the order kept touches the IR.
-  Scheduler scheduler(func);
-  int64_t peak = 0;
-  FailureOr<SmallVector<uint32_t>> order = scheduler.chooseOrder(peak);
-  if (failed(order))
+  FailureOr<PendingSchedule> schedule = PendingSchedule::compute(func);
+  if (failed(schedule))
     return failure();
-  std::pair<int64_t, int64_t> result = scheduler.apply(*order);
+  std::pair<int64_t, int64_t> result = schedule->apply();
   // Debug builds check the peak against MemoryAnalysis after applying.
-  assert(MemoryAnalysis(func).getPeakBytes() == peak &&
+  assert(MemoryAnalysis(func).getPeakBytes() == schedule->getPeakBytes() &&
          "the scheduler's peak disagrees with MemoryAnalysis");
   if (peakBytes)
-    *peakBytes = peak;
+    *peakBytes = schedule->getPeakBytes();
   return result;
 }
 
@@ -705,7 +754,19 @@ struct MemOptSchedulePass
     if (failed(collectMemOptGraphs(getOperation(), "memopt-schedule", graphs)))
       return signalPassFailure();
     for (func::FuncOp func : graphs) {
-      FailureOr<std::pair<int64_t, int64_t>> result = scheduleFunction(func);
+      // The schedule an earlier pass computed for this very block (see
+      // CachedSchedule), else a new one.
+      std::optional<PendingSchedule> pending;
+      if (func.getOperation() == getOperation())
+        if (auto cached = getCachedAnalysis<CachedSchedule>();
+            cached && cached->get().schedule &&
+            cached->get().schedule->readsSameBlock(func)) {
+          pending = std::move(cached->get().schedule);
+          cached->get().schedule.reset();
+        }
+      FailureOr<std::pair<int64_t, int64_t>> result =
+          pending ? FailureOr<std::pair<int64_t, int64_t>>(pending->apply())
+                  : scheduleFunction(func);
       if (failed(result))
         return signalPassFailure();
       auto [moved, frees] = *result;

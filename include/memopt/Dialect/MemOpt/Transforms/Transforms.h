@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -44,6 +45,50 @@ mlir::FailureOr<int64_t> scheduledArenaLowerBound(mlir::func::FuncOp func,
 /// The peak `scheduleFunction(func, &peak)` would report, without
 /// reordering the block or inserting frees (as `scheduledArenaLowerBound`).
 mlir::FailureOr<int64_t> scheduledPeak(mlir::func::FuncOp func);
+
+/// A function's schedule, chosen and not yet applied: what
+/// `scheduleFunction(func)` does, from one reading of the block. Computing
+/// it changes nothing (the frees of an earlier schedule aside, which it
+/// erases); `apply` reorders the block and inserts the frees.
+class PendingSchedule {
+public:
+  /// Reads `func`'s block and chooses its order; fails with a diagnostic
+  /// where `scheduleFunction` would.
+  static mlir::FailureOr<PendingSchedule> compute(mlir::func::FuncOp func);
+
+  PendingSchedule(PendingSchedule &&) noexcept;
+  PendingSchedule &operator=(PendingSchedule &&) noexcept;
+  ~PendingSchedule();
+
+  /// The scheduled function's MemoryAnalysis peak.
+  int64_t getPeakBytes() const;
+
+  /// Whether `func`'s block still holds exactly the ops read, in the same
+  /// order: a schedule kept across passes is applied only then.
+  bool readsSameBlock(mlir::func::FuncOp func) const;
+
+  /// Reorders the block and inserts the frees, once; returns (ops moved,
+  /// frees inserted) as `scheduleFunction`.
+  std::pair<int64_t, int64_t> apply();
+
+private:
+  struct State;
+  explicit PendingSchedule(std::unique_ptr<State> state);
+  std::unique_ptr<State> state;
+};
+
+/// An analysis of a function (MLIR's analysis manager): the schedule a pass
+/// computed for it and did not apply. `--memopt-partition` measures the
+/// step as it is with its schedule and, when it leaves the function
+/// unchanged, keeps that schedule here; `--memopt-schedule` applies it
+/// instead of reading the block again (on a 100k-op step most of the
+/// pass's time) if the block still holds the same ops. The analysis
+/// manager drops it as soon as a pass changes the function without saying
+/// it kept its analyses.
+struct CachedSchedule {
+  explicit CachedSchedule(mlir::Operation *) {}
+  std::optional<PendingSchedule> schedule;
+};
 
 /// Arguments appended to a function's entry block, its type and argument
 /// attributes brought up to date once, by `commit` (or on destruction):
