@@ -736,11 +736,10 @@ FailureOr<int64_t> memopt::scheduledArenaLowerBound(func::FuncOp func,
 }
 
 FailureOr<int64_t> memopt::scheduledPeak(func::FuncOp func) {
-  Scheduler scheduler(func);
-  int64_t peak = 0;
-  if (failed(scheduler.chooseOrder(peak)))
+  FailureOr<PendingSchedule> schedule = PendingSchedule::compute(func);
+  if (failed(schedule))
     return failure();
-  return peak;
+  return schedule->getPeakBytes();
 }
 
 namespace {
