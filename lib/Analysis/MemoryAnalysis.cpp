@@ -316,21 +316,35 @@ void MemoryAnalysis::computeLifetimes() {
   // Computed directly because building the Liveness sets for 100,000 ops
   // cost more than the rest of the analysis; a unit test checks the two
   // agree.
-  int64_t front = getIndex(&block.front());
-  for (ValueInfo &info : values) {
-    Value value = info.value;
-    if (value.use_empty()) {
-      info.lastUse = info.def;
-      continue;
+  //
+  // The ops in block order, each use attributed to the op of the block it
+  // is in (itself, or the op whose region holds it). One lookup per
+  // operand, where asking each value for its users and each user for its
+  // index took two.
+  // A value never used ends at its definition (-1 for an argument).
+  for (ValueInfo &info : values)
+    info.lastUse = info.def;
+  auto useAt = [&](Value operand, int64_t index) {
+    auto it = valueIndex.find(operand);
+    if (it != valueIndex.end()) {
+      int64_t &last = values[it->second].lastUse;
+      last = std::max(last, index);
     }
-    // The terminator ends a returned value's life (index getNumOps()), and
-    // a memopt.free is a user like any other.
-    int64_t last = info.isArgument() ? front : info.def;
-    for (Operation *user : value.getUsers())
-      if (Operation *top = block.findAncestorOpInBlock(*user))
-        last = std::max(last, getIndex(top));
-    info.lastUse = last;
+  };
+  // The terminator ends a returned value's life (index getNumOps()), and a
+  // memopt.free is a user like any other.
+  for (auto [index, op] : llvm::enumerate(ops)) {
+    auto at = static_cast<int64_t>(index);
+    for (Value operand : op->getOperands())
+      useAt(operand, at);
+    for (Region &region : op->getRegions())
+      region.walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands())
+          useAt(operand, at);
+      });
   }
+  for (Value operand : block.getTerminator()->getOperands())
+    useAt(operand, getNumOps());
 
   // Fold aliases into roots. Values come in definition order, and an alias
   // is defined after what it aliases, so roots are resolved first.
