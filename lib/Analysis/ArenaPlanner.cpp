@@ -824,6 +824,25 @@ llvm::ArrayRef<PlacementHeuristic> memopt::allPlacementHeuristics() {
   return all;
 }
 
+/// The least op index of `buffers` and how many indices past it the last
+/// one lies, when that span is not many more indices than there are
+/// buffers (a step's op positions): then tables over the span replace
+/// sorting the lifetimes' ends. std::nullopt otherwise, or without buffers.
+static std::optional<std::pair<int64_t, uint64_t>>
+denseIndexSpan(llvm::ArrayRef<BufferLifetime> buffers) {
+  if (buffers.empty())
+    return std::nullopt;
+  int64_t lo = buffers.front().start, hi = buffers.front().end;
+  for (const BufferLifetime &buffer : buffers) {
+    lo = std::min(lo, buffer.start);
+    hi = std::max(hi, buffer.end);
+  }
+  uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+  if (span >= 4 * buffers.size() + 1024)
+    return std::nullopt;
+  return std::make_pair(lo, span);
+}
+
 ArenaPlan memopt::planArena(llvm::ArrayRef<BufferLifetime> buffers,
                             uint64_t alignment, const PlannerOptions &options) {
   assert(llvm::isPowerOf2_64(alignment) && "alignment must be a power of two");
@@ -831,41 +850,36 @@ ArenaPlan memopt::planArena(llvm::ArrayRef<BufferLifetime> buffers,
   assert(buffers.size() <= std::numeric_limits<int32_t>::max() / 2 &&
          "too many buffers for 32-bit op ranks");
   // Dense ranks of the op indices that occur, so lifetimes fit in 32 bits
-  // whatever the op numbering: where the indices span not many more values
-  // than there are buffers (a step's op positions), counted in a table over
-  // the span, else by sorting them.
+  // whatever the op numbering: counted in a table over a dense span, else
+  // by sorting them.
+  assert(llvm::all_of(buffers,
+                      [](const BufferLifetime &buffer) {
+                        return buffer.start <= buffer.end;
+                      }) &&
+         "lifetime ends before it starts");
   std::vector<int64_t> ops;
   std::vector<int32_t> rankAt;
   int64_t lo = 0;
-  if (!buffers.empty()) {
-    lo = buffers.front().start;
-    int64_t hi = buffers.front().end;
+  if (auto dense = denseIndexSpan(buffers)) {
+    lo = dense->first;
+    rankAt.assign(dense->second + 1, 0);
+    for (const BufferLifetime &buffer : buffers)
+      rankAt[buffer.start - lo] = rankAt[buffer.end - lo] = 1;
+    // Occurs (1) or not (0), then the number of occurring indices below.
+    int32_t below = 0;
+    for (int32_t &r : rankAt) {
+      int32_t occurs = r;
+      r = below;
+      below += occurs;
+    }
+  } else {
+    ops.reserve(2 * buffers.size());
     for (const BufferLifetime &buffer : buffers) {
-      assert(buffer.start <= buffer.end && "lifetime ends before it starts");
-      lo = std::min(lo, buffer.start);
-      hi = std::max(hi, buffer.end);
+      ops.push_back(buffer.start);
+      ops.push_back(buffer.end);
     }
-    uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
-    if (span < 4 * buffers.size() + 1024) {
-      rankAt.assign(span + 1, 0);
-      for (const BufferLifetime &buffer : buffers)
-        rankAt[buffer.start - lo] = rankAt[buffer.end - lo] = 1;
-      // Occurs (1) or not (0), then the number of occurring indices below.
-      int32_t below = 0;
-      for (int32_t &r : rankAt) {
-        int32_t occurs = r;
-        r = below;
-        below += occurs;
-      }
-    } else {
-      ops.reserve(2 * buffers.size());
-      for (const BufferLifetime &buffer : buffers) {
-        ops.push_back(buffer.start);
-        ops.push_back(buffer.end);
-      }
-      llvm::sort(ops);
-      ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
-    }
+    llvm::sort(ops);
+    ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
   }
   auto rank = [&](int64_t op) -> int32_t {
     if (!rankAt.empty())
@@ -924,19 +938,12 @@ ArenaPlan memopt::planArena(llvm::ArrayRef<BufferLifetime> buffers,
 uint64_t memopt::lowerBound(llvm::ArrayRef<BufferLifetime> buffers,
                             uint64_t alignment) {
   assert(llvm::isPowerOf2_64(alignment) && "alignment must be a power of two");
-  if (buffers.empty())
-    return 0;
   // Lifetimes are op positions in a step, so the ops usually span not many
   // more indices than there are buffers: then the bytes that start and end
   // at each index, summed in index order, give the live bytes without the
   // sort below (which was most of a bound on a 10k-op step).
-  int64_t lo = buffers.front().start, hi = buffers.front().end;
-  for (const BufferLifetime &buffer : buffers) {
-    lo = std::min(lo, buffer.start);
-    hi = std::max(hi, buffer.end);
-  }
-  uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
-  if (span < 4 * buffers.size() + 1024) {
+  if (auto dense = denseIndexSpan(buffers)) {
+    auto [lo, span] = *dense;
     // delta[i]: bytes starting at index lo + i minus those that ended at
     // lo + i - 1 (lifetimes are inclusive). Unsigned arithmetic wraps, and
     // the running total is exact at every index.

@@ -318,10 +318,10 @@ void MemoryAnalysis::computeLifetimes() {
   // agree.
   //
   // The ops in block order, each use attributed to the op of the block it
-  // is in (itself, or the op whose region holds it). One lookup per
+  // is in (itself, or the op whose region holds it): one lookup per
   // operand, where asking each value for its users and each user for its
-  // index took two.
-  // A value never used ends at its definition (-1 for an argument).
+  // index took two. A value never used ends at its definition (-1 for an
+  // argument).
   for (ValueInfo &info : values)
     info.lastUse = info.def;
   auto useAt = [&](Value operand, int64_t index) {

@@ -674,7 +674,8 @@ bool Scheduler::readsSameBlock(func::FuncOp f) const {
 } // namespace
 
 struct PendingSchedule::State {
-  explicit State(func::FuncOp func) : scheduler(func) {}
+  explicit State(func::FuncOp func) : func(func), scheduler(func) {}
+  func::FuncOp func;
   Scheduler scheduler;
   SmallVector<uint32_t> order;
   int64_t peak = 0;
@@ -707,7 +708,12 @@ bool PendingSchedule::readsSameBlock(func::FuncOp func) const {
 std::pair<int64_t, int64_t> PendingSchedule::apply() {
   assert(!state->applied && "a pending schedule is applied once");
   state->applied = true;
-  return state->scheduler.apply(state->order);
+  std::pair<int64_t, int64_t> result = state->scheduler.apply(state->order);
+  // Debug builds check the peak against MemoryAnalysis after applying,
+  // whichever pass computed the schedule.
+  assert(MemoryAnalysis(state->func).getPeakBytes() == state->peak &&
+         "the scheduler's peak disagrees with MemoryAnalysis");
+  return result;
 }
 
 FailureOr<std::pair<int64_t, int64_t>>
@@ -717,9 +723,6 @@ memopt::scheduleFunction(func::FuncOp func, int64_t *peakBytes) {
   if (failed(schedule))
     return failure();
   std::pair<int64_t, int64_t> result = schedule->apply();
-  // Debug builds check the peak against MemoryAnalysis after applying.
-  assert(MemoryAnalysis(func).getPeakBytes() == schedule->getPeakBytes() &&
-         "the scheduler's peak disagrees with MemoryAnalysis");
   if (peakBytes)
     *peakBytes = schedule->getPeakBytes();
   return result;
