@@ -215,9 +215,11 @@ def main():
                         help="runs per point, the fastest kept (default 3; "
                              "1 with --quick)")
     args = parser.parse_args()
+    if args.repeat is not None and args.repeat < 1:
+        parser.error(f"--repeat must be at least 1, got {args.repeat}")
     opt, output = checkpoint.bench_setup("compile_time", args)
     cfg = dict(QUICK if args.quick else FULL)
-    cfg["repeat"] = max(1, args.repeat or (1 if args.quick else 3))
+    cfg["repeat"] = args.repeat or (1 if args.quick else 3)
     start = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         data = {**checkpoint.bench_header("compile_time", args, opt),
