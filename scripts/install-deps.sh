@@ -9,7 +9,7 @@ PKGS=(g++ cmake ninja-build python3
       nlohmann-json3-dev libgtest-dev libgmock-dev
       coinor-libcbc-dev coinor-cbc pkg-config
       libonnx-dev libprotobuf-dev python3-onnx python3-numpy
-      libboost-graph-dev openmpi-bin libopenmpi-dev)
+      libboost-graph-dev openmpi-bin libopenmpi-dev libmimalloc-dev)
 
 missing=()
 for p in "${PKGS[@]}"; do

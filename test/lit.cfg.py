@@ -73,6 +73,10 @@ if config.memopt_mpi_enabled and shutil.which("mpirun"):
         ("%mpirun", "mpirun --allow-run-as-root --oversubscribe "
                     "--mca btl self,vader"))
 
+# `mimalloc`: the executables link mimalloc (cmake/MemOptMalloc.cmake).
+if config.memopt_mimalloc:
+    config.available_features.add("mimalloc")
+
 tool_dirs = [config.memopt_tools_dir, config.llvm_tools_dir]
 tools = ["memopt-opt", "memopt-translate", "memopt-run", "memopt-capi-test"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
