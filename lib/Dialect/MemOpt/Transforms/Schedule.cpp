@@ -701,6 +701,10 @@ FailureOr<PendingSchedule> PendingSchedule::compute(func::FuncOp func) {
 
 int64_t PendingSchedule::getPeakBytes() const { return state->peak; }
 
+int64_t PendingSchedule::getArenaLowerBound(int64_t alignment) const {
+  return state->scheduler.arenaLowerBoundOf(state->order, alignment);
+}
+
 bool PendingSchedule::readsSameBlock(func::FuncOp func) const {
   return !state->applied && state->scheduler.readsSameBlock(func);
 }
@@ -730,12 +734,10 @@ memopt::scheduleFunction(func::FuncOp func, int64_t *peakBytes) {
 
 FailureOr<int64_t> memopt::scheduledArenaLowerBound(func::FuncOp func,
                                                     int64_t alignment) {
-  Scheduler scheduler(func);
-  int64_t peak = 0;
-  FailureOr<SmallVector<uint32_t>> order = scheduler.chooseOrder(peak);
-  if (failed(order))
+  FailureOr<PendingSchedule> schedule = PendingSchedule::compute(func);
+  if (failed(schedule))
     return failure();
-  return scheduler.arenaLowerBoundOf(*order, alignment);
+  return schedule->getArenaLowerBound(alignment);
 }
 
 FailureOr<int64_t> memopt::scheduledPeak(func::FuncOp func) {

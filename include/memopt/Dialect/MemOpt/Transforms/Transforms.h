@@ -63,6 +63,11 @@ public:
   /// The scheduled function's MemoryAnalysis peak.
   int64_t getPeakBytes() const;
 
+  /// What `getArenaLowerBound(func, alignment)` gives once applied (as
+  /// `scheduledArenaLowerBound`): no plan of the scheduled step has a
+  /// smaller arena.
+  int64_t getArenaLowerBound(int64_t alignment) const;
+
   /// Whether `func`'s block still holds exactly the ops read, in the same
   /// order: a schedule kept across passes is applied only then.
   bool readsSameBlock(mlir::func::FuncOp func) const;
