@@ -485,122 +485,49 @@ struct Measurement {
   int64_t recomputeFlops = 0;
 };
 
-/// The step `scratch` is, as it will run: --memopt-inplace (when
-/// `inplace`), --memopt-schedule and, when `planned` (the step's bytes are
-/// needed), --memopt-plan-memory applied to it. The peak is the liveness
-/// analysis's, which the arena's offsets do not change, so without a budget
-/// the plan (the measurement's costliest part) is left out, and so is
-/// applying the schedule: its peak comes from the scheduler's tables.
-/// With `keep`, the schedule the peak came from (not applied) goes there.
-FailureOr<Measurement>
-measureAsIs(func::FuncOp scratch, bool inplace, int64_t alignment, bool planned,
-            std::optional<int64_t> savedBytes = std::nullopt,
-            std::optional<PendingSchedule> *keep = nullptr) {
-  Measurement m;
-  // `savedBytes` when the caller's analysis of `scratch` has them.
-  m.savedBytes = savedBytes
-                     ? *savedBytes
-                     : MemoryAnalysis(scratch).getSavedForBackwardBytes();
-  if (inplace)
-    convertInPlace(scratch, /*remarks=*/false);
-  if (planned) {
-    if (failed(scheduleFunction(scratch, &m.peakBytes)))
-      return failure();
-    // Only the arena's size: the scratch copy's IR is not written.
-    FailureOr<std::optional<int64_t>> arena =
-        planArenaBytes(scratch, alignment);
-    if (failed(arena))
-      return failure();
-    m.stepBytes = MemoryAnalysis::getStepBytes(scratch, **arena, alignment);
-  } else {
-    // Only the peak: the scheduler's, without applying its order to a copy
-    // that is thrown away.
-    FailureOr<PendingSchedule> schedule = PendingSchedule::compute(scratch);
-    if (failed(schedule))
-      return failure();
-    m.peakBytes = schedule->getPeakBytes();
-    if (keep)
-      *keep = std::move(*schedule);
-  }
-  m.recomputeFlops = MemoryAnalysis::sumRecomputeFlops(scratch);
-  return m;
-}
+/// A candidate measured as far as its schedule: the scratch copy of the
+/// step it was measured on, with its schedule chosen and not yet applied,
+/// kept for a plan if one is needed. `measurement` holds all but
+/// `stepBytes` until `exact`.
+struct ScheduledCandidate {
+  OwningOpRef<func::FuncOp> scratch;
+  std::optional<PendingSchedule> schedule;
+  Measurement measurement;
+  /// `measurement.stepBytes` is the plan's.
+  bool exact = false;
+  /// The schedule was applied to `scratch` (for a plan).
+  bool applied = false;
 
-/// The step `recompute` gives, as it will run, with recheckGradients
-/// applied after the clones when `recheck` (within what the clones leave of
-/// `flopBound`, at most `maxCount` gradients). std::nullopt when `recheck`
-/// rechecks nothing: the step is then the one measured without.
-/// `analysis` and `p` are `func`'s, as it is. Where the step is `func` as it
-/// is, measured without a copy, its schedule goes to `keepAsIs` if given.
-FailureOr<std::optional<Measurement>>
-measure(func::FuncOp func, const MemoryAnalysis &analysis, const Partition &p,
-        ArrayRef<char> recompute, bool recheck, int64_t flopBound, bool inplace,
-        int64_t alignment, bool planned,
-        int64_t maxCount = std::numeric_limits<int64_t>::max(),
-        std::optional<PendingSchedule> *keepAsIs = nullptr) {
-  // The step as it is (nothing recomputed, nothing rechecked), measured
-  // without in place or a plan, only reads `func` (the scheduler erases
-  // frees of an earlier schedule, so not with those): no copy of it, which
-  // on a 100k-op step costs more than the measurement itself. Other
-  // candidates' copies are made from it concurrently.
-  if (!recheck && !inplace && !planned &&
-      llvm::none_of(recompute, [](char c) { return c != 0; }) &&
-      llvm::none_of(func.front(),
-                    [](Operation &op) { return isa<FreeOp>(op); })) {
-    FailureOr<Measurement> m =
-        measureAsIs(func, /*inplace=*/false, alignment, /*planned=*/false,
-                    analysis.getSavedForBackwardBytes(), keepAsIs);
-    if (failed(m))
-      return failure();
-    return std::optional<Measurement>(*m);
+  /// The least step any plan of it can have (the arena's lower bound with
+  /// the arguments and constants after it): over a budget, it cannot fit.
+  /// Asked before the schedule is applied.
+  int64_t getStepLowerBound(int64_t alignment) const {
+    return MemoryAnalysis::getStepBytes(
+        *scratch, schedule->getArenaLowerBound(alignment), alignment);
   }
-  auto scratch = cast<func::FuncOp>(func->clone());
-  llvm::scope_exit cleanup([&] { scratch->erase(); });
+};
+
+/// The step `recompute` gives, as far as its schedule, on a scratch copy of
+/// `func`: the clones, recheckGradients after them when `recheck` (within
+/// what the clones leave of `flopBound`, at most `maxCount` gradients),
+/// --memopt-inplace when `inplace`, and --memopt-schedule's order, chosen
+/// and not applied (the peak is the liveness analysis's, from the
+/// scheduler's tables; the arena's offsets do not change it). std::nullopt
+/// when `recheck` rechecks nothing: the step is then the one measured
+/// without. `analysis` and `p` are `func`'s, as it is.
+FailureOr<std::optional<ScheduledCandidate>>
+scheduleCandidate(func::FuncOp func, const MemoryAnalysis &analysis,
+                  const Partition &p, ArrayRef<char> recompute, bool recheck,
+                  int64_t flopBound, bool inplace,
+                  int64_t maxCount = std::numeric_limits<int64_t>::max()) {
+  ScheduledCandidate c;
+  c.scratch = cast<func::FuncOp>(func->clone());
+  func::FuncOp scratch = *c.scratch;
   // The copy's ops are where `func`'s are: `func`'s analysis finds them.
   Applied applied =
       applyRecompute(scratch, analysis, p, recompute, /*remarks=*/false);
   if (recheck && recheckGradients(scratch, flopBound - applied.recomputeFlops,
                                   /*remarks=*/false, maxCount)
-                         .count == 0)
-    return std::optional<Measurement>();
-  FailureOr<Measurement> m = measureAsIs(scratch, inplace, alignment, planned);
-  if (failed(m))
-    return failure();
-  return std::optional<Measurement>(*m);
-}
-
-/// A candidate measured as far as its schedule, under a budget: the scratch
-/// copy of the step it was measured on, with its schedule chosen and not
-/// yet applied, kept for a plan if the choice needs one. `measurement`
-/// holds all but `stepBytes` until `exact`.
-struct ScheduledCandidate {
-  OwningOpRef<func::FuncOp> scratch;
-  std::optional<PendingSchedule> schedule;
-  Measurement measurement;
-  /// The least step any plan of it can have (the arena's lower bound with
-  /// the arguments and constants after it): over the budget, it cannot fit.
-  int64_t stepLowerBound = 0;
-  /// `measurement.stepBytes` is the plan's.
-  bool exact = false;
-  /// The schedule was applied to `scratch` (for a plan).
-  bool applied = false;
-};
-
-/// `measure(..., planned=true)` up to the plan: the step `recompute` gives
-/// (with gradients rechecked when `recheck`), --memopt-inplace when
-/// `inplace`, and its schedule, on a scratch copy of `func`. std::nullopt
-/// when `recheck` rechecks nothing, as `measure`.
-FailureOr<std::optional<ScheduledCandidate>>
-scheduleCandidate(func::FuncOp func, const MemoryAnalysis &analysis,
-                  const Partition &p, ArrayRef<char> recompute, bool recheck,
-                  int64_t flopBound, bool inplace, int64_t alignment) {
-  ScheduledCandidate c;
-  c.scratch = cast<func::FuncOp>(func->clone());
-  func::FuncOp scratch = *c.scratch;
-  Applied applied =
-      applyRecompute(scratch, analysis, p, recompute, /*remarks=*/false);
-  if (recheck && recheckGradients(scratch, flopBound - applied.recomputeFlops,
-                                  /*remarks=*/false)
                          .count == 0)
     return std::optional<ScheduledCandidate>();
   c.measurement.savedBytes = MemoryAnalysis(scratch).getSavedForBackwardBytes();
@@ -610,8 +537,6 @@ scheduleCandidate(func::FuncOp func, const MemoryAnalysis &analysis,
   if (failed(schedule))
     return failure();
   c.measurement.peakBytes = schedule->getPeakBytes();
-  c.stepLowerBound = MemoryAnalysis::getStepBytes(
-      scratch, schedule->getArenaLowerBound(alignment), alignment);
   c.schedule = std::move(*schedule);
   c.measurement.recomputeFlops = MemoryAnalysis::sumRecomputeFlops(scratch);
   return std::optional<ScheduledCandidate>(std::move(c));
@@ -619,7 +544,8 @@ scheduleCandidate(func::FuncOp func, const MemoryAnalysis &analysis,
 
 /// Plans `c`'s step (its schedule applied first): its exact step bytes, or
 /// false without them when the arena exceeds `limit` (the planner stops
-/// there; within it, the plan is the one without a limit).
+/// there; within it, the plan is the one without a limit). Only the arena's
+/// size: the scratch copy's IR is not written.
 FailureOr<bool> planCandidate(ScheduledCandidate &c, int64_t alignment,
                               uint64_t limit) {
   if (!c.applied) {
@@ -636,6 +562,49 @@ FailureOr<bool> planCandidate(ScheduledCandidate &c, int64_t alignment,
       MemoryAnalysis::getStepBytes(*c.scratch, **arena, alignment);
   c.exact = true;
   return true;
+}
+
+/// The step `recompute` gives, as it will run (see `scheduleCandidate`),
+/// planned with --memopt-plan-memory when `planned` (the step's bytes are
+/// needed; the plan is the measurement's costliest part). Where the step is
+/// `func` as it is, measured without a copy, its schedule goes to
+/// `keepAsIs` if given.
+FailureOr<std::optional<Measurement>>
+measure(func::FuncOp func, const MemoryAnalysis &analysis, const Partition &p,
+        ArrayRef<char> recompute, bool recheck, int64_t flopBound, bool inplace,
+        int64_t alignment, bool planned,
+        int64_t maxCount = std::numeric_limits<int64_t>::max(),
+        std::optional<PendingSchedule> *keepAsIs = nullptr) {
+  // The step as it is (nothing recomputed, nothing rechecked), measured
+  // without in place or a plan, only reads `func` (the scheduler erases
+  // frees of an earlier schedule, so not with those): no copy of it, which
+  // on a 100k-op step costs more than the measurement itself. Other
+  // candidates' copies are made from it concurrently.
+  if (!recheck && !inplace && !planned &&
+      llvm::none_of(recompute, [](char c) { return c != 0; }) &&
+      llvm::none_of(func.front(),
+                    [](Operation &op) { return isa<FreeOp>(op); })) {
+    FailureOr<PendingSchedule> schedule = PendingSchedule::compute(func);
+    if (failed(schedule))
+      return failure();
+    Measurement m;
+    m.savedBytes = analysis.getSavedForBackwardBytes();
+    m.peakBytes = schedule->getPeakBytes();
+    m.recomputeFlops = MemoryAnalysis::sumRecomputeFlops(func);
+    if (keepAsIs)
+      *keepAsIs = std::move(*schedule);
+    return std::optional<Measurement>(m);
+  }
+  FailureOr<std::optional<ScheduledCandidate>> c = scheduleCandidate(
+      func, analysis, p, recompute, recheck, flopBound, inplace, maxCount);
+  if (failed(c))
+    return failure();
+  if (!*c)
+    return std::optional<Measurement>();
+  if (planned && failed(planCandidate(**c, alignment,
+                                      std::numeric_limits<uint64_t>::max())))
+    return failure();
+  return std::optional<Measurement>((*c)->measurement);
 }
 
 /// The FLOPs gradient rechecks may take under step-recompute=`fraction`:
@@ -845,7 +814,7 @@ LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
               auto [i, recheck] = jobs[j];
               FailureOr<std::optional<ScheduledCandidate>> c =
                   scheduleCandidate(func, analysis, p, candidates[i], recheck,
-                                    flopBound, measureInPlace, alignment);
+                                    flopBound, measureInPlace);
               if (failed(c))
                 return failure();
               scheduled[j] = std::move(*c);
@@ -865,7 +834,7 @@ LogicalResult MemOptPartitionPass::partition(func::FuncOp func) {
     std::optional<size_t> winner;
     for (size_t j : order) {
       ScheduledCandidate &c = *scheduled[j];
-      if (c.stepLowerBound > *budgetBytes)
+      if (c.getStepLowerBound(alignment) > *budgetBytes)
         continue;
       FailureOr<bool> within =
           planCandidate(c, alignment, static_cast<uint64_t>(*budgetBytes));
