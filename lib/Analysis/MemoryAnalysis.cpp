@@ -152,6 +152,7 @@ void MemoryAnalysis::analyze() {
   assert(!func.isExternal() && func.getBody().hasOneBlock() &&
          "MemoryAnalysis needs a function body of one block");
   Block &block = func.getBody().front();
+  body = &block;
   // Sized once: growing the maps rehashes every entry, several times over
   // on a 100k-op step.
   size_t numValues = block.getNumArguments(), numOps = 0;
@@ -162,7 +163,8 @@ void MemoryAnalysis::analyze() {
   ops.reserve(numOps);
   opIndex.reserve(numOps);
   values.reserve(numValues);
-  valueIndex.reserve(numValues);
+  firstResult.reserve(numOps);
+  resultPositions.reserve(numValues - block.getNumArguments());
   for (Operation &op : block) {
     if (&op == block.getTerminator())
       break;
@@ -174,17 +176,17 @@ void MemoryAnalysis::analyze() {
   computeForwardSet();
 
   // Arguments, then results in op order: the order the printer shows.
-  auto track = [&](Value value, int64_t def, ValueRole role) {
+  auto track = [&](Value value, int64_t def, ValueRole role) -> int32_t {
     if (!isa<TensorType>(value.getType()))
-      return;
+      return -1;
     ValueInfo info;
     info.value = value;
     info.bytes = getValueBytes(value);
     info.def = def;
     info.root = value;
     info.role = role;
-    valueIndex[value] = values.size();
     values.push_back(info);
+    return static_cast<int32_t>(values.size() - 1);
   };
   for (BlockArgument arg : block.getArguments()) {
     ValueRole role = ValueRole::Data;
@@ -195,22 +197,23 @@ void MemoryAnalysis::analyze() {
       role = ValueRole::State;
     else if (func.getArgAttr(i, MemOptDialect::kOptimizerStateAttrName))
       role = ValueRole::OptimizerState;
-    track(arg, -1, role);
+    argumentPositions.push_back(track(arg, -1, role));
   }
   for (auto [index, op] : llvm::enumerate(ops)) {
     ValueRole role = roleOfResult(op);
+    firstResult.push_back(static_cast<uint32_t>(resultPositions.size()));
     for (Value result : op->getResults())
-      track(result, static_cast<int64_t>(index), role);
+      resultPositions.push_back(
+          track(result, static_cast<int64_t>(index), role));
   }
   // The step's other new argument values (Adam's step count) are optimizer
   // outputs too, although no update op computes them.
   for (OpOperand &operand : block.getTerminator()->getOpOperands()) {
-    auto it = valueIndex.find(operand.get());
-    if (it != valueIndex.end() &&
-        values[it->second].role == ValueRole::Gradient &&
+    int64_t position = valuePosition(operand.get());
+    if (position >= 0 && values[position].role == ValueRole::Gradient &&
         func.getResultAttr(operand.getOperandNumber(),
                            MemOptDialect::kUpdatesAttrName))
-      values[it->second].role = ValueRole::Optimizer;
+      values[position].role = ValueRole::Optimizer;
   }
 
   computeLifetimes();
@@ -325,9 +328,9 @@ void MemoryAnalysis::computeLifetimes() {
   for (ValueInfo &info : values)
     info.lastUse = info.def;
   auto useAt = [&](Value operand, int64_t index) {
-    auto it = valueIndex.find(operand);
-    if (it != valueIndex.end()) {
-      int64_t &last = values[it->second].lastUse;
+    int64_t position = valuePosition(operand);
+    if (position >= 0) {
+      int64_t &last = values[position].lastUse;
       last = std::max(last, index);
     }
   };
@@ -356,12 +359,12 @@ void MemoryAnalysis::computeLifetimes() {
   }
   for (ValueInfo &info : values)
     if (info.isAlias()) {
-      ValueInfo &root = values[valueIndex.lookup(info.root)];
+      ValueInfo &root = values[valuePosition(info.root)];
       root.end = std::max(root.end, info.end);
     }
   for (ValueInfo &info : values)
     if (info.isAlias())
-      info.end = values[valueIndex.lookup(info.root)].end;
+      info.end = values[valuePosition(info.root)].end;
 }
 
 void MemoryAnalysis::computeTotals() {
@@ -460,9 +463,19 @@ int64_t MemoryAnalysis::getIndex(Operation *op) const {
   return it == opIndex.end() ? -1 : it->second;
 }
 
+int64_t MemoryAnalysis::valuePosition(Value value) const {
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return arg.getOwner() == body ? argumentPositions[arg.getArgNumber()] : -1;
+  auto result = cast<OpResult>(value);
+  int64_t index = getIndex(result.getOwner());
+  if (index < 0 || index >= getNumOps())
+    return -1;
+  return resultPositions[firstResult[index] + result.getResultNumber()];
+}
+
 const ValueInfo *MemoryAnalysis::lookup(Value value) const {
-  auto it = valueIndex.find(value);
-  return it == valueIndex.end() ? nullptr : &values[it->second];
+  int64_t position = valuePosition(value);
+  return position < 0 ? nullptr : &values[position];
 }
 
 Value MemoryAnalysis::getRoot(Value value) const {

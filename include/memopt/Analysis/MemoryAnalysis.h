@@ -229,12 +229,21 @@ private:
   void computeLifetimes();
   void computeTotals();
   ValueRole roleOfResult(mlir::Operation *op) const;
+  /// The position of `value`'s info in `values`, -1 when untracked.
+  int64_t valuePosition(mlir::Value value) const;
 
   mlir::func::FuncOp func;
+  mlir::Block *body = nullptr;
   llvm::SmallVector<mlir::Operation *> ops;
   llvm::DenseMap<mlir::Operation *, int64_t> opIndex;
   llvm::SmallVector<ValueInfo> values;
-  llvm::DenseMap<mlir::Value, size_t> valueIndex;
+  /// Where each value's info is in `values` (-1: not a tensor), without a
+  /// map of its own (a second hash table as large as the ops' was most of
+  /// the analysis's construction): by argument number, and for results by
+  /// the op's index, `firstResult[index]` + the result number.
+  std::vector<int32_t> argumentPositions;
+  std::vector<uint32_t> firstResult;
+  std::vector<int32_t> resultPositions;
   /// Per op index: whether the loss depends on the op.
   llvm::SmallVector<bool> forward;
   bool hasLoss = false;
