@@ -20,10 +20,11 @@
 //
 // Each query takes whichever the cost bounds say is cheaper.
 //
-// The heuristics race: each one stops as soon as its arena has grown past
-// what a finished one achieved, and none starts or goes on after an earlier
-// one has reached the max-live lower bound, so on large inputs most losers
-// cost a fraction of a full run.
+// The heuristics race: each one stops as soon as its arena has grown, or is
+// bound to grow (where its largest buffers still to place can go no lower),
+// past what a finished one achieved, and none starts or goes on after an
+// earlier one has reached the max-live lower bound, so on large inputs most
+// losers cost a fraction of a full run.
 //
 // The checker at the end is deliberately a different algorithm (a lifetime
 // sweep over an ordered map of live offsets) sharing no code with the
@@ -534,15 +535,30 @@ bool scanCostReaches(const OffsetOrderedSlots &placed, uint64_t size,
 
 /// Places `items` one at a time in `order` into `offsets` (indexed like
 /// `items`), setting `arenaEnd` to max(offset + rounded size), and returns
-/// true. Returns false as soon as `hopeless(arenaEnd)` says the layout can no
-/// longer win, since the rest of the work would be wasted. That is asked
-/// whenever the arena grows and, because a concurrent attempt finishing can
-/// also make it true, every `kHopelessPeriod` buffers.
+/// true. Returns false, with `arenaEnd` a lower bound of the final arena, as
+/// soon as `hopeless(atLeast)` says a layout whose
+/// final arena is at least `atLeast` can no longer win, since the rest of
+/// the work would be wasted. That is asked with the partial arena whenever
+/// it grows and, because a concurrent attempt finishing can also make it
+/// true, every `kHopelessPeriod` buffers.
+///
+/// It is also asked, every `kProbePeriod` buffers, with a bound that looks
+/// ahead: the lowest offset at which a buffer not yet placed fits among
+/// those placed is at most where it ends up (placing more only takes room
+/// away), so the final arena is at least that offset plus its size. Taken
+/// over the largest buffers still to place, it proves a losing layout
+/// hopeless long before its partial arena does where the small buffers go
+/// first and the large ones are left to fit into what remains (an unrolled
+/// LSTM's longest-lifetime order: a fifth of the way through instead of
+/// three fifths). Only asked when something could make the attempt
+/// hopeless: a finished attempt to lose to, or a limit.
 template <bool BestFit, typename HopelessFn>
 bool placeInOrder(llvm::ArrayRef<Item> items, llvm::ArrayRef<uint32_t> order,
                   GapSearch search, HopelessFn hopeless,
                   std::vector<uint64_t> &offsets, uint64_t &arenaEnd) {
   constexpr unsigned kHopelessPeriod = 64;
+  constexpr unsigned kProbePeriod = 1024;
+  constexpr unsigned kProbedBuffers = 64;
   // Leapfrogging takes on the order of (ranges + 1) × sets steps (each
   // range raises x at most once, and between raises each set is asked at
   // most once), and where that is this small it beats even the scan's pass over
@@ -559,15 +575,10 @@ bool placeInOrder(llvm::ArrayRef<Item> items, llvm::ArrayRef<uint32_t> order,
     index.emplace(ranks);
   OffsetOrderedSlots placed;
   llvm::SmallVector<const RangeSet *, 32> sets;
-  arenaEnd = 0;
-  unsigned sinceAsked = 0;
-  for (uint32_t position : order) {
-    const Item &item = items[position];
-    // An empty buffer occupies nothing, so offset 0 is always valid and
-    // recording it would only slow down later scans.
-    if (item.size == 0)
-      continue;
-    std::optional<uint64_t> offset;
+  // The offset `item` takes among the buffers placed so far: the best fit
+  // when `Best`, else the lowest.
+  auto gapFor = [&](const Item &item, auto best) -> uint64_t {
+    constexpr bool Best = decltype(best)::value;
     if (useIndex) {
       sets.clear();
       index->collect(item.firstRank, item.lastRank, sets);
@@ -583,13 +594,55 @@ bool placeInOrder(llvm::ArrayRef<Item> items, llvm::ArrayRef<uint32_t> order,
       if (!useSlots || steps <= kSmallLeap ||
           scanCostReaches(placed, item.size, item.firstRank, item.lastRank,
                           steps))
-        offset = leapForOffset<BestFit>(sets, item.size);
+        return leapForOffset<Best>(sets, item.size);
     }
-    if (!offset)
-      offset =
-          findOffset<BestFit>(placed, item.size, item.firstRank, item.lastRank);
-    offsets[position] = *offset;
-    uint64_t newEnd = *offset + item.size;
+    return findOffset<Best>(placed, item.size, item.firstRank, item.lastRank);
+  };
+  // For the look-ahead bound: the buffers by decreasing size (made at the
+  // first probe), whether each is placed, and the first in that order that
+  // may not be.
+  std::vector<uint32_t> bySize;
+  std::vector<char> isPlaced;
+  size_t firstUnplaced = 0;
+  auto lookAheadHopeless = [&] {
+    if (bySize.empty()) {
+      bySize.assign(order.begin(), order.end());
+      llvm::sort(bySize, [&](uint32_t a, uint32_t b) {
+        return items[a].size != items[b].size ? items[a].size > items[b].size
+                                              : a < b;
+      });
+    }
+    while (firstUnplaced != bySize.size() && isPlaced[bySize[firstUnplaced]])
+      ++firstUnplaced;
+    unsigned probed = 0;
+    for (size_t k = firstUnplaced;
+         k != bySize.size() && probed != kProbedBuffers; ++k) {
+      const Item &item = items[bySize[k]];
+      if (isPlaced[bySize[k]] || item.size == 0)
+        continue;
+      ++probed;
+      uint64_t atLeast = gapFor(item, std::false_type()) + item.size;
+      if (atLeast > arenaEnd && hopeless(atLeast)) {
+        // What the attempt reports: its final arena is at least this.
+        arenaEnd = atLeast;
+        return true;
+      }
+    }
+    return false;
+  };
+  isPlaced.assign(items.size(), 0);
+  arenaEnd = 0;
+  unsigned sinceAsked = 0, sinceProbed = 0;
+  for (uint32_t position : order) {
+    const Item &item = items[position];
+    isPlaced[position] = 1;
+    // An empty buffer occupies nothing, so offset 0 is always valid and
+    // recording it would only slow down later scans.
+    if (item.size == 0)
+      continue;
+    uint64_t offset = gapFor(item, std::bool_constant<BestFit>());
+    offsets[position] = offset;
+    uint64_t newEnd = offset + item.size;
     if (newEnd > arenaEnd || ++sinceAsked == kHopelessPeriod) {
       arenaEnd = std::max(arenaEnd, newEnd);
       sinceAsked = 0;
@@ -597,9 +650,16 @@ bool placeInOrder(llvm::ArrayRef<Item> items, llvm::ArrayRef<uint32_t> order,
         return false;
     }
     if (useIndex)
-      index->insert(item.firstRank, item.lastRank, *offset, newEnd);
+      index->insert(item.firstRank, item.lastRank, offset, newEnd);
     if (useSlots)
-      placed.insert(*offset, newEnd, item.firstRank, item.lastRank);
+      placed.insert(offset, newEnd, item.firstRank, item.lastRank);
+    // Whether any bound could make the attempt hopeless: the largest
+    // possible one does iff anything can.
+    if (++sinceProbed == kProbePeriod) {
+      sinceProbed = 0;
+      if (hopeless(kNoGap) && lookAheadHopeless())
+        return false;
+    }
   }
   return true;
 }

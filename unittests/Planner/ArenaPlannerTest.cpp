@@ -630,6 +630,98 @@ TEST(ArenaPlannerProperties, DenseAndSparseIndices) {
   }
 }
 
+/// What must hold of one instance's plans (RandomInstances): the race's
+/// winner, cut short or not, sequential or concurrent, is the exhaustive
+/// one; every attempt's own plan is valid; an arena limit gives the same
+/// plan or none. `plan` is set to the exhaustive plan.
+void expectRaceProperties(llvm::ArrayRef<BufferLifetime> buffers,
+                          uint64_t alignment, double tolerance,
+                          ArenaPlan &plan) {
+  uint64_t bound = lowerBound(buffers, alignment);
+  uint64_t goodEnough =
+      bound + static_cast<uint64_t>(static_cast<double>(bound) * tolerance);
+  PlannerOptions exhaustive;
+  exhaustive.exhaustive = true;
+  exhaustive.tolerance = tolerance;
+  plan = planArena(buffers, alignment, exhaustive);
+  expectPlanProperties(buffers, alignment, plan);
+
+  // The winner is the first good enough attempt, else the first smallest,
+  // and each heuristic's own plan is valid and is the one that was
+  // measured.
+  ASSERT_EQ(plan.attempts.size(), allPlacementHeuristics().size());
+  std::optional<size_t> expected;
+  for (auto [i, attempt] : llvm::enumerate(plan.attempts))
+    if (!expected || (attempt.arenaSize < plan.attempts[*expected].arenaSize &&
+                      plan.attempts[*expected].arenaSize > goodEnough))
+      expected = i;
+  EXPECT_EQ(plan.heuristic, plan.attempts[*expected].heuristic);
+  EXPECT_EQ(plan.arenaSize, plan.attempts[*expected].arenaSize);
+  bool goodEnoughWinner = plan.arenaSize <= goodEnough;
+  for (const PlacementAttempt &attempt : plan.attempts) {
+    EXPECT_FALSE(attempt.abandoned);
+    ArenaPlan single = planWith(buffers, alignment, attempt.heuristic);
+    expectPlanProperties(buffers, alignment, single);
+    EXPECT_EQ(single.arenaSize, attempt.arenaSize);
+    if (attempt.heuristic == plan.heuristic) {
+      EXPECT_EQ(single.offsets, plan.offsets);
+    }
+  }
+
+  // Cutting losing heuristics short changes nothing but the work done,
+  // and planning is deterministic.
+  PlannerOptions defaults;
+  defaults.tolerance = tolerance;
+  ArenaPlan quick = planArena(buffers, alignment, defaults);
+  EXPECT_EQ(quick.offsets, plan.offsets);
+  EXPECT_EQ(quick.arenaSize, plan.arenaSize);
+  EXPECT_EQ(quick.heuristic, plan.heuristic);
+  bool afterWinner = false;
+  for (const PlacementAttempt &attempt : quick.attempts) {
+    // A loser stops once it has grown to the winner's size, or, after a
+    // good enough winner, at once.
+    if (attempt.abandoned && !(afterWinner && goodEnoughWinner)) {
+      EXPECT_GE(attempt.arenaSize, plan.arenaSize);
+    }
+    afterWinner |= attempt.heuristic == plan.heuristic;
+  }
+
+  // So does running the heuristics concurrently, whatever the timing.
+  PlannerOptions pooled = defaults;
+  pooled.threadPool = &testThreadPool();
+  ArenaPlan concurrent = planArena(buffers, alignment, pooled);
+  EXPECT_EQ(concurrent.offsets, plan.offsets);
+  EXPECT_EQ(concurrent.arenaSize, plan.arenaSize);
+  EXPECT_EQ(concurrent.heuristic, plan.heuristic);
+
+  // An arena limit: at or above the plan, the same plan; below it (and at
+  // least good enough), no plan, sequential or concurrent. A limit below
+  // good enough is ignored.
+  for (uint64_t limit :
+       {plan.arenaSize, plan.arenaSize + 1, plan.arenaSize - 1, goodEnough,
+        goodEnough == 0 ? 0 : goodEnough - 1, plan.arenaSize / 2}) {
+    SCOPED_TRACE("limit " + std::to_string(limit));
+    for (bool usePool : {false, true}) {
+      PlannerOptions limited = defaults;
+      limited.arenaLimit = limit;
+      if (usePool)
+        limited.threadPool = &testThreadPool();
+      ArenaPlan within = planArena(buffers, alignment, limited);
+      if (limit >= plan.arenaSize || limit < goodEnough) {
+        EXPECT_FALSE(within.exceedsLimit);
+        EXPECT_EQ(within.offsets, plan.offsets);
+        EXPECT_EQ(within.arenaSize, plan.arenaSize);
+        EXPECT_EQ(within.heuristic, plan.heuristic);
+      } else {
+        EXPECT_TRUE(within.exceedsLimit);
+        EXPECT_TRUE(within.offsets.empty());
+        EXPECT_EQ(within.arenaSize, 0u);
+      }
+      EXPECT_EQ(within.lowerBound, bound);
+    }
+  }
+}
+
 TEST(ArenaPlannerProperties, RandomInstances) {
   std::mt19937_64 rng(7);
   const uint64_t alignments[] = {1, 8, 64, 256};
@@ -654,91 +746,8 @@ TEST(ArenaPlannerProperties, RandomInstances) {
     // is a few MiB, so 1e-4 of it separates heuristics on many of them), half
     // with none (the smallest arena wins).
     double tolerance = trial % 2 ? PlannerOptions().tolerance : 0.0;
-    uint64_t bound = lowerBound(buffers, alignment);
-    uint64_t goodEnough =
-        bound + static_cast<uint64_t>(static_cast<double>(bound) * tolerance);
-    PlannerOptions exhaustive;
-    exhaustive.exhaustive = true;
-    exhaustive.tolerance = tolerance;
-    ArenaPlan plan = planArena(buffers, alignment, exhaustive);
-    expectPlanProperties(buffers, alignment, plan);
-
-    // The winner is the first good enough attempt, else the first smallest,
-    // and each heuristic's own plan is valid and is the one that was
-    // measured.
-    ASSERT_EQ(plan.attempts.size(), allPlacementHeuristics().size());
-    std::optional<size_t> expected;
-    for (auto [i, attempt] : llvm::enumerate(plan.attempts))
-      if (!expected ||
-          (attempt.arenaSize < plan.attempts[*expected].arenaSize &&
-           plan.attempts[*expected].arenaSize > goodEnough))
-        expected = i;
-    EXPECT_EQ(plan.heuristic, plan.attempts[*expected].heuristic);
-    EXPECT_EQ(plan.arenaSize, plan.attempts[*expected].arenaSize);
-    bool goodEnoughWinner = plan.arenaSize <= goodEnough;
-    for (const PlacementAttempt &attempt : plan.attempts) {
-      EXPECT_FALSE(attempt.abandoned);
-      ArenaPlan single = planWith(buffers, alignment, attempt.heuristic);
-      expectPlanProperties(buffers, alignment, single);
-      EXPECT_EQ(single.arenaSize, attempt.arenaSize);
-      if (attempt.heuristic == plan.heuristic) {
-        EXPECT_EQ(single.offsets, plan.offsets);
-      }
-    }
-
-    // Cutting losing heuristics short changes nothing but the work done,
-    // and planning is deterministic.
-    PlannerOptions defaults;
-    defaults.tolerance = tolerance;
-    ArenaPlan quick = planArena(buffers, alignment, defaults);
-    EXPECT_EQ(quick.offsets, plan.offsets);
-    EXPECT_EQ(quick.arenaSize, plan.arenaSize);
-    EXPECT_EQ(quick.heuristic, plan.heuristic);
-    bool afterWinner = false;
-    for (const PlacementAttempt &attempt : quick.attempts) {
-      // A loser stops once it has grown to the winner's size, or, after a
-      // good enough winner, at once.
-      if (attempt.abandoned && !(afterWinner && goodEnoughWinner)) {
-        EXPECT_GE(attempt.arenaSize, plan.arenaSize);
-      }
-      afterWinner |= attempt.heuristic == plan.heuristic;
-    }
-
-    // So does running the heuristics concurrently, whatever the timing.
-    PlannerOptions pooled = defaults;
-    pooled.threadPool = &testThreadPool();
-    ArenaPlan concurrent = planArena(buffers, alignment, pooled);
-    EXPECT_EQ(concurrent.offsets, plan.offsets);
-    EXPECT_EQ(concurrent.arenaSize, plan.arenaSize);
-    EXPECT_EQ(concurrent.heuristic, plan.heuristic);
-
-    // An arena limit: at or above the plan, the same plan; below it (and at
-    // least good enough), no plan, sequential or concurrent. A limit below
-    // good enough is ignored.
-    for (uint64_t limit :
-         {plan.arenaSize, plan.arenaSize + 1, plan.arenaSize - 1, goodEnough,
-          goodEnough == 0 ? 0 : goodEnough - 1, plan.arenaSize / 2}) {
-      SCOPED_TRACE("limit " + std::to_string(limit));
-      for (bool usePool : {false, true}) {
-        PlannerOptions limited = defaults;
-        limited.arenaLimit = limit;
-        if (usePool)
-          limited.threadPool = &testThreadPool();
-        ArenaPlan within = planArena(buffers, alignment, limited);
-        if (limit >= plan.arenaSize || limit < goodEnough) {
-          EXPECT_FALSE(within.exceedsLimit);
-          EXPECT_EQ(within.offsets, plan.offsets);
-          EXPECT_EQ(within.arenaSize, plan.arenaSize);
-          EXPECT_EQ(within.heuristic, plan.heuristic);
-        } else {
-          EXPECT_TRUE(within.exceedsLimit);
-          EXPECT_TRUE(within.offsets.empty());
-          EXPECT_EQ(within.arenaSize, 0u);
-        }
-        EXPECT_EQ(within.lowerBound, bound);
-      }
-    }
-
+    ArenaPlan plan;
+    expectRaceProperties(buffers, alignment, tolerance, plan);
     ++wins[plan.heuristic];
     ++instances;
     atLowerBound += plan.arenaSize == lowerBound(buffers, alignment);
@@ -749,6 +758,52 @@ TEST(ArenaPlannerProperties, RandomInstances) {
   for (auto [heuristic, count] : wins)
     std::printf(" %s %d", stringifyPlacementHeuristic(heuristic).data(), count);
   std::printf("\n");
+}
+
+TEST(ArenaPlannerProperties, LargeRandomInstances) {
+  // Over a thousand buffers, so that attempts also stop on the look-ahead
+  // bound (ArenaPlanner.cpp's placeInOrder), not only on their partial
+  // arena: the same properties must hold.
+  std::mt19937_64 rng(19);
+  for (int trial = 0; trial < 8; ++trial) {
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    std::vector<BufferLifetime> buffers =
+        trial % 2
+            ? trainingStepLifetimes(rng, 400 + 100 * trial, trial % 4 == 3)
+            : randomLifetimes(rng, 2000 + 500 * trial, 3000, 600, 1 << 16);
+    ArenaPlan plan;
+    expectRaceProperties(buffers, trial % 3 ? 64 : 1,
+                         trial % 4 < 2 ? 0.0 : PlannerOptions().tolerance,
+                         plan);
+  }
+}
+
+TEST(ArenaPlanner, LookAheadStopsBeforeTheLargestBufferIsPlaced) {
+  // 1100 buffers of 64 bytes, all live during ops [1099, 2500] and placed
+  // one above the other in start order; the even ones live on to op 5000.
+  // Then one of 8192 bytes at op 3000, which fits in none of the 64-byte
+  // holes the odd ones leave there and goes on top: an arena of
+  // 70336 + 8192, where the max-live bound is 70400 (ops 1099 to 2500).
+  std::vector<BufferLifetime> buffers;
+  for (int64_t j = 0; j < 1100; ++j)
+    buffers.push_back({static_cast<uint64_t>(j), 64, j, j % 2 ? 2500 : 5000});
+  buffers.push_back({1100, 8192, 3000, 3000});
+  ArenaPlan full = planWith(buffers, 1, PlacementHeuristic::StartFirstFit);
+  EXPECT_EQ(full.arenaSize, 70336u + 8192u);
+  EXPECT_EQ(lowerBound(buffers, 1), 70400u);
+
+  // Under a limit between the two, the attempt stops once the last large
+  // buffer provably cannot fit below it: after 1024 buffers, when it could
+  // go no lower than 65472, the top of the even ones so far. Its partial
+  // arena was still under the limit, and its final one is never reached.
+  PlannerOptions options;
+  options.heuristics = {PlacementHeuristic::StartFirstFit};
+  options.arenaLimit = 72000;
+  ArenaPlan limited = planArena(buffers, 1, options);
+  EXPECT_TRUE(limited.exceedsLimit);
+  ASSERT_EQ(limited.attempts.size(), 1u);
+  EXPECT_TRUE(limited.attempts[0].abandoned);
+  EXPECT_EQ(limited.attempts[0].arenaSize, 65472u + 8192u);
 }
 
 /// The greedy placement written the obvious way, for instances large

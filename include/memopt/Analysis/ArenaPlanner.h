@@ -137,11 +137,12 @@ struct PlannerOptions {
 struct PlacementAttempt {
   PlacementHeuristic heuristic;
   /// The arena the heuristic's layout needs (rounded up to the alignment);
-  /// if `abandoned`, the size when it stopped, which is already no smaller
-  /// than the winner's.
+  /// if `abandoned`, what it was proved to need at least when it stopped
+  /// (its partial arena, or the look-ahead bound: ArenaPlanner.cpp), which
+  /// is already no smaller than the winner's, or over the limit.
   uint64_t arenaSize;
-  /// Stopped early: a finished heuristic had already proved it could not
-  /// win.
+  /// Stopped early: a finished heuristic, or the limit, had already proved
+  /// it could not win.
   bool abandoned;
 };
 
