@@ -536,11 +536,11 @@ bool scanCostReaches(const OffsetOrderedSlots &placed, uint64_t size,
 /// Places `items` one at a time in `order` into `offsets` (indexed like
 /// `items`), setting `arenaEnd` to max(offset + rounded size), and returns
 /// true. Returns false, with `arenaEnd` a lower bound of the final arena, as
-/// soon as `hopeless(atLeast)` says a layout whose
-/// final arena is at least `atLeast` can no longer win, since the rest of
-/// the work would be wasted. That is asked with the partial arena whenever
-/// it grows and, because a concurrent attempt finishing can also make it
-/// true, every `kHopelessPeriod` buffers.
+/// soon as `hopeless(atLeast)` says a layout whose final arena is at least
+/// `atLeast` can no longer win, since the rest of the work would be wasted.
+/// That is asked with the partial arena whenever it grows and, because a
+/// concurrent attempt finishing can also make it true, every
+/// `kHopelessPeriod` buffers.
 ///
 /// It is also asked, every `kProbePeriod` buffers, with a bound that looks
 /// ahead: the lowest offset at which a buffer not yet placed fits among
