@@ -598,20 +598,25 @@ bool placeInOrder(llvm::ArrayRef<Item> items, llvm::ArrayRef<uint32_t> order,
     }
     return findOffset<Best>(placed, item.size, item.firstRank, item.lastRank);
   };
-  // For the look-ahead bound: the buffers by decreasing size (made at the
-  // first probe), whether each is placed, and the first in that order that
-  // may not be.
+  // For the look-ahead bound, made at the first probe: the buffers by
+  // decreasing size, whether each is placed (the first `marked` of `order`
+  // are marked so far), and the first in size order that may not be.
   std::vector<uint32_t> bySize;
   std::vector<char> isPlaced;
-  size_t firstUnplaced = 0;
-  auto lookAheadHopeless = [&] {
+  size_t marked = 0, firstUnplaced = 0;
+  // Whether the look-ahead bound proves the attempt hopeless once the first
+  // `placedCount` buffers of `order` are placed.
+  auto lookAheadHopeless = [&](size_t placedCount) {
     if (bySize.empty()) {
       bySize.assign(order.begin(), order.end());
       llvm::sort(bySize, [&](uint32_t a, uint32_t b) {
         return items[a].size != items[b].size ? items[a].size > items[b].size
                                               : a < b;
       });
+      isPlaced.assign(items.size(), 0);
     }
+    for (; marked != placedCount; ++marked)
+      isPlaced[order[marked]] = 1;
     while (firstUnplaced != bySize.size() && isPlaced[bySize[firstUnplaced]])
       ++firstUnplaced;
     unsigned probed = 0;
@@ -630,12 +635,11 @@ bool placeInOrder(llvm::ArrayRef<Item> items, llvm::ArrayRef<uint32_t> order,
     }
     return false;
   };
-  isPlaced.assign(items.size(), 0);
   arenaEnd = 0;
   unsigned sinceAsked = 0, sinceProbed = 0;
-  for (uint32_t position : order) {
+  for (size_t placedCount = 1; placedCount <= order.size(); ++placedCount) {
+    uint32_t position = order[placedCount - 1];
     const Item &item = items[position];
-    isPlaced[position] = 1;
     // An empty buffer occupies nothing, so offset 0 is always valid and
     // recording it would only slow down later scans.
     if (item.size == 0)
@@ -657,7 +661,7 @@ bool placeInOrder(llvm::ArrayRef<Item> items, llvm::ArrayRef<uint32_t> order,
     // possible one does iff anything can.
     if (++sinceProbed == kProbePeriod) {
       sinceProbed = 0;
-      if (hopeless(kNoGap) && lookAheadHopeless())
+      if (hopeless(kNoGap) && lookAheadHopeless(placedCount))
         return false;
     }
   }
