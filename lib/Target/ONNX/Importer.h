@@ -105,6 +105,13 @@ inline RankedTensorType typeOf(Value v) {
   return dyn_cast<RankedTensorType>(v.getType());
 }
 
+/// Element-wise `op` (an ONNX op type: Add, Equal, Where, Sqrt, ...) on
+/// constants with NumPy broadcasting, rounded to the result's element type;
+/// `fmod` is Mod's attribute. On failure says why in `error`.
+std::optional<ConstTensor> foldElementwise(StringRef op,
+                                           ArrayRef<const ConstTensor *> in,
+                                           int64_t fmod, std::string &error);
+
 /// An argument of the function being built.
 struct Argument {
   std::string onnxName;
@@ -129,8 +136,24 @@ private:
   LogicalResult checkSupported();
   LogicalResult collectInitializers();
   LogicalResult collectInputs();
+  /// Reads the dynamo exporter's record of the program's parameters and
+  /// buffers, if the model has one (ONNXParameters.cpp).
+  void readExportSignature();
+  /// Fails unless `params` are exactly the model's parameters, where the
+  /// signature or --param-names says what they are.
+  LogicalResult checkParameters(ArrayRef<Argument> params);
   void findGeluPatterns();
+  /// The float type every path from integer input `input` is cast to,
+  /// through ops that only move values, if all are (an input that is
+  /// then that float input); nullopt otherwise.
+  std::optional<int32_t> floatCastOfInput(const std::string &input);
   LogicalResult convertNode(const onnx::NodeProto &node, size_t index);
+  /// Op types evaluated at import when all their inputs are constants.
+  static bool isFoldable(StringRef opType);
+  /// Evaluates `node` if it is foldable and all its inputs are constants;
+  /// nullopt when it does not apply (the node computes on data).
+  std::optional<LogicalResult> foldConstantNode(const onnx::NodeProto &node,
+                                                Location loc);
   LogicalResult buildReturn(func::FuncOp func);
 
   // Diagnostics.
@@ -205,6 +228,12 @@ private:
   LogicalResult convertConstant(const onnx::NodeProto &node, Location loc);
   LogicalResult convertCast(const onnx::NodeProto &node, Location loc);
   LogicalResult convertReduceMean(const onnx::NodeProto &node, Location loc);
+  /// Neg, Reciprocal, Pow, Expand, Tile, Where, SplitToSequence,
+  /// SequenceAt, CastLike (and the other foldable ops) on computed tensors.
+  LogicalResult convertMath(const onnx::NodeProto &node, Location loc);
+  /// Defines `output` as `x` cast to float type `target`.
+  LogicalResult castTo(Value x, Type target, Location loc,
+                       const std::string &output);
 
   /// Padding of a Conv/pool node as memopt's symmetric [ph, pw], or an
   /// error for asymmetric pads.
@@ -228,6 +257,8 @@ private:
   std::vector<Argument> arguments;
   llvm::StringMap<Value> values;
   llvm::StringMap<ConstTensor> consts;
+  /// The tensors of each sequence SplitToSequence made.
+  llvm::StringMap<std::vector<Value>> sequences;
   llvm::StringMap<int> useCount;
   /// The node reading each value (the last one, for values read twice).
   llvm::StringMap<const onnx::NodeProto *> consumer;
@@ -238,6 +269,10 @@ private:
   /// Batch-norm running statistics the step returns (training graphs).
   SmallVector<Value> stateResults;
   int64_t dropoutCount = 0;
+  /// The dynamo exporter's signature: state_dict names of parameters and
+  /// buffers.
+  bool hasSignature = false;
+  std::set<std::string> signatureParameters, signatureBuffers;
 };
 
 } // namespace memopt::onnx_import

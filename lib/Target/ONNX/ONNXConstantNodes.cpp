@@ -86,19 +86,27 @@ LogicalResult Importer::convertCast(const onnx::NodeProto &node, Location loc) {
   FailureOr<Value> x = valueOf(node, 0);
   if (failed(x))
     return failure();
-  Type from = typeOf(*x).getElementType();
   Type target = elementType(ctx, static_cast<int32_t>(to));
+  if (!target)
+    return emitError(loc) << "Cast: to "
+                          << dataTypeName(static_cast<int32_t>(to))
+                          << " is not supported (only between float types)";
+  return castTo(*x, target, loc, node.output(0));
+}
+
+LogicalResult Importer::castTo(Value x, Type target, Location loc,
+                               const std::string &output) {
+  Type from = typeOf(x).getElementType();
   if (target == from) {
-    values[node.output(0)] = *x;
+    values[output] = x;
     return success();
   }
   if (!target || !isa<FloatType>(target) || !isa<FloatType>(from))
-    return emitError(loc) << "Cast: from " << from << " to "
-                          << dataTypeName(static_cast<int32_t>(to))
+    return emitError(loc) << "cast from " << from << " to " << target
                           << " is not supported (only between float types)";
   OperationState state(loc, "memopt.cast");
-  state.addOperands(*x);
-  state.addTypes(typeOf(*x).clone(target));
-  values[node.output(0)] = builder.create(state)->getResult(0);
+  state.addOperands(x);
+  state.addTypes(typeOf(x).clone(target));
+  values[output] = builder.create(state)->getResult(0);
   return success();
 }

@@ -55,10 +55,15 @@ constexpr int64_t kMaxOpset = 20;
 /// constants (shape computations).
 const std::set<std::string> &supportedOps() {
   static const std::set<std::string> ops = {
+      "Abs",
       "Add",
+      "And",
       "AveragePool",
       "BatchNormalization",
       "Cast",
+      "CastLike",
+      "Ceil",
+      "Clip",
       "Concat",
       "Constant",
       "ConstantOfShape",
@@ -66,32 +71,58 @@ const std::set<std::string> &supportedOps() {
       "Div",
       "Dropout",
       "Elu",
+      "Equal",
       "Erf",
+      "Exp",
+      "Expand",
       "Flatten",
+      "Floor",
       "Gather",
       "Gelu",
       "Gemm",
       "GlobalAveragePool",
+      "Greater",
+      "GreaterOrEqual",
       "Identity",
       "LayerNormalization",
       "LeakyRelu",
+      "Less",
+      "LessOrEqual",
+      "Log",
       "MatMul",
+      "Max",
       "MaxPool",
+      "Min",
+      "Mod",
       "Mul",
+      "Neg",
+      "Not",
+      "Or",
+      "Pow",
+      "Range",
+      "Reciprocal",
       "ReduceMean",
       "Relu",
       "Reshape",
       "Resize",
+      "SequenceAt",
       "Shape",
       "Sigmoid",
+      "Sign",
       "Slice",
       "Softmax",
       "Split",
+      "SplitToSequence",
+      "Sqrt",
       "Squeeze",
       "Sub",
       "Tanh",
+      "Tile",
       "Transpose",
+      "Trilu",
       "Unsqueeze",
+      "Where",
+      "Xor",
   };
   return ops;
 }
@@ -106,8 +137,14 @@ bool isConstantSlot(StringRef opType, int index) {
     return index >= 1;
   if (opType == "Resize" || opType == "Dropout")
     return index >= 1;
-  if (opType == "ConstantOfShape" || opType == "Shape")
+  if (opType == "ConstantOfShape" || opType == "Shape" || opType == "Range")
     return true;
+  if (opType == "Expand" || opType == "Tile" || opType == "Trilu" ||
+      opType == "SplitToSequence" || opType == "SequenceAt" ||
+      opType == "CastLike")
+    return index >= 1;
+  if (opType == "Where")
+    return index == 0;
   return false;
 }
 
@@ -218,6 +255,7 @@ LogicalResult Importer::collectInitializers() {
   const onnx::GraphProto &graph = model.graph();
   if (graph.sparse_initializer_size())
     return fileError() << "sparse initializers are not supported";
+  readExportSignature();
   for (const TP &tensor : graph.initializer()) {
     DecodedTensor decoded;
     if (tensor.name().empty())
@@ -263,9 +301,13 @@ LogicalResult Importer::collectInitializers() {
     Argument::Role role;
     if (asState.count(tensor.name()))
       role = Argument::State;
-    else if (asData.count(tensor.name()) && isFloat &&
-             (product(value.shape) > 1 || asWeight.count(tensor.name())) &&
-             allFinite(value))
+    else if (hasSignature && signatureBuffers.count(tensor.name()) && folded) {
+      // A buffer of the model (rotary tables, masks): a constant.
+      consts[tensor.name()] = *folded;
+      continue;
+    } else if (asData.count(tensor.name()) && isFloat &&
+               (product(value.shape) > 1 || asWeight.count(tensor.name())) &&
+               allFinite(value))
       role = Argument::Param;
     else {
       if (!folded)
@@ -298,6 +340,8 @@ LogicalResult Importer::collectInitializers() {
                  role, &value};
     (role == Argument::Param ? params : states).push_back(arg);
   }
+  if (failed(checkParameters(params)))
+    return failure();
   for (Argument &a : params)
     a.name = uniqueName(a.onnxName);
   for (Argument &a : states)
@@ -362,6 +406,13 @@ LogicalResult Importer::collectInitializers() {
       if (d <= 0)
         return fileError() << "input '" << input.name() << "': dimension " << d
                            << " must be positive";
+    // An integer input read only through Casts to one float type (a mask
+    // given as 0/1 ids, `attention_mask[:, None, None, :].to(x.dtype)`),
+    // perhaps after ops that only move values (Unsqueeze, Reshape, ...), is
+    // that float input: the same values, and memopt computes on floats.
+    if (isa<IntegerType>(element))
+      if (std::optional<int32_t> to = floatCastOfInput(input.name()))
+        element = elementType(ctx, *to);
     arguments.push_back({input.name(), uniqueName(input.name()),
                          RankedTensorType::get(shape, element), Argument::Data,
                          nullptr});
@@ -369,94 +420,39 @@ LogicalResult Importer::collectInitializers() {
   return success();
 }
 
-/// The one-element constant called `name` (an initializer or a Constant
-/// node's value), if there is one.
-static std::optional<double>
-scalarConstant(const std::string &name,
-               const llvm::StringMap<ConstTensor> &consts,
-               const llvm::StringMap<const onnx::NodeProto *> &producer) {
-  auto it = consts.find(name);
-  if (it != consts.end())
-    return it->second.numElements() == 1
-               ? std::optional<double>(it->second.at(0))
-               : std::nullopt;
-  const onnx::NodeProto *node = producer.lookup(name);
-  if (!node || node->op_type() != "Constant")
-    return std::nullopt;
-  if (const onnx::AttributeProto *a = findAttr(*node, "value_float"))
-    return a->f();
-  if (const onnx::AttributeProto *a = findAttr(*node, "value")) {
-    DecodedTensor d;
-    if (decodeTensor(a->t(), d))
-      return std::nullopt;
-    std::optional<ConstTensor> c = toConst(d);
-    if (c && c->numElements() == 1)
-      return c->at(0);
+std::optional<int32_t> Importer::floatCastOfInput(const std::string &input) {
+  const onnx::GraphProto &graph = model.graph();
+  std::optional<int32_t> castTo;
+  std::vector<std::string> work = {input};
+  std::set<std::string> seen;
+  while (!work.empty()) {
+    std::string value = work.back();
+    work.pop_back();
+    if (!seen.insert(value).second)
+      continue;
+    for (const onnx::ValueInfoProto &out : graph.output())
+      if (out.name() == value)
+        return std::nullopt;
+    for (const onnx::NodeProto &node : graph.node())
+      for (int i = 0; i < node.input_size(); ++i) {
+        if (node.input(i) != value)
+          continue;
+        const std::string &type = node.op_type();
+        if (i == 0 &&
+            (type == "Unsqueeze" || type == "Squeeze" || type == "Reshape" ||
+             type == "Flatten" || type == "Identity" || type == "Transpose")) {
+          work.push_back(node.output(0));
+          continue;
+        }
+        int32_t to = static_cast<int32_t>(attrInt(node, "to", 0));
+        Type target = elementType(ctx, to);
+        if (type != "Cast" || !target || !isa<FloatType>(target) ||
+            (castTo && *castTo != to))
+          return std::nullopt;
+        castTo = to;
+      }
   }
-  return std::nullopt;
-}
-
-/// Finds exporters' erf GELU, x * 0.5 * (1 + erf(x / sqrt 2)), in either
-/// association: Mul(Mul(x, Add(Erf(..), 1)), 0.5) or
-/// Mul(Mul(x, 0.5), Add(Erf(..), 1)). It becomes one memopt.gelu.
-void Importer::findGeluPatterns() {
-  auto near = [](std::optional<double> v, double want) {
-    return v && std::abs(*v - want) < 1e-4 * std::abs(want);
-  };
-  auto scalar = [&](const std::string &name) {
-    return scalarConstant(name, consts, producer);
-  };
-  // The node reading `name`, if it is read exactly once (a graph output
-  // counts as a read, by no node).
-  auto soleUser = [&](const std::string &name) -> const onnx::NodeProto * {
-    return useCount.lookup(name) == 1 ? consumer.lookup(name) : nullptr;
-  };
-  // The other input of binary `node`, given one of its inputs.
-  auto other = [](const onnx::NodeProto &node, const std::string &one) {
-    return node.input(0) == one ? node.input(1) : node.input(0);
-  };
-  for (const onnx::NodeProto &erf : model.graph().node()) {
-    if (erf.op_type() != "Erf" || erf.input_size() != 1)
-      continue;
-    const onnx::NodeProto *scale = producer.lookup(erf.input(0));
-    if (!scale || scale->input_size() != 2 ||
-        useCount.lookup(scale->output(0)) != 1)
-      continue;
-    std::string x = scale->input(0);
-    bool scaled = (scale->op_type() == "Div" &&
-                   near(scalar(scale->input(1)), std::sqrt(2.0))) ||
-                  (scale->op_type() == "Mul" &&
-                   near(scalar(scale->input(1)), std::sqrt(0.5)));
-    if (!scaled)
-      continue;
-    const onnx::NodeProto *add = soleUser(erf.output(0));
-    if (!add || add->op_type() != "Add" ||
-        !near(scalar(other(*add, erf.output(0))), 1.0))
-      continue;
-    const onnx::NodeProto *mul1 = soleUser(add->output(0));
-    if (!mul1 || mul1->op_type() != "Mul")
-      continue;
-    std::string factor = other(*mul1, add->output(0));
-    if (factor == x) {
-      // Mul(Mul(x, Add(..)), 0.5)
-      const onnx::NodeProto *mul2 = soleUser(mul1->output(0));
-      if (!mul2 || mul2->op_type() != "Mul" ||
-          !near(scalar(other(*mul2, mul1->output(0))), 0.5))
-        continue;
-      fusedAway.insert({scale, &erf, add, mul1});
-      geluInput[mul2] = x;
-      continue;
-    }
-    // Mul(Mul(x, 0.5), Add(..))
-    const onnx::NodeProto *half = producer.lookup(factor);
-    if (!half || half->op_type() != "Mul" ||
-        useCount.lookup(half->output(0)) != 1 || other(*half, x) == x ||
-        !near(scalar(other(*half, x)), 0.5) ||
-        (half->input(0) != x && half->input(1) != x))
-      continue;
-    fusedAway.insert({scale, &erf, add, half});
-    geluInput[mul1] = x;
-  }
+  return castTo;
 }
 
 FailureOr<ONNXImportResult> Importer::run(StringRef bytes) {
@@ -508,7 +504,7 @@ FailureOr<ONNXImportResult> Importer::run(StringRef bytes) {
       continue;
     for (int i = 0; i < node.input_size() && !geluInput.count(&node); ++i)
       if (!node.input(i).empty() && !values.count(node.input(i)) &&
-          !isConst(node.input(i)))
+          !isConst(node.input(i)) && !sequences.count(node.input(i)))
         return emitError(nodeLoc(node))
                << node.op_type() << ": input '" << node.input(i)
                << "' is not defined before this node (the graph is not in "

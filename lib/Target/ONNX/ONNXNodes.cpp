@@ -59,6 +59,11 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
     return success();
   }
 
+  if (std::optional<LogicalResult> folded = foldConstantNode(node, loc))
+    return *folded;
+  if (isFoldable(type) || type == "SplitToSequence" || type == "SequenceAt")
+    return convertMath(node, loc);
+
   if (type == "Relu")
     return unary("memopt.relu");
   if (type == "Sigmoid")
@@ -170,68 +175,15 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
   return emitError(loc) << "internal error: no conversion for " << type;
 }
 
-/// Element-wise `a op b` on constants with NumPy broadcasting.
-static std::optional<ConstTensor> foldBinary(StringRef op, const ConstTensor &a,
-                                             const ConstTensor &b) {
-  std::vector<int64_t> shape;
-  size_t rank = std::max(a.shape.size(), b.shape.size());
-  auto dim = [&](const ConstTensor &t, size_t d) -> int64_t {
-    size_t off = rank - t.shape.size();
-    return d < off ? 1 : t.shape[d - off];
-  };
-  for (size_t d = 0; d < rank; ++d) {
-    int64_t da = dim(a, d), db = dim(b, d);
-    if (da != db && da != 1 && db != 1)
-      return std::nullopt;
-    shape.push_back(std::max(da, db));
-  }
-  ConstTensor out;
-  out.dataType = a.dataType;
-  out.shape = shape;
-  int64_t n = product(shape);
-  auto index = [&](const ConstTensor &t, int64_t flat) {
-    int64_t idx = 0, stride = 1;
-    for (size_t d = rank; d-- > 0;) {
-      int64_t coord = flat % shape[d];
-      flat /= shape[d];
-      if (dim(t, d) != 1)
-        idx += coord * stride;
-      stride *= dim(t, d);
-    }
-    return idx;
-  };
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t ia = index(a, i), ib = index(b, i);
-    if (a.isFloat()) {
-      double x = a.at(ia), y = b.at(ib);
-      out.floats.push_back(op == "Add"   ? x + y
-                           : op == "Sub" ? x - y
-                           : op == "Mul" ? x * y
-                                         : x / y);
-    } else {
-      int64_t x = a.ints[ia], y = b.isFloat() ? (int64_t)b.at(ib) : b.ints[ib];
-      if (op == "Div" && y == 0)
-        return std::nullopt;
-      out.ints.push_back(op == "Add"   ? x + y
-                         : op == "Sub" ? x - y
-                         : op == "Mul" ? x * y
-                                       : x / y);
-    }
-  }
-  return out;
-}
-
 LogicalResult Importer::convertBinary(const onnx::NodeProto &node,
                                       Location loc) {
   const std::string &type = node.op_type();
   const ConstTensor *ca = constOf(node, 0), *cb = constOf(node, 1);
   if (ca && cb) {
-    std::optional<ConstTensor> folded = foldBinary(type, *ca, *cb);
+    std::string why;
+    std::optional<ConstTensor> folded = foldElementwise(type, {ca, cb}, 0, why);
     if (!folded)
-      return emitError(loc) << type
-                            << ": cannot fold these constants "
-                               "(shapes do not broadcast, or an integer "
-                               "division by zero)";
+      return emitError(loc) << type << ": cannot fold these constants: " << why;
     consts[node.output(0)] = *folded;
     return success();
   }

@@ -71,6 +71,24 @@ Type onnx_import::elementType(MLIRContext *ctx, int32_t dataType) {
   }
 }
 
+std::optional<int32_t> onnx_import::onnxDataType(Type type) {
+  if (!type)
+    return std::nullopt;
+  if (type.isF32())
+    return TP::FLOAT;
+  if (type.isF64())
+    return TP::DOUBLE;
+  if (type.isF16())
+    return TP::FLOAT16;
+  if (type.isBF16())
+    return TP::BFLOAT16;
+  if (type.isInteger(64))
+    return TP::INT64;
+  if (type.isInteger(32))
+    return TP::INT32;
+  return std::nullopt;
+}
+
 std::optional<runtime::DType> onnx_import::runtimeDType(int32_t dataType) {
   switch (dataType) {
   case TP::FLOAT:

@@ -48,6 +48,9 @@ std::string dataTypeName(int32_t dataType);
 /// f16, bf16, f64, i64, i32), or null.
 mlir::Type elementType(mlir::MLIRContext *ctx, int32_t dataType);
 
+/// The ONNX data type of an MLIR element type elementType() returns.
+std::optional<int32_t> onnxDataType(mlir::Type type);
+
 /// The runtime dtype of an ONNX data type memopt stores, or nullopt.
 std::optional<runtime::DType> runtimeDType(int32_t dataType);
 

@@ -60,6 +60,12 @@ struct ImportCLOptions {
       "batch",
       llvm::cl::desc("Set dimension 0 of every graph input (the batch)"),
       llvm::cl::init(0), llvm::cl::cat(onnxCategory())};
+  llvm::cl::opt<std::string> paramNames{
+      "param-names",
+      llvm::cl::desc("JSON file of the PyTorch model's parameters, "
+                     "state_dict name -> shape; the import fails unless the "
+                     "graph trains exactly these"),
+      llvm::cl::value_desc("file"), llvm::cl::cat(onnxCategory())};
   llvm::cl::opt<std::string> function{
       "function",
       llvm::cl::desc("Name of the emitted function (default: the ONNX "
@@ -174,6 +180,21 @@ LogicalResult importTranslation(const std::shared_ptr<llvm::SourceMgr> &sources,
     if (failed(parseInputShape(s, options, fileLoc)))
       return failure();
 
+  if (!cl.paramNames.empty()) {
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+        llvm::MemoryBuffer::getFile(cl.paramNames);
+    if (!file)
+      return emitError(fileLoc)
+             << "--param-names: cannot read '" << cl.paramNames
+             << "': " << file.getError().message();
+    std::map<std::string, std::vector<int64_t>> shapes;
+    if (std::optional<std::string> error =
+            parseParameterShapes((*file)->getBuffer(), shapes))
+      return emitError(fileLoc)
+             << "--param-names: '" << cl.paramNames << "': " << *error;
+    options.parameterShapes = std::move(shapes);
+  }
+
   DialectRegistry registry;
   registerAllDialects(registry);
   context->appendDialectRegistry(registry);
@@ -204,6 +225,6 @@ void memopt::registerFromONNXTranslation() {
   static TranslateRegistration registration(
       "import-onnx",
       "ONNX model (.onnx) -> memopt graph; see --loss, --weights, "
-      "--input-shape, --batch, --function",
+      "--input-shape, --batch, --function, --param-names",
       importTranslation);
 }

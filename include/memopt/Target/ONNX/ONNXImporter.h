@@ -38,6 +38,10 @@ struct ONNXImportOptions {
   std::optional<int64_t> batch;
   /// The function's name; empty: the ONNX graph's name.
   std::string functionName;
+  /// The PyTorch model's parameters, state_dict name -> shape
+  /// (`--param-names=FILE`): the import fails unless every one is exactly
+  /// one parameter of the graph, with its shape, and there are no others.
+  std::optional<std::map<std::string, std::vector<int64_t>>> parameterShapes;
 };
 
 struct ONNXImportResult {
@@ -58,10 +62,18 @@ llvm::FailureOr<ONNXImportResult> importONNX(llvm::StringRef bytes,
                                              mlir::MLIRContext *context,
                                              const ONNXImportOptions &options);
 
+/// Parses the JSON of `--param-names`: an object mapping each state_dict
+/// name to its shape (`{"fc.weight": [10, 64], ...}`). On failure returns
+/// a message saying what is wrong.
+std::optional<std::string>
+parseParameterShapes(llvm::StringRef json,
+                     std::map<std::string, std::vector<int64_t>> &out);
+
 /// Registers `--import-onnx` (and its options `--loss`, `--weights`,
-/// `--input-shape`, `--batch`, `--function`) with mlir-translate style
-/// drivers. The output module is printed with locations naming the ONNX
-/// nodes and with argument names as the model's initializer names.
+/// `--input-shape`, `--batch`, `--function`, `--param-names`) with
+/// mlir-translate style drivers. The output module is printed with locations
+/// naming the ONNX nodes and with argument names as the model's initializer
+/// names.
 void registerFromONNXTranslation();
 
 } // namespace memopt

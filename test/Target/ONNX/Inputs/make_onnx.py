@@ -284,14 +284,110 @@ def typed():
                   helper.make_tensor_value_info("z2", TensorProto.DOUBLE, [6])], inits)
 
 
+def folding():
+    """Shape and mask arithmetic as exporters write it, all on constants
+    (folded at import): the sequence length from Shape/Gather, Range,
+    ConstantOfShape, Trilu, Equal, Not, Where, Mod, CastLike, Expand, Sqrt,
+    Reciprocal, Pow. And the ops that also compute on the step's tensors:
+    masked_fill(mask, -inf) before a Softmax, Neg, Reciprocal, Pow with
+    exponents 2, 3 and -2, Expand and Tile of a computed tensor,
+    SplitToSequence/SequenceAt."""
+    i64 = lambda name, v: const(name, v, np.int64)
+    nodes = [
+        i64("one_i", 1), i64("zero_i", 0), i64("idx1", 1), i64("big", 100),
+        const("zero_f", 0.0), const("minf", -np.inf, np.float64), const("d", 16.0),
+        const("two", 2.0), const("three", 3.0), const("mtwo", -2.0), const("onef", 1.0),
+        helper.make_node("Shape", ["x"], ["shape"], name="/Shape"),
+        helper.make_node("Gather", ["shape", "idx1"], ["t"], name="/Gather", axis=0),
+        helper.make_node("Range", ["zero_i", "t", "one_i"], ["r"], name="/Range"),
+        helper.make_node("Unsqueeze", ["t", "zero_ax"], ["t1"], name="/Unsqueeze"),
+        helper.make_node("Concat", ["t1", "t1"], ["tt"], name="/Concat", axis=0),
+        helper.make_node("ConstantOfShape", ["tt"], ["ones"], name="/ConstantOfShape",
+                         value=numpy_helper.from_array(np.array([1.0], np.float32))),
+        helper.make_node("Trilu", ["ones"], ["tril"], name="/Trilu", upper=0),
+        helper.make_node("Equal", ["tril", "zero_f"], ["above"], name="/Equal"),
+        helper.make_node("CastLike", ["minf", "x"], ["minf32"], name="/CastLike"),
+        helper.make_node("Where", ["above", "minf32", "zero_f"], ["mask"], name="/Where"),
+        helper.make_node("Expand", ["mask", "mshape"], ["mask3"], name="/Expand"),
+        helper.make_node("Mod", ["shape", "big"], ["shape2"], name="/Mod"),
+        helper.make_node("Reshape", ["x", "shape2"], ["xr"], name="/Reshape"),
+        helper.make_node("Sqrt", ["d"], ["sd"], name="/Sqrt"),
+        helper.make_node("Reciprocal", ["sd"], ["scale"], name="/Reciprocal"),
+        helper.make_node("Pow", ["sd", "two"], ["d2"], name="/Pow_c"),
+        helper.make_node("Div", ["scale", "d2"], ["scale2"], name="/Div_c"),
+        helper.make_node("Transpose", ["xr"], ["xt"], name="/Transpose", perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["xr", "xt"], ["s0"], name="/MatMul"),
+        helper.make_node("Mul", ["s0", "scale2"], ["scores"], name="/Mul"),
+        # An additive -inf mask (folded), and masked_fill(~tril, -inf).
+        helper.make_node("Add", ["scores", "mask3"], ["sa"], name="/Add_mask"),
+        helper.make_node("Softmax", ["sa"], ["pa"], name="/Softmax", axis=-1),
+        helper.make_node("MatMul", ["pa", "xr"], ["a1"], name="/MatMul_1"),
+        helper.make_node("Cast", ["tril"], ["trilb"], name="/Cast", to=TensorProto.BOOL),
+        helper.make_node("Not", ["trilb"], ["notb"], name="/Not"),
+        helper.make_node("Where", ["notb", "minf32", "scores"], ["sb"], name="/masked_fill"),
+        helper.make_node("Softmax", ["sb"], ["pb"], name="/Softmax_1", axis=-1),
+        helper.make_node("MatMul", ["pb", "xr"], ["a2"], name="/MatMul_2"),
+        # Arithmetic on the step's tensors.
+        helper.make_node("Neg", ["xr"], ["n"], name="/Neg"),
+        helper.make_node("Pow", ["xr", "two"], ["p2"], name="/Pow"),
+        helper.make_node("Add", ["p2", "onef"], ["p2a"], name="/Add_1"),
+        helper.make_node("Reciprocal", ["p2a"], ["rc"], name="/Reciprocal_1"),
+        helper.make_node("Pow", ["xr", "three"], ["p3"], name="/Pow_1"),
+        helper.make_node("Pow", ["p2a", "mtwo"], ["pm2"], name="/Pow_2"),
+        helper.make_node("Expand", ["bias", "xshape"], ["eb"], name="/Expand_1"),
+        helper.make_node("Tile", ["xr", "reps"], ["tl"], name="/Tile"),
+        helper.make_node("SplitToSequence", ["tl", "splits"], ["seq"], name="/SplitToSequence", axis=2),
+        helper.make_node("SequenceAt", ["seq", "zero_i"], ["q0"], name="/SequenceAt"),
+        helper.make_node("SequenceAt", ["seq", "one_i"], ["q1"], name="/SequenceAt_1"),
+        helper.make_node("Add", ["a1", "a2"], ["u0"], name="/Add_2"),
+        helper.make_node("Add", ["u0", "n"], ["u1"], name="/Add_3"),
+        helper.make_node("Add", ["u1", "rc"], ["u2"], name="/Add_4"),
+        helper.make_node("Add", ["u2", "p3"], ["u3"], name="/Add_5"),
+        helper.make_node("Add", ["u3", "pm2"], ["u4"], name="/Add_6"),
+        helper.make_node("Add", ["u4", "eb"], ["u5"], name="/Add_7"),
+        helper.make_node("Add", ["u5", "q0"], ["u6"], name="/Add_8"),
+        helper.make_node("Mul", ["u6", "q1"], ["output"], name="/Mul_1"),
+    ]
+    inits = [init("bias", [6]),
+             numpy_helper.from_array(np.array([0], np.int64), "zero_ax"),
+             numpy_helper.from_array(np.array([2, 4, 4], np.int64), "mshape"),
+             numpy_helper.from_array(np.array([2, 4, 6], np.int64), "xshape"),
+             numpy_helper.from_array(np.array([1, 1, 2], np.int64), "reps"),
+             numpy_helper.from_array(np.array([6, 6], np.int64), "splits")]
+    return model(nodes, [f32("x", [2, 4, 6])], [f32("output", [2, 4, 6])], inits)
+
+
+def foldbad(case):
+    """One node the importer refuses: a Where on a computed condition, a Pow
+    with an exponent it does not compute, a Range with delta 0, a Tile that
+    would fold to too many elements."""
+    i64 = lambda name, v: const(name, v, np.int64)
+    nodes = {
+        "where": [helper.make_node("Greater", ["x", "zero"], ["c"], name="/Greater"),
+                  helper.make_node("Where", ["c", "x", "zero"], ["output"], name="/Where")],
+        "pow": [helper.make_node("Pow", ["x", "e"], ["output"], name="/Pow")],
+        "range": [i64("a", 0), i64("b", 4), i64("z", 0),
+                  helper.make_node("Range", ["a", "b", "z"], ["r"], name="/Range"),
+                  helper.make_node("Reshape", ["x", "r"], ["output"], name="/Reshape")],
+        "tile": [helper.make_node("Tile", ["big", "reps"], ["tb"], name="/Tile"),
+                 helper.make_node("Add", ["x", "tb"], ["output"], name="/Add")],
+    }[case]
+    nodes = [const("zero", 0.0), const("e", 0.7)] + nodes
+    inits = [numpy_helper.from_array(np.ones((1, 4), np.float32), "big"),
+             numpy_helper.from_array(np.array([1 << 20, 1 << 10], np.int64), "reps")]
+    return model(nodes, [f32("x", [2, 4])], [f32("output", [2, 4])], inits)
+
+
 MODELS = {f.__name__: f for f in [cnn, elementwise, shapes, transformer, regression, typed, dupinit,
                                    unsupported, dynamic, opset11, asympads,
-                                   badshape]}
+                                   badshape, folding]}
+for _case in ("where", "pow", "range", "tile"):
+    MODELS["foldbad_" + _case] = (lambda c: lambda: foldbad(c))(_case)
 
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] not in MODELS:
         sys.exit("usage: make_onnx.py {%s} OUT.onnx" % "|".join(MODELS))
     m = MODELS[sys.argv[1]]()
-    if sys.argv[1] not in ("unsupported", "dupinit"):
+    if sys.argv[1] not in ("unsupported", "dupinit") and not sys.argv[1].startswith("foldbad"):
         onnx.checker.check_model(m)
     onnx.save(m, sys.argv[2])

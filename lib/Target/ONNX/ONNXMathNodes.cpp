@@ -1,0 +1,324 @@
+//===- ONNXMathNodes.cpp - arithmetic exporters write on computed tensors -===//
+//
+// The ops of ONNXFoldNodes.cpp when an input is computed, each expressed
+// exactly with memopt's ops, or an error at the node:
+//
+// - Neg(x) is x * -1 and Reciprocal(x) is 1 / x (the same IEEE results);
+//   Pow(x, c) for c in {1, 2, 3, -1, -2} is the products PyTorch's own pow
+//   kernel computes for those exponents (x*x, x*x*x, 1/x, 1/(x*x)).
+// - Expand(x, shape) is x * ones (broadcast by memopt.mul, the same bits,
+//   and its gradient is the sum over the broadcast dimensions, as Expand's);
+//   Tile(x, repeats) is memopt.concat of copies.
+// - Where(mask, -inf, x) (masked_fill(mask, -inf)) with a constant mask,
+//   read only by a Softmax, is x + (mask ? -inf : 0): the softmax is the
+//   same, and its gradient at the masked places is 0 both ways.
+// - SplitToSequence with static splits and SequenceAt with a constant
+//   position are slices.
+// - CastLike is a Cast to the second input's type.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace memopt;
+using namespace memopt::onnx_import;
+using TP = onnx::TensorProto;
+
+namespace {
+
+/// A scalar constant, materialized in the element type of its use.
+ConstTensor scalar(double v) {
+  ConstTensor c;
+  c.dataType = TP::DOUBLE;
+  c.floats = {v};
+  return c;
+}
+
+int64_t normalize(int64_t axis, int64_t rank) {
+  if (axis < 0)
+    axis += rank;
+  return axis < 0 || axis >= rank ? -1 : axis;
+}
+
+} // namespace
+
+LogicalResult Importer::convertMath(const onnx::NodeProto &node, Location loc) {
+  const std::string &type = node.op_type();
+  auto define = [&](Value v) {
+    values[node.output(0)] = v;
+    return success();
+  };
+
+  if (type == "SequenceAt") {
+    auto seq = sequences.find(node.input(0));
+    if (seq == sequences.end())
+      return emitError(loc) << "SequenceAt: the sequence '" << node.input(0)
+                            << "' is not one SplitToSequence made";
+    const ConstTensor *pos = constOf(node, 1);
+    if (!pos || pos->numElements() != 1)
+      return emitError(loc) << "SequenceAt: the position must be a constant "
+                               "scalar";
+    int64_t n = seq->second.size(), p = static_cast<int64_t>(pos->at(0));
+    if (p < 0)
+      p += n;
+    if (p < 0 || p >= n)
+      return emitError(loc)
+             << "SequenceAt: position " << static_cast<int64_t>(pos->at(0))
+             << " is outside the sequence of " << n;
+    return define(seq->second[p]);
+  }
+
+  if (type == "Neg" || type == "Reciprocal" || type == "Pow") {
+    FailureOr<Value> x = valueOf(node, 0);
+    if (failed(x))
+      return failure();
+    if (!isa<FloatType>(typeOf(*x).getElementType()))
+      return emitError(loc) << type
+                            << ": only float tensors are supported "
+                               "on computed values";
+    Type el = typeOf(*x).getElementType();
+    auto constant = [&](double v) { return materialize(scalar(v), loc, el); };
+    if (type == "Neg") {
+      FailureOr<Value> y = emit1("memopt.mul", loc, {*x, constant(-1.0)});
+      return failed(y) ? failure() : define(*y);
+    }
+    double exponent = -1.0;
+    if (type == "Pow") {
+      const ConstTensor *e = constOf(node, 1);
+      if (!e || e->numElements() != 1)
+        return emitError(loc) << "Pow: only a constant scalar exponent is "
+                                 "supported on a computed base";
+      exponent = e->at(0);
+    }
+    if (exponent == 1.0)
+      return define(*x);
+    if (exponent == 2.0 || exponent == 3.0 || exponent == -2.0) {
+      FailureOr<Value> sq = emit1("memopt.mul", loc, {*x, *x});
+      if (failed(sq))
+        return failure();
+      if (exponent == 2.0)
+        return define(*sq);
+      FailureOr<Value> y = exponent == 3.0
+                               ? emit1("memopt.mul", loc, {*sq, *x})
+                               : emit1("memopt.div", loc, {constant(1.0), *sq});
+      return failed(y) ? failure() : define(*y);
+    }
+    if (exponent == -1.0) {
+      FailureOr<Value> y = emit1("memopt.div", loc, {constant(1.0), *x});
+      return failed(y) ? failure() : define(*y);
+    }
+    return emitError(loc) << "Pow: exponent " << exponent
+                          << " on a computed tensor is not supported (1, 2, "
+                             "3, -1 and -2 are)";
+  }
+
+  if (type == "Expand") {
+    FailureOr<Value> x = valueOf(node, 0);
+    const ConstTensor *shape = constOf(node, 1);
+    if (failed(x))
+      return failure();
+    if (!shape)
+      return emitError(loc) << "Expand: the shape must be a constant";
+    std::vector<int64_t> target = shape->asInts();
+    ArrayRef<int64_t> in = typeOf(*x).getShape();
+    size_t rank = std::max(in.size(), target.size());
+    std::vector<int64_t> ones(rank, 1);
+    bool grows = target.size() > in.size();
+    for (size_t d = 0; d < rank; ++d) {
+      int64_t a = d + in.size() >= rank ? in[d + in.size() - rank] : 1;
+      int64_t b =
+          d + target.size() >= rank ? target[d + target.size() - rank] : 1;
+      if (b < 1)
+        return emitError(loc) << "Expand: shape " << formatShape(target)
+                              << " has a dimension below 1";
+      if (a != b && a != 1 && b != 1)
+        return emitError(loc)
+               << "Expand: shape " << formatShape(in)
+               << " does not broadcast to " << formatShape(target);
+      if (a == 1 && b > 1) {
+        ones[d] = b;
+        grows = true;
+      }
+    }
+    if (!grows)
+      return define(*x);
+    Type el = typeOf(*x).getElementType();
+    if (!isa<FloatType>(el))
+      return emitError(loc) << "Expand: only float tensors are supported on "
+                               "computed values";
+    // A splat: the ones cost nothing to build however large the shape.
+    auto onesType = RankedTensorType::get(ones, el);
+    Value onesValue = arith::ConstantOp::create(
+        builder, loc, onesType,
+        DenseElementsAttr::get(onesType, FloatAttr::get(el, 1.0)));
+    FailureOr<Value> y = emit1("memopt.mul", loc, {*x, onesValue});
+    return failed(y) ? failure() : define(*y);
+  }
+
+  if (type == "Tile") {
+    FailureOr<Value> x = valueOf(node, 0);
+    const ConstTensor *r = constOf(node, 1);
+    if (failed(x))
+      return failure();
+    if (!r)
+      return emitError(loc) << "Tile: the repeats must be a constant";
+    std::vector<int64_t> repeats = r->asInts();
+    if (static_cast<int64_t>(repeats.size()) != typeOf(*x).getRank())
+      return emitError(loc)
+             << "Tile: " << repeats.size() << " repeats for a rank-"
+             << typeOf(*x).getRank() << " input";
+    Value y = *x;
+    for (auto [axis, n] : llvm::enumerate(repeats)) {
+      if (n < 1 || n > 4096)
+        return emitError(loc) << "Tile: repeat " << n << " on axis " << axis
+                              << " is not supported (1 to 4096)";
+      if (n == 1)
+        continue;
+      SmallVector<Value> copies(n, y);
+      FailureOr<Value> t = emit1("memopt.concat", loc, copies,
+                                 {i64("axis", static_cast<int64_t>(axis))});
+      if (failed(t))
+        return failure();
+      y = *t;
+    }
+    return define(y);
+  }
+
+  if (type == "Where") {
+    const ConstTensor *cond = constOf(node, 0);
+    const ConstTensor *c1 = constOf(node, 1), *c2 = constOf(node, 2);
+    const onnx::NodeProto *user = useCount.lookup(node.output(0)) == 1
+                                      ? consumer.lookup(node.output(0))
+                                      : nullptr;
+    bool softmaxNext = user && user->op_type() == "Softmax";
+    if (!cond || (c1 != nullptr) == (c2 != nullptr) || !softmaxNext)
+      return emitError(loc)
+             << "Where: only masked_fill(mask, -inf) before a Softmax is "
+                "supported on computed tensors (a constant mask, one "
+                "branch all -inf, the result read by one Softmax)";
+    const ConstTensor &fill = c1 ? *c1 : *c2;
+    int xIndex = c1 ? 2 : 1;
+    FailureOr<Value> x = valueOf(node, xIndex);
+    if (failed(x))
+      return failure();
+    // mask = where(cond, fill, 0) for the -inf branch in input 1, else
+    // where(cond, 0, fill); every fill that is chosen must be -inf.
+    ConstTensor zero;
+    zero.dataType = fill.dataType;
+    zero.floats = {0.0};
+    std::string why;
+    std::optional<ConstTensor> mask =
+        c1 ? foldElementwise("Where", {cond, &fill, &zero}, 0, why)
+           : foldElementwise("Where", {cond, &zero, &fill}, 0, why);
+    if (!mask)
+      return emitError(loc) << "Where: " << why;
+    if (!mask->isFloat())
+      return emitError(loc) << "Where: the filled value must be a float";
+    for (double v : mask->floats)
+      if (v != 0.0 && v != -std::numeric_limits<double>::infinity())
+        return emitError(loc) << "Where: the filled value " << v
+                              << " is not -inf; only masked_fill(mask, "
+                                 "-inf) before a Softmax is supported";
+    Type el = typeOf(*x).getElementType();
+    FailureOr<Value> y =
+        emit1("memopt.add", loc, {*x, materialize(*mask, loc, el)});
+    if (failed(y))
+      return failure();
+    if (typeOf(*y).getShape() != typeOf(*x).getShape())
+      return emitError(loc)
+             << "Where: the mask " << formatShape(mask->shape)
+             << " would broadcast " << formatShape(typeOf(*x).getShape())
+             << "; only a mask that fits the scores is "
+                "supported";
+    return define(*y);
+  }
+
+  if (type == "SplitToSequence") {
+    FailureOr<Value> x = valueOf(node, 0);
+    if (failed(x))
+      return failure();
+    ArrayRef<int64_t> shape = typeOf(*x).getShape();
+    int64_t rank = shape.size();
+    int64_t axis = normalize(attrInt(node, "axis", 0), rank);
+    if (axis < 0)
+      return emitError(loc) << "SplitToSequence: axis is out of range";
+    bool keep = attrInt(node, "keepdims", 1) != 0;
+    std::vector<int64_t> sizes;
+    if (hasInput(node, 1)) {
+      const ConstTensor *s = constOf(node, 1);
+      if (!s)
+        return emitError(loc) << "SplitToSequence: the split must be a "
+                                 "constant";
+      if (s->shape.empty()) {
+        int64_t each = static_cast<int64_t>(s->at(0));
+        if (each <= 0)
+          return emitError(loc)
+                 << "SplitToSequence: split " << each << " is not positive";
+        for (int64_t at = 0; at < shape[axis]; at += each)
+          sizes.push_back(std::min(each, shape[axis] - at));
+      } else {
+        sizes = s->asInts();
+      }
+      keep = true;
+    } else {
+      sizes.assign(shape[axis], 1);
+    }
+    int64_t total = 0;
+    for (int64_t s : sizes) {
+      if (s < 0)
+        return emitError(loc) << "SplitToSequence: a split is negative";
+      total += s;
+    }
+    if (total != shape[axis])
+      return emitError(loc) << "SplitToSequence: splits sum to " << total
+                            << ", the axis has " << shape[axis];
+    std::vector<Value> parts;
+    int64_t offset = 0;
+    for (int64_t s : sizes) {
+      std::vector<int64_t> offsets(rank, 0), size(shape.begin(), shape.end());
+      offsets[axis] = offset;
+      size[axis] = s;
+      FailureOr<Value> part =
+          slice(*x, offsets, size, std::vector<int64_t>(rank, 1), loc);
+      if (failed(part))
+        return failure();
+      Value v = *part;
+      if (!keep) {
+        std::vector<int64_t> squeezed(shape.begin(), shape.end());
+        squeezed.erase(squeezed.begin() + axis);
+        FailureOr<Value> r = reshape(v, squeezed, loc);
+        if (failed(r))
+          return failure();
+        v = *r;
+      }
+      parts.push_back(v);
+      offset += s;
+    }
+    sequences[node.output(0)] = std::move(parts);
+    return success();
+  }
+
+  if (type == "CastLike") {
+    FailureOr<Value> x = valueOf(node, 0);
+    if (failed(x))
+      return failure();
+    Type target;
+    if (const ConstTensor *like = constOf(node, 1))
+      target = elementType(ctx, like->dataType);
+    else if (Value v = values.lookup(node.input(1)))
+      target = typeOf(v).getElementType();
+    return castTo(*x, target, loc, node.output(0));
+  }
+
+  return emitError(loc) << type
+                        << ": only on constants (folded at import); this "
+                           "node computes on a tensor of the step, which is "
+                           "not supported";
+}

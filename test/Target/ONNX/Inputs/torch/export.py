@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Exports the models of families.py with both of PyTorch's exporters and
+records PyTorch's first training step on a fixed batch, for the importer's
+tests: regenerate the committed files here with
+
+    python3 test/Target/ONNX/Inputs/torch/export.py [OUTDIR]
+
+(needs torch and onnxscript; nothing else in the suite does). For each
+family F and export E (ts: dynamo=False, training=TrainingMode.TRAINING,
+do_constant_folding=False; dyn: dynamo=True, optimize=False; dynopt:
+dynamo=True with its default optimiser), writes
+
+- F-E.onnx, the export as a user would get it;
+- F.batch.safetensors: the inputs under the ONNX input names and `labels`;
+- F.ref.safetensors: PyTorch's loss (`__loss__`) and every parameter's
+  gradient by state_dict name, f32, from
+  F.cross_entropy(out.reshape(-1, V), labels.reshape(-1));
+- F.params.json: state_dict name -> shape of every parameter (what
+  `memopt-translate --param-names` reads).
+"""
+import json
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "..", "..", "bench"))
+import families  # noqa: E402
+from onnx_vs_torch import write_safetensors  # noqa: E402
+
+
+def cases():
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(0, 50, (2, 8), generator=g)
+    mask = torch.ones(2, 8, dtype=torch.long)
+    mask[1, 5:] = 0
+    return {
+        "llama": (families.Llama, {"ids": ids}, torch.randint(0, 50, (2, 8), generator=g)),
+        "vit": (families.ViT, {"x": torch.randn(2, 3, 16, 16, generator=g)},
+                torch.randint(0, 10, (2,), generator=g)),
+        "bert": (families.Bert, {"input_ids": ids,
+                                 "token_type_ids": torch.randint(0, 2, (2, 8), generator=g),
+                                 "attention_mask": mask},
+                 torch.randint(0, 3, (2,), generator=g)),
+        "gpt": (families.GPT, {"idx": torch.randint(0, 40, (2, 8), generator=g)},
+                torch.randint(0, 40, (2, 8), generator=g)),
+    }
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else HERE
+    for name, (cls, inputs, labels) in cases().items():
+        torch.manual_seed(0)
+        model = cls()
+        args = tuple(inputs.values())
+        names = list(inputs)
+        for export in ("ts", "dyn", "dynopt"):
+            path = os.path.join(out, f"{name}-{export}.onnx")
+            if export == "ts":
+                torch.onnx.export(model, args, path, dynamo=False, opset_version=17,
+                                  training=torch.onnx.TrainingMode.TRAINING,
+                                  do_constant_folding=False, input_names=names,
+                                  output_names=["logits"])
+            else:
+                torch.onnx.export(model, args, path, dynamo=True,
+                                  optimize=export == "dynopt", input_names=names,
+                                  output_names=["logits"], external_data=False)
+        model.train()
+        logits = model(*args)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
+        loss.backward()
+        ref = {"__loss__": loss.detach().reshape(1)}
+        for pname, p in model.named_parameters():
+            ref[pname] = p.grad
+        write_safetensors(torch, os.path.join(out, f"{name}.ref.safetensors"), ref)
+        write_safetensors(torch, os.path.join(out, f"{name}.batch.safetensors"),
+                          {**inputs, "labels": labels})
+        with open(os.path.join(out, f"{name}.params.json"), "w") as f:
+            json.dump({n: list(p.shape) for n, p in model.named_parameters()}, f, indent=0)
+            f.write("\n")
+        print(name, "loss", loss.item())
+
+
+if __name__ == "__main__":
+    main()

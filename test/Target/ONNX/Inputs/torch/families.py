@@ -1,0 +1,113 @@
+"""PyTorch models written the way their authors write them, for the ONNX
+importer's tests (export.py exports them; no test imports torch itself).
+
+- Llama: RMSNorm, SwiGLU, rotary embeddings, grouped-query attention through
+  F.scaled_dot_product_attention(is_causal=True), K/V repeated with
+  repeat_interleave, an untied LM head.
+- ViT: a patch-embedding convolution, a class token expanded to the batch,
+  learned positions, nn.TransformerEncoderLayer (pre-norm, GELU).
+- Bert: token, token-type and position embeddings, an attention_mask input
+  turned into an additive bias, a fused QKV projection, post-norm blocks.
+- GPT: a decoder whose causal mask is a boolean buffer,
+  masked_fill(~tril, -inf), with a biased LM head.
+"""
+import math, torch, torch.nn as nn, torch.nn.functional as F
+
+class RMSNorm(nn.Module):
+    def __init__(s, d, eps=1e-6):
+        super().__init__(); s.eps = eps; s.weight = nn.Parameter(torch.ones(d))
+    def forward(s, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + s.eps) * s.weight
+
+def rotate_half(x):
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+class LlamaBlock(nn.Module):
+    def __init__(s, d=32, heads=4, kv=2, T=8):
+        super().__init__()
+        s.h, s.kv, s.hd = heads, kv, d // heads
+        s.q = nn.Linear(d, d, bias=False); s.k = nn.Linear(d, kv * s.hd, bias=False)
+        s.v = nn.Linear(d, kv * s.hd, bias=False); s.o = nn.Linear(d, d, bias=False)
+        s.n1 = RMSNorm(d); s.n2 = RMSNorm(d)
+        s.gate = nn.Linear(d, 64, bias=False); s.up = nn.Linear(d, 64, bias=False); s.down = nn.Linear(64, d, bias=False)
+        inv = 1.0 / (10000 ** (torch.arange(0, s.hd, 2).float() / s.hd))
+        t = torch.arange(T).float(); f = torch.outer(t, inv); emb = torch.cat((f, f), -1)
+        s.register_buffer("cos", emb.cos(), persistent=False); s.register_buffer("sin", emb.sin(), persistent=False)
+    def forward(s, x):
+        B, T, D = x.shape
+        h = s.n1(x)
+        q = s.q(h).view(B, T, s.h, s.hd).transpose(1, 2)
+        k = s.k(h).view(B, T, s.kv, s.hd).transpose(1, 2)
+        v = s.v(h).view(B, T, s.kv, s.hd).transpose(1, 2)
+        q = q * s.cos + rotate_half(q) * s.sin
+        k = k * s.cos + rotate_half(k) * s.sin
+        k = k.repeat_interleave(s.h // s.kv, dim=1); v = v.repeat_interleave(s.h // s.kv, dim=1)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + s.o(a.transpose(1, 2).reshape(B, T, D))
+        h = s.n2(x)
+        return x + s.down(F.silu(s.gate(h)) * s.up(h))
+
+class Llama(nn.Module):
+    def __init__(s, V=50, d=32, L=2, T=8):
+        super().__init__()
+        s.emb = nn.Embedding(V, d); s.layers = nn.ModuleList([LlamaBlock(d, T=T) for _ in range(L)])
+        s.norm = RMSNorm(d); s.head = nn.Linear(d, V, bias=False)
+    def forward(s, ids):
+        x = s.emb(ids)
+        for l in s.layers: x = l(x)
+        return s.head(s.norm(x))
+
+class ViT(nn.Module):
+    def __init__(s, img=16, p=4, d=32, L=2, C=10):
+        super().__init__()
+        s.patch = nn.Conv2d(3, d, p, p); n = (img // p) ** 2
+        s.cls = nn.Parameter(torch.randn(1, 1, d) * 0.02); s.pos = nn.Parameter(torch.randn(1, n + 1, d) * 0.02)
+        s.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 4, 64, dropout=0.0, batch_first=True, norm_first=True, activation="gelu"), L, enable_nested_tensor=False)
+        s.norm = nn.LayerNorm(d); s.head = nn.Linear(d, C)
+    def forward(s, x):
+        x = s.patch(x).flatten(2).transpose(1, 2)
+        x = torch.cat((s.cls.expand(x.shape[0], -1, -1), x), 1) + s.pos
+        x = s.enc(x)
+        return s.head(s.norm(x[:, 0]))
+
+class Bert(nn.Module):
+    def __init__(s, V=50, d=32, L=2, T=8, C=3):
+        super().__init__()
+        s.tok = nn.Embedding(V, d); s.typ = nn.Embedding(2, d); s.pos = nn.Embedding(T, d); s.ln = nn.LayerNorm(d)
+        s.layers = nn.ModuleList()
+        for _ in range(L):
+            s.layers.append(nn.ModuleDict(dict(qkv=nn.Linear(d, 3 * d), o=nn.Linear(d, d), ln1=nn.LayerNorm(d), f1=nn.Linear(d, 64), f2=nn.Linear(64, d), ln2=nn.LayerNorm(d))))
+        s.head = nn.Linear(d, C); s.h = 4
+    def forward(s, input_ids, token_type_ids, attention_mask):
+        B, T = input_ids.shape
+        pos = torch.arange(T, device=input_ids.device).unsqueeze(0)
+        x = s.ln(s.tok(input_ids) + s.typ(token_type_ids) + s.pos(pos))
+        bias = (1.0 - attention_mask[:, None, None, :].to(x.dtype)) * torch.finfo(x.dtype).min
+        for l in s.layers:
+            q, k, v = l["qkv"](x).view(B, T, 3, s.h, -1).permute(2, 0, 3, 1, 4)
+            a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]) + bias, -1) @ v
+            x = l["ln1"](x + l["o"](a.transpose(1, 2).reshape(B, T, -1)))
+            x = l["ln2"](x + l["f2"](F.gelu(l["f1"](x))))
+        return s.head(x[:, 0])
+
+class GPT(nn.Module):
+    def __init__(s, V=40, d=32, T=8, heads=4, L=2):
+        super().__init__()
+        s.wte = nn.Embedding(V, d); s.wpe = nn.Parameter(torch.randn(T, d) * 0.02); s.h = heads
+        s.blocks = nn.ModuleList()
+        for _ in range(L):
+            s.blocks.append(nn.ModuleDict(dict(ln1=nn.LayerNorm(d), qkv=nn.Linear(d, 3 * d), proj=nn.Linear(d, d), ln2=nn.LayerNorm(d), fc=nn.Linear(d, 4 * d), out=nn.Linear(4 * d, d))))
+        s.lnf = nn.LayerNorm(d); s.head = nn.Linear(d, V)
+        s.register_buffer("tril", torch.tril(torch.ones(T, T, dtype=torch.bool)))
+    def forward(s, idx):
+        B, T = idx.shape
+        x = s.wte(idx) + s.wpe[:T]
+        for b in s.blocks:
+            q, k, v = b["qkv"](b["ln1"](x)).split(x.shape[-1], -1)
+            q, k, v = (t.view(B, T, s.h, -1).transpose(1, 2) for t in (q, k, v))
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]))
+            att = att.masked_fill(~s.tril[:T, :T], float("-inf")).softmax(-1)
+            x = x + b["proj"]((att @ v).transpose(1, 2).reshape(B, T, -1))
+            x = x + b["out"](F.gelu(b["fc"](b["ln2"](x))))
+        return s.head(s.lnf(x))
