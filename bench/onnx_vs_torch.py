@@ -2,7 +2,8 @@
 """Models in through ONNX: PyTorch exports, memopt imports and trains, and the
 first training step is compared with PyTorch's, gradient by gradient.
 
-Usage: bench/onnx_vs_torch.py [--models resnet18,gpt] [--batch B]
+Usage: bench/onnx_vs_torch.py [--models resnet18,gpt,bert,vit,gptmask,llama]
+                              [--exporters ts,dyn,dynopt] [--batch B]
                               [--image-size S] [--dtypes f32,f64] [--lr LR]
                               [--build DIR] [--workdir DIR] [--output FILE]
                               [--quick]
@@ -12,19 +13,29 @@ Needs PyTorch and torchvision (CPU is enough) and a built memopt
 with 2. Exits 1 when an error is over its tolerance (f32 1e-5, f64 1e-10) or
 a tool fails.
 
-For every model and dtype:
+For every model, exporter and dtype:
 
 1. The PyTorch model is built with a fixed seed (torchvision's ResNet-18 with
    weights=None; a GPT-2-style stack of pre-norm blocks: fused QKV linear
    split three ways, x.view(B, T, heads, d).transpose(1, 2) from x.size(),
    scaled attention with an additive causal mask buffer, erf GELU MLP,
-   learned positions sliced to T, LM head) and, for f64, converted with
-   .double().
-2. torch.onnx.export writes it (opset 17, training=TrainingMode.TRAINING so
-   batch norm stays batch norm, do_constant_folding=False), exactly as a user
-   would; nothing is edited afterwards.
+   learned positions sliced to T, LM head; and the four families of the
+   importer's tests, test/Target/ONNX/Inputs/torch/families.py, on their
+   batches: a BERT-style encoder with input_ids, token_type_ids and an
+   attention_mask, a ViT of nn.TransformerEncoderLayer, a GPT decoder with a
+   boolean causal mask and a biased LM head, a LLaMA-style decoder) and, for
+   f64, converted with .double().
+2. torch.onnx.export writes it, exactly as a user would, nothing edited
+   afterwards: `ts` is dynamo=False (opset 17, training=TrainingMode.TRAINING
+   so batch norm stays batch norm, do_constant_folding=False), `dyn` is
+   dynamo=True, optimize=False, and `dynopt` dynamo=True with its default
+   optimiser, which folds parameters into new initializers: the importer
+   must refuse it, naming the flags to use (counted right when it does).
 3. `memopt-translate --import-onnx model.onnx --loss=cross_entropy
-   --weights=w0.safetensors -o model.mlir` imports it.
+   --param-names=params.json --weights=w0.safetensors -o model.mlir`
+   imports it (params.json: every named_parameters() name and shape; the
+   ts exports of resnet18 and gpt are imported without it, their transposed
+   MatMul weights matched below).
 4. `memopt-run model.mlir --device=cpu --steps=1 --optimizer=sgd --lr=LR
    --load-weights=w0 --inputs=batch --save-weights=w1 --report=R` runs one
    step on the same batch.
@@ -47,6 +58,7 @@ import datetime
 import json
 import math
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -69,7 +81,8 @@ def log(*args):
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--models", default="resnet18,gpt")
+    p.add_argument("--models", default="resnet18,gpt,bert,vit,gptmask,llama")
+    p.add_argument("--exporters", default="ts,dyn,dynopt")
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--image-size", type=int, default=64)
     p.add_argument("--dtypes", default="f32,f64")
@@ -85,6 +98,7 @@ def parse_args(argv):
     args = p.parse_args(argv)
     if args.quick:
         args.models, args.batch, args.image_size, args.dtypes = "resnet18", 2, 64, "f32"
+        args.exporters = "ts"
     return args
 
 
@@ -135,8 +149,19 @@ def gpt_module(torch):
     return GPT
 
 
+FAMILIES = {"bert": "bert", "vit": "vit", "gptmask": "gpt", "llama": "llama"}
+
+
 def build(torch, name, dtype, args):
-    """The model, its example input and labels, in `dtype`."""
+    """The model, its inputs by ONNX input name, and labels, in `dtype`."""
+    if name in FAMILIES:
+        sys.path.insert(0, os.path.join(ROOT, "test", "Target", "ONNX", "Inputs", "torch"))
+        import export as families_export
+        cls, inputs, y = families_export.cases()[FAMILIES[name]]
+        torch.manual_seed(0)
+        model = cls().to(dtype).train()
+        return model, {k: v.to(dtype) if v.is_floating_point() else v
+                       for k, v in inputs.items()}, y
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
     if name == "resnet18":
@@ -151,11 +176,12 @@ def build(torch, name, dtype, args):
     model = model.to(dtype).train()
     if x.is_floating_point():
         x = x.to(dtype)
-    return model, x, y
+    return model, {"input" if name == "resnet18" else "idx": x}, y
 
 
 def write_safetensors(torch, path, tensors):
-    names = {torch.float32: "F32", torch.float64: "F64", torch.int64: "I64"}
+    names = {torch.float32: "F32", torch.float64: "F64", torch.int64: "I64",
+             torch.bool: "BOOL"}
     header, blobs, offset = {}, [], 0
     for name, t in tensors.items():
         b = t.detach().contiguous().numpy().tobytes()
@@ -185,7 +211,7 @@ def saved_bytes(torch, model, x, y):
     saved_for_backward_bytes counts op results only)."""
     seen = {}
     arguments = {t.untyped_storage().data_ptr()
-                 for t in [*model.parameters(), *model.buffers(), x]}
+                 for t in [*model.parameters(), *model.buffers(), *x.values()]}
 
     def pack(t):
         s = t.untyped_storage()
@@ -194,7 +220,7 @@ def saved_bytes(torch, model, x, y):
         return t
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        out = model(x)
+        out = model(*x.values())
         loss = torch.nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1))
     loss.backward()
     model.zero_grad(set_to_none=True)
@@ -221,24 +247,60 @@ def match(torch, name, value, params):
     return None, False
 
 
-def one(torch, name, dtype_name, args, work):
+REFUSAL = "dynamo=True, optimize=False"
+
+
+def export(torch, model, inputs, path, exporter):
+    names = list(inputs)
+    if exporter == "ts":
+        torch.onnx.export(model, tuple(inputs.values()), path, opset_version=17,
+                          dynamo=False, training=torch.onnx.TrainingMode.TRAINING,
+                          do_constant_folding=False, input_names=names,
+                          output_names=["logits"])
+    else:
+        torch.onnx.export(model, tuple(inputs.values()), path, dynamo=True,
+                          optimize=exporter == "dynopt", input_names=names,
+                          output_names=["logits"], external_data=False)
+
+
+def argument_types(mlir):
+    """The element type of each argument of the imported function."""
+    with open(mlir) as f:
+        text = f.read()
+    return {m.group(1): m.group(2) for m in
+            re.finditer(r"%([\w.$-]+): tensor<(?:[0-9]+x)*(\w+)>", text)}
+
+
+def one(torch, name, exporter, dtype_name, args, work):
     dtype = {"f32": torch.float32, "f64": torch.float64}[dtype_name]
-    tag = f"{name}-{dtype_name}"
+    tag = f"{name}-{exporter}-{dtype_name}"
     tools = os.path.join(args.build, "bin")
-    model, x, y = build(torch, name, dtype, args)
+    model, inputs, y = build(torch, name, dtype, args)
     onnx_path = os.path.join(work, tag + ".onnx")
     t = time.perf_counter()
-    in_name = "input" if name == "resnet18" else "idx"
-    torch.onnx.export(model, (x,), onnx_path, opset_version=17, dynamo=False,
-                      training=torch.onnx.TrainingMode.TRAINING,
-                      do_constant_folding=False, input_names=[in_name],
-                      output_names=["logits"])
+    export(torch, model, inputs, onnx_path, exporter)
     export_s = round(time.perf_counter() - t, 2)
     mlir, w0p, w1p = (os.path.join(work, tag + s) for s in (".mlir", "-w0.safetensors", "-w1.safetensors"))
     batch, report = os.path.join(work, tag + "-batch.safetensors"), os.path.join(work, tag + "-report.json")
-    _, import_s = run([os.path.join(tools, "memopt-translate"), "--import-onnx", onnx_path,
-                       "--loss=cross_entropy", f"--weights={w0p}", "-o", mlir], args.timeout)
-    write_safetensors(torch, batch, {in_name: x, "labels": y})
+    params = os.path.join(work, tag + "-params.json")
+    with open(params, "w") as f:
+        json.dump({n: list(p.shape) for n, p in model.named_parameters()}, f)
+    cmd = [os.path.join(tools, "memopt-translate"), "--import-onnx", onnx_path,
+           "--loss=cross_entropy", f"--weights={w0p}", "-o", mlir]
+    if name in FAMILIES or exporter != "ts":
+        cmd.append(f"--param-names={params}")
+    base = {"model": name, "exporter": exporter, "dtype": dtype_name,
+            "parameters": sum(p.numel() for p in model.parameters())}
+    try:
+        _, import_s = run(cmd, args.timeout)
+    except RuntimeError as e:
+        # The optimised dynamo export must be refused, naming the flags.
+        return {**base, "refused": str(e), "ok": exporter == "dynopt" and REFUSAL in str(e)}
+    types = argument_types(mlir)
+    write_safetensors(torch, batch, {
+        **{k: v.to({"f32": torch.float32, "f64": torch.float64}[types[k]])
+           if types.get(k) in ("f32", "f64") else v for k, v in inputs.items()},
+        "labels": y})
     proc, run_s = run([os.path.join(tools, "memopt-run"), mlir, "--device=cpu", "--steps=1",
                        "--optimizer=sgd", f"--lr={args.lr!r}", f"--load-weights={w0p}",
                        f"--inputs={batch}", f"--save-weights={w1p}", f"--report={report}"],
@@ -258,7 +320,7 @@ def one(torch, name, dtype_name, args, work):
     buffers = dict(model.named_buffers())
     everything = {**state, **buffers}
     before = {n: t.detach().clone() for n, t in everything.items()}
-    out = model(x)
+    out = model(*inputs.values())
     loss = torch.nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1))
     loss.backward()
     grads = {n: p.grad.detach().clone() for n, p in state.items()}
@@ -284,12 +346,11 @@ def one(torch, name, dtype_name, args, work):
         else:
             stats.append({"name": pname, "rel_error": rel(torch, m1, after[pname])})
     missing = sorted(set(state) - {r["name"] for r in rows})
-    torch_saved = saved_bytes(torch, build(torch, name, dtype, args)[0], x, y)
+    torch_saved = saved_bytes(torch, build(torch, name, dtype, args)[0], inputs, y)
     memopt_loss = parsed["losses"][0] if parsed["losses"] else None
     res = {
-        "model": name, "dtype": dtype_name, "batch": args.batch,
-        "input_shape": list(x.shape), "onnx_nodes": None,
-        "parameters": sum(p.numel() for p in state.values()),
+        **base, "batch": next(iter(inputs.values())).shape[0],
+        "input_shapes": {k: list(v.shape) for k, v in inputs.items()}, "onnx_nodes": None,
         "seconds": {"export": export_s, "import": import_s, "memopt_run": run_s},
         "loss": {"torch": loss.item(), "memopt": memopt_loss,
                  "rel_error": abs(memopt_loss - loss.item()) / abs(loss.item())
@@ -304,27 +365,39 @@ def one(torch, name, dtype_name, args, work):
     }
     import onnx
     res["onnx_nodes"] = len(onnx.load(onnx_path, load_external_data=False).graph.node)
-    res["ok"] = (not unmatched and not missing
+    res["ok"] = (exporter != "dynopt" and not unmatched and not missing
                  and res["max_rel_error"] <= TOLERANCE[dtype_name])
     return res
 
 
 def print_tables(data):
-    print("| model | dtype | ONNX nodes | parameters | loss (PyTorch) | loss rel. error "
+    print("| model | export | dtype | ONNX nodes | parameters | loss (PyTorch) | loss rel. error "
           "| max gradient rel. error | median | running stats max | "
           "memopt saved for backward | PyTorch saved for backward |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    refused = []
     for r in data["results"]:
+        if "refused" in r:
+            refused.append(r)
+            continue
         errs = sorted(g["rel_error"] for g in r["gradients"])
         med = errs[len(errs) // 2]
         st = max((s["rel_error"] for s in r["running_statistics"]), default=None)
         m = r["memory"]
-        print(f"| {r['model']} | {r['dtype']} | {r['onnx_nodes']} | {r['parameters']:,} "
+        print(f"| {r['model']} | {r['exporter']} | {r['dtype']} | {r['onnx_nodes']} | {r['parameters']:,} "
               f"| {r['loss']['torch']:.6f} | {r['loss']['rel_error']:.1e} "
               f"| {max(errs):.1e} | {med:.1e} | "
               + (f"{st:.1e}" if st is not None else "–")
               + f" | {m['memopt_saved_for_backward_bytes'] / 2**20:.1f} MiB "
               f"| {m['torch_saved_for_backward_bytes'] / 2**20:.1f} MiB |")
+    if refused:
+        print()
+        print("| model | export | dtype | refused (first 160 characters) | as it should be |")
+        print("|---|---|---|---|---|")
+        for r in refused:
+            msg = r["refused"].split("error: ", 1)[-1][:160].replace("|", "\\|")
+            print(f"| {r['model']} | {r['exporter']} | {r['dtype']} | {msg} | "
+                  + ("yes" if r["ok"] else "**no**") + " |")
 
 
 def main(argv=None):
@@ -350,19 +423,24 @@ def main(argv=None):
             "tolerance": TOLERANCE, "results": []}
     ok = True
     for name in args.models.split(","):
-        for dt in args.dtypes.split(","):
-            log(f"== {name} {dt}")
-            try:
-                r = one(torch, name, dt, args, work)
-            except (RuntimeError, subprocess.TimeoutExpired) as e:
-                log(f"   failed: {e}")
-                data["results"].append({"model": name, "dtype": dt, "error": str(e)})
-                ok = False
-                continue
-            log(f"   loss {r['loss']}, max gradient rel. error {r['max_rel_error']:.2e}"
-                + ("" if r["ok"] else "  OVER TOLERANCE / UNMATCHED"))
-            data["results"].append(r)
-            ok &= r["ok"]
+        for exporter in args.exporters.split(","):
+            for dt in args.dtypes.split(","):
+                log(f"== {name} {exporter} {dt}")
+                try:
+                    r = one(torch, name, exporter, dt, args, work)
+                except (RuntimeError, subprocess.TimeoutExpired) as e:
+                    log(f"   failed: {e}")
+                    data["results"].append({"model": name, "exporter": exporter,
+                                            "dtype": dt, "error": str(e)})
+                    ok = False
+                    continue
+                if "refused" in r:
+                    log("   refused" + ("" if r["ok"] else "  (SHOULD HAVE IMPORTED)"))
+                else:
+                    log(f"   loss {r['loss']}, max gradient rel. error {r['max_rel_error']:.2e}"
+                        + ("" if r["ok"] else "  OVER TOLERANCE / UNMATCHED"))
+                data["results"].append(r)
+                ok &= r["ok"]
     checkpoint.write_json(output, data)
     log(f"wrote {output}")
     print_tables({"results": [r for r in data["results"] if "error" not in r]})

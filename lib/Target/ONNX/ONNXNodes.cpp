@@ -187,6 +187,17 @@ LogicalResult Importer::convertBinary(const onnx::NodeProto &node,
     consts[node.output(0)] = *folded;
     return success();
   }
+  // x * inf is NaN wherever x is 0: what an exporter writes when it stores
+  // a finite value too large for the constant's type (torch.finfo(
+  // torch.float64).min as a float32 becomes -inf, and BERT's
+  // (1 - mask) * min is then NaN at every position the mask keeps).
+  const ConstTensor *c = ca ? ca : cb;
+  if (type == "Mul" && c && c->isFloat() &&
+      llvm::any_of(c->floats, [](double v) { return std::isinf(v); }))
+    emitWarning(loc) << "Mul by a constant holding inf: the product is NaN "
+                        "wherever the other operand is 0 (an exporter writes "
+                        "this when a finite constant overflows its type, e.g. "
+                        "torch.finfo(torch.float64).min stored as float32)";
   // A constant operand takes the element type of the computed one.
   Type element;
   for (int i = 0; i < 2; ++i)

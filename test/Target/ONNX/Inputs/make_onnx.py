@@ -378,9 +378,19 @@ def foldbad(case):
     return model(nodes, [f32("x", [2, 4])], [f32("output", [2, 4])], inits)
 
 
+def mulinf():
+    """(1 - mask) * -inf, as the dynamo exporter writes BERT's
+    (1 - mask) * torch.finfo(torch.float64).min when it stores the minimum
+    as float32: NaN wherever the mask is 1."""
+    nodes = [const("onef", 1.0), const("minf", -np.inf),
+             helper.make_node("Sub", ["onef", "x"], ["inv"], name="/Sub"),
+             helper.make_node("Mul", ["inv", "minf"], ["output"], name="/Mul")]
+    return model(nodes, [f32("x", [2, 4])], [f32("output", [2, 4])], [])
+
+
 MODELS = {f.__name__: f for f in [cnn, elementwise, shapes, transformer, regression, typed, dupinit,
                                    unsupported, dynamic, opset11, asympads,
-                                   badshape, folding]}
+                                   badshape, folding, mulinf]}
 for _case in ("where", "pow", "range", "tile"):
     MODELS["foldbad_" + _case] = (lambda c: lambda: foldbad(c))(_case)
 
