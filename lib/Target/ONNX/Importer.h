@@ -143,6 +143,9 @@ private:
   /// signature or --param-names says what they are.
   LogicalResult checkParameters(ArrayRef<Argument> params);
   void findGeluPatterns();
+  /// RMSNorm, x * 1/sqrt(mean(x^2) + eps), as both exporters write it.
+  void findRmsNormPatterns();
+  LogicalResult convertRmsNorm(const onnx::NodeProto &node, Location loc);
   /// The float type every path from integer input `input` is cast to,
   /// through ops that only move values, if all are (an input that is
   /// then that float input); nullopt otherwise.
@@ -266,6 +269,13 @@ private:
   /// Nodes folded into a fused op, and the fused op's input by last node.
   std::set<const onnx::NodeProto *> fusedAway;
   std::map<const onnx::NodeProto *, std::string> geluInput;
+  /// An RMSNorm by its last node (the Mul by x): x, its ReduceMean, eps.
+  struct RmsNorm {
+    std::string x;
+    const onnx::NodeProto *mean;
+    double eps;
+  };
+  std::map<const onnx::NodeProto *, RmsNorm> rmsNorms;
   /// Batch-norm running statistics the step returns (training graphs).
   SmallVector<Value> stateResults;
   int64_t dropoutCount = 0;

@@ -475,6 +475,7 @@ FailureOr<ONNXImportResult> Importer::run(StringRef bytes) {
   if (failed(collectInitializers()))
     return failure();
   findGeluPatterns();
+  findRmsNormPatterns();
 
   std::string name =
       options.functionName.empty()
@@ -502,7 +503,8 @@ FailureOr<ONNXImportResult> Importer::run(StringRef bytes) {
   for (auto [index, node] : llvm::enumerate(graph.node())) {
     if (fusedAway.count(&node))
       continue;
-    for (int i = 0; i < node.input_size() && !geluInput.count(&node); ++i)
+    bool fusedLast = geluInput.count(&node) || rmsNorms.count(&node);
+    for (int i = 0; i < node.input_size() && !fusedLast; ++i)
       if (!node.input(i).empty() && !values.count(node.input(i)) &&
           !isConst(node.input(i)) && !sequences.count(node.input(i)))
         return emitError(nodeLoc(node))

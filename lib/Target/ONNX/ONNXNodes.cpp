@@ -59,6 +59,9 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
     return success();
   }
 
+  if (rmsNorms.count(&node))
+    return convertRmsNorm(node, loc);
+
   if (std::optional<LogicalResult> folded = foldConstantNode(node, loc))
     return *folded;
   if (isFoldable(type) || type == "SplitToSequence" || type == "SequenceAt")

@@ -5,9 +5,20 @@
 // and maps each to one memopt op; a chain that does not match exactly stays
 // node by node.
 //
+// RMSNorm, x * rsqrt(mean(x^2, -1, keepdim) + eps) -- Pow(x, 2), ReduceMean
+// over the last axis, Add eps, Sqrt, then Reciprocal (dynamo) or Div(1, .)
+// (TorchScript), then Mul by x -- is layer_norm over [x, -x] (concatenated on
+// the last axis, ones and zeros for scale and bias), its first half: the
+// mean of [x, -x] is 0 and its variance mean(x^2), so this is RMSNorm exactly
+// in real arithmetic, with layer_norm's gradient. It keeps twice x's bytes
+// for the backward pass; a memopt.rms_norm op saving one value per row is
+// the better form (issue 52).
+//
 //===----------------------------------------------------------------------===//
 
 #include "Importer.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 
 #include <cmath>
 
@@ -17,16 +28,30 @@ using namespace memopt::onnx_import;
 
 /// The one-element constant called `name` (an initializer or a Constant
 /// node's value), if there is one.
-static std::optional<double>
-scalarConstant(const std::string &name,
-               const llvm::StringMap<ConstTensor> &consts,
-               const llvm::StringMap<const onnx::NodeProto *> &producer) {
+static std::optional<double> scalarConstant(
+    const std::string &name, const llvm::StringMap<ConstTensor> &consts,
+    const llvm::StringMap<const onnx::NodeProto *> &producer, int depth = 0) {
   auto it = consts.find(name);
   if (it != consts.end())
     return it->second.numElements() == 1
                ? std::optional<double>(it->second.at(0))
                : std::nullopt;
   const onnx::NodeProto *node = producer.lookup(name);
+  // Through a Cast to float or double, as the dynamo exporter writes a
+  // Python float in a double graph (a float32 Constant, then Cast).
+  if (node && depth < 4 && node->op_type() == "Cast" &&
+      node->input_size() == 1) {
+    const onnx::AttributeProto *to = findAttr(*node, "to");
+    std::optional<double> v =
+        scalarConstant(node->input(0), consts, producer, depth + 1);
+    if (!v || !to)
+      return std::nullopt;
+    if (to->i() == onnx::TensorProto::FLOAT)
+      return static_cast<double>(static_cast<float>(*v));
+    if (to->i() == onnx::TensorProto::DOUBLE)
+      return v;
+    return std::nullopt;
+  }
   if (!node || node->op_type() != "Constant")
     return std::nullopt;
   if (const onnx::AttributeProto *a = findAttr(*node, "value_float"))
@@ -42,6 +67,30 @@ scalarConstant(const std::string &name,
   return std::nullopt;
 }
 
+namespace {
+/// What pattern matching asks of the graph.
+struct ChainView {
+  const llvm::StringMap<ConstTensor> &consts;
+  const llvm::StringMap<const onnx::NodeProto *> &producer;
+  const llvm::StringMap<const onnx::NodeProto *> &consumer;
+  const llvm::StringMap<int> &useCount;
+
+  std::optional<double> scalar(const std::string &name) const {
+    return scalarConstant(name, consts, producer);
+  }
+  /// The node reading `name`, if it is read exactly once (a graph output
+  /// counts as a read, by no node).
+  const onnx::NodeProto *soleUser(const std::string &name) const {
+    return useCount.lookup(name) == 1 ? consumer.lookup(name) : nullptr;
+  }
+};
+
+/// The other input of binary `node`, given one of its inputs.
+const std::string &other(const onnx::NodeProto &node, const std::string &one) {
+  return node.input(0) == one ? node.input(1) : node.input(0);
+}
+} // namespace
+
 /// Finds exporters' erf GELU, x * 0.5 * (1 + erf(x / sqrt 2)), in either
 /// association: Mul(Mul(x, Add(Erf(..), 1)), 0.5) or
 /// Mul(Mul(x, 0.5), Add(Erf(..), 1)). It becomes one memopt.gelu.
@@ -49,18 +98,9 @@ void Importer::findGeluPatterns() {
   auto near = [](std::optional<double> v, double want) {
     return v && std::abs(*v - want) < 1e-4 * std::abs(want);
   };
-  auto scalar = [&](const std::string &name) {
-    return scalarConstant(name, consts, producer);
-  };
-  // The node reading `name`, if it is read exactly once (a graph output
-  // counts as a read, by no node).
-  auto soleUser = [&](const std::string &name) -> const onnx::NodeProto * {
-    return useCount.lookup(name) == 1 ? consumer.lookup(name) : nullptr;
-  };
-  // The other input of binary `node`, given one of its inputs.
-  auto other = [](const onnx::NodeProto &node, const std::string &one) {
-    return node.input(0) == one ? node.input(1) : node.input(0);
-  };
+  ChainView g{consts, producer, consumer, useCount};
+  auto scalar = [&](const std::string &n) { return g.scalar(n); };
+  auto soleUser = [&](const std::string &n) { return g.soleUser(n); };
   for (const onnx::NodeProto &erf : model.graph().node()) {
     if (erf.op_type() != "Erf" || erf.input_size() != 1)
       continue;
@@ -103,4 +143,100 @@ void Importer::findGeluPatterns() {
     fusedAway.insert({scale, &erf, add, half});
     geluInput[mul1] = x;
   }
+}
+
+void Importer::findRmsNormPatterns() {
+  ChainView g{consts, producer, consumer, useCount};
+  auto scalar = [&](const std::string &n) { return g.scalar(n); };
+  auto soleUser = [&](const std::string &n) { return g.soleUser(n); };
+  for (const onnx::NodeProto &mean : model.graph().node()) {
+    if (mean.op_type() != "ReduceMean" || mean.input_size() < 1 ||
+        mean.output_size() != 1)
+      continue;
+    const onnx::NodeProto *pow = producer.lookup(mean.input(0));
+    if (!pow || pow->op_type() != "Pow" || pow->input_size() != 2 ||
+        useCount.lookup(pow->output(0)) != 1 || scalar(pow->input(1)) != 2.0)
+      continue;
+    const std::string &x = pow->input(0);
+    const onnx::NodeProto *add = soleUser(mean.output(0));
+    if (!add || add->op_type() != "Add" || add->input_size() != 2)
+      continue;
+    std::optional<double> eps = scalar(other(*add, mean.output(0)));
+    if (!eps || !(*eps >= 0))
+      continue;
+    const onnx::NodeProto *sqrt = soleUser(add->output(0));
+    if (!sqrt || sqrt->op_type() != "Sqrt")
+      continue;
+    const onnx::NodeProto *inv = soleUser(sqrt->output(0));
+    if (!inv ||
+        !((inv->op_type() == "Reciprocal") ||
+          (inv->op_type() == "Div" && inv->input_size() == 2 &&
+           inv->input(1) == sqrt->output(0) && scalar(inv->input(0)) == 1.0)))
+      continue;
+    const onnx::NodeProto *mul = soleUser(inv->output(0));
+    if (!mul || mul->op_type() != "Mul" || mul->input_size() != 2 ||
+        other(*mul, inv->output(0)) != x)
+      continue;
+    fusedAway.insert({pow, &mean, add, sqrt, inv});
+    rmsNorms[mul] = {x, &mean, *eps};
+  }
+}
+
+LogicalResult Importer::convertRmsNorm(const onnx::NodeProto &node,
+                                       Location loc) {
+  const RmsNorm &r = rmsNorms.at(&node);
+  Value x = values.lookup(r.x);
+  if (!x)
+    return emitError(loc) << "RMSNorm: input '" << r.x
+                          << "' is not a computed tensor";
+  auto type = typeOf(x);
+  int64_t rank = type.getRank();
+  Type el = type.getElementType();
+  if (rank < 1 || !isa<FloatType>(el))
+    return emitError(loc) << "RMSNorm: the input must be a float tensor";
+  // The ReduceMean's axes, from its attribute or (opset 18) its input,
+  // folded by now: only the last axis, kept, is RMSNorm.
+  std::vector<int64_t> axes;
+  if (const onnx::AttributeProto *a = findAttr(*r.mean, "axes"))
+    axes.assign(a->ints().begin(), a->ints().end());
+  else if (r.mean->input_size() > 1 && !r.mean->input(1).empty()) {
+    auto it = consts.find(r.mean->input(1));
+    if (it == consts.end())
+      return emitError(loc) << "RMSNorm: the ReduceMean's axes must be a "
+                               "constant";
+    axes = it->second.asInts();
+  }
+  if (axes.size() != 1 || (axes[0] != -1 && axes[0] != rank - 1) ||
+      attrInt(*r.mean, "keepdims", 1) != 1)
+    return emitError(loc) << "RMSNorm: only the mean over the last axis, "
+                             "kept (mean(-1, keepdim=True)), is supported";
+  int64_t d = type.getShape().back();
+  auto scalarType = RankedTensorType::get({}, el);
+  Value minusOne = arith::ConstantOp::create(
+      builder, loc, scalarType,
+      DenseElementsAttr::get(scalarType, FloatAttr::get(el, -1.0)));
+  FailureOr<Value> neg = emit1("memopt.mul", loc, {x, minusOne});
+  if (failed(neg))
+    return failure();
+  FailureOr<Value> both =
+      emit1("memopt.concat", loc, {x, *neg}, {i64("axis", rank - 1)});
+  if (failed(both))
+    return failure();
+  auto paramType = RankedTensorType::get({2 * d}, el);
+  Value ones = arith::ConstantOp::create(
+      builder, loc, paramType,
+      DenseElementsAttr::get(paramType, FloatAttr::get(el, 1.0)));
+  Value zeros = arith::ConstantOp::create(
+      builder, loc, paramType,
+      DenseElementsAttr::get(paramType, FloatAttr::get(el, 0.0)));
+  FailureOr<Value> normed = emit1(
+      "memopt.layer_norm", loc, {*both, ones, zeros}, {f64("epsilon", r.eps)});
+  if (failed(normed))
+    return failure();
+  std::vector<int64_t> offsets(rank, 0), strides(rank, 1);
+  FailureOr<Value> y = slice(*normed, offsets, type.getShape(), strides, loc);
+  if (failed(y))
+    return failure();
+  values[node.output(0)] = *y;
+  return success();
 }

@@ -388,9 +388,22 @@ def mulinf():
     return model(nodes, [f32("x", [2, 4])], [f32("output", [2, 4])], [])
 
 
+def rmsbad():
+    """RMSNorm's chain with the mean over axis 1 instead of the last."""
+    nodes = [const("two", 2.0), const("eps", 1e-6),
+             helper.make_node("Pow", ["x", "two"], ["p"], name="/Pow"),
+             helper.make_node("ReduceMean", ["p"], ["m"], name="/ReduceMean", axes=[1],
+                              keepdims=1),
+             helper.make_node("Add", ["m", "eps"], ["a"], name="/Add"),
+             helper.make_node("Sqrt", ["a"], ["s"], name="/Sqrt"),
+             helper.make_node("Reciprocal", ["s"], ["r"], name="/Reciprocal"),
+             helper.make_node("Mul", ["x", "r"], ["output"], name="/Mul")]
+    return model(nodes, [f32("x", [2, 4, 6])], [f32("output", [2, 4, 6])], [])
+
+
 MODELS = {f.__name__: f for f in [cnn, elementwise, shapes, transformer, regression, typed, dupinit,
                                    unsupported, dynamic, opset11, asympads,
-                                   badshape, folding, mulinf]}
+                                   badshape, folding, mulinf, rmsbad]}
 for _case in ("where", "pow", "range", "tile"):
     MODELS["foldbad_" + _case] = (lambda c: lambda: foldbad(c))(_case)
 
