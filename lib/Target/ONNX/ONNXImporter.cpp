@@ -102,6 +102,7 @@ const std::set<std::string> &supportedOps() {
       "Range",
       "Reciprocal",
       "ReduceMean",
+      "ReduceSum",
       "Relu",
       "Reshape",
       "Resize",
@@ -131,7 +132,7 @@ const std::set<std::string> &supportedOps() {
 /// scales. An initializer read only here is folded, never an argument.
 bool isConstantSlot(StringRef opType, int index) {
   if (opType == "Reshape" || opType == "Unsqueeze" || opType == "Squeeze" ||
-      opType == "Split" || opType == "ReduceMean")
+      opType == "Split" || opType == "ReduceMean" || opType == "ReduceSum")
     return index == 1;
   if (opType == "Slice")
     return index >= 1;

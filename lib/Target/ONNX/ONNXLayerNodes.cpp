@@ -8,6 +8,8 @@
 
 #include "Importer.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -305,31 +307,135 @@ LogicalResult Importer::convertPool(const onnx::NodeProto &node, Location loc) {
 
 LogicalResult Importer::convertReduceMean(const onnx::NodeProto &node,
                                           Location loc) {
+  const std::string &type = node.op_type();
+  auto define = [&](Value v) {
+    values[node.output(0)] = v;
+    return success();
+  };
   FailureOr<Value> x = valueOf(node, 0);
   if (failed(x))
     return failure();
   RankedTensorType xt = typeOf(*x);
+  int64_t rank = xt.getRank();
   bool present;
   FailureOr<std::vector<int64_t>> axes = axesOf(node, loc, present);
   if (failed(axes))
     return failure();
   std::set<int64_t> set;
-  for (int64_t a : *axes)
-    set.insert(a < 0 ? a + xt.getRank() : a);
-  if (xt.getRank() != 4 || set != std::set<int64_t>{2, 3})
-    return emitError(loc) << "ReduceMean: only the mean over the spatial "
-                             "dimensions (axes 2, 3) of an N x C x H x W "
-                             "tensor is supported";
-  FailureOr<Value> y = emit1("memopt.global_avg_pool2d", loc, {*x});
-  if (failed(y))
-    return failure();
-  if (attrInt(node, "keepdims", 1)) {
-    y = reshape(*y, {xt.getShape()[0], xt.getShape()[1], 1, 1}, loc);
+  for (int64_t a : *axes) {
+    int64_t n = a < 0 ? a + rank : a;
+    if (n < 0 || n >= rank)
+      return emitError(loc) << type << ": axis " << a << " is out of range for "
+                            << formatShape(xt.getShape());
+    set.insert(n);
+  }
+  if (!present || set.empty()) {
+    if (attrInt(node, "noop_with_empty_axes", 0))
+      return define(*x);
+    for (int64_t d = 0; d < rank; ++d)
+      set.insert(d);
+  }
+  bool keep = attrInt(node, "keepdims", 1);
+  const std::set<int64_t> reduced = set;
+  if (type == "ReduceMean" && rank == 4 && set == std::set<int64_t>{2, 3}) {
+    FailureOr<Value> y = emit1("memopt.global_avg_pool2d", loc, {*x});
     if (failed(y))
       return failure();
+    if (keep) {
+      y = reshape(*y, {xt.getShape()[0], xt.getShape()[1], 1, 1}, loc);
+      if (failed(y))
+        return failure();
+    }
+    return define(*y);
   }
-  values[node.output(0)] = *y;
-  return success();
+  Type el = xt.getElementType();
+  if (!isa<FloatType>(el))
+    return emitError(loc) << type << ": only float tensors are supported";
+  // Any other axes: each is a matmul with a column of ones (the sum over
+  // that axis, moved last by a transpose and back), then the mean's / n.
+  Value y = *x;
+  int64_t count = 1;
+  auto onesColumn = [&](int64_t n) -> Value {
+    auto t = RankedTensorType::get({n, 1}, el);
+    return arith::ConstantOp::create(
+        builder, loc, t, DenseElementsAttr::get(t, FloatAttr::get(el, 1.0)));
+  };
+  // Trailing axes (all of them included) are one matmul of the flattened
+  // block.
+  int64_t first = rank - static_cast<int64_t>(set.size());
+  bool trailing = *set.begin() == first;
+  if (trailing && set.size() > 1) {
+    SmallVector<int64_t> flat(xt.getShape().take_front(first));
+    for (int64_t d = first; d < rank; ++d)
+      count *= xt.getShape()[d];
+    if (flat.empty())
+      flat.push_back(1);
+    flat.push_back(count);
+    FailureOr<Value> r = reshape(y, flat, loc);
+    if (failed(r))
+      return failure();
+    FailureOr<Value> sum = emit1("memopt.matmul", loc, {*r, onesColumn(count)});
+    if (failed(sum))
+      return failure();
+    SmallVector<int64_t> kept(xt.getShape());
+    for (int64_t d = first; d < rank; ++d)
+      kept[d] = 1;
+    FailureOr<Value> k = reshape(*sum, kept, loc);
+    if (failed(k))
+      return failure();
+    y = *k;
+    set.clear();
+  }
+  for (int64_t axis : set) {
+    SmallVector<int64_t> shape(typeOf(y).getShape());
+    count *= shape[axis];
+    SmallVector<int64_t> perm;
+    for (int64_t d = 0; d < rank; ++d)
+      perm.push_back(d);
+    std::swap(perm[axis], perm.back());
+    // The swap is its own inverse: the same transpose moves the axis last
+    // and the summed axis back.
+    auto swapLast = [&](Value v) -> FailureOr<Value> {
+      if (axis == rank - 1)
+        return v;
+      return emit1("memopt.transpose", loc, {v},
+                   {i64Array("permutation", perm)});
+    };
+    FailureOr<Value> last = swapLast(y);
+    if (failed(last))
+      return failure();
+    FailureOr<Value> sum =
+        emit1("memopt.matmul", loc, {*last, onesColumn(shape[axis])});
+    if (failed(sum))
+      return failure();
+    FailureOr<Value> back = swapLast(*sum);
+    if (failed(back))
+      return failure();
+    y = *back;
+  }
+  if (type == "ReduceMean" && count != 1) {
+    // sum / n, as PyTorch's mean divides.
+    auto scalarType = RankedTensorType::get({}, el);
+    Value n = arith::ConstantOp::create(
+        builder, loc, scalarType,
+        DenseElementsAttr::get(scalarType,
+                               FloatAttr::get(el, static_cast<double>(count))));
+    FailureOr<Value> m = emit1("memopt.div", loc, {y, n});
+    if (failed(m))
+      return failure();
+    y = *m;
+  }
+  if (!keep) {
+    SmallVector<int64_t> out;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!reduced.count(d))
+        out.push_back(xt.getShape()[d]);
+    FailureOr<Value> r = reshape(y, out, loc);
+    if (failed(r))
+      return failure();
+    y = *r;
+  }
+  return define(y);
 }
 
 LogicalResult Importer::convertResize(const onnx::NodeProto &node,

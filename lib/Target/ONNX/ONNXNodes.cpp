@@ -156,7 +156,7 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
     return convertLayerNorm(node, loc);
   if (type == "MaxPool" || type == "AveragePool" || type == "GlobalAveragePool")
     return convertPool(node, loc);
-  if (type == "ReduceMean")
+  if (type == "ReduceMean" || type == "ReduceSum")
     return convertReduceMean(node, loc);
   if (type == "Flatten" || type == "Reshape" || type == "Squeeze" ||
       type == "Unsqueeze" || type == "Shape" || type == "Transpose")

@@ -401,9 +401,28 @@ def rmsbad():
     return model(nodes, [f32("x", [2, 4, 6])], [f32("output", [2, 4, 6])], [])
 
 
+def reduce():
+    """ReduceMean and ReduceSum over axes other than H and W (opset 13:
+    ReduceSum's axes an input, ReduceMean's an attribute): a mean over axis
+    1 dropped, a sum over the last axis kept, a mean over everything. The
+    output is their sum, 2 x 1 after broadcasting, of x0 * w (w is
+    [0.5, 1, 1.5, 2], so that the step has a parameter)."""
+    nodes = [helper.make_node("Mul", ["x0", "w"], ["x"], name="/Mul"),
+             helper.make_node("ReduceMean", ["x"], ["m1"], name="/ReduceMean",
+                              axes=[1], keepdims=0),
+             helper.make_node("ReduceSum", ["m1", "last"], ["s"], name="/ReduceSum",
+                              keepdims=1),
+             helper.make_node("ReduceMean", ["x"], ["all"], name="/ReduceMean_all",
+                              keepdims=0),
+             helper.make_node("Add", ["s", "all"], ["output"], name="/Add")]
+    inits = [numpy_helper.from_array(np.array([-1], np.int64), "last"),
+             numpy_helper.from_array(np.array([0.5, 1.0, 1.5, 2.0], np.float32), "w")]
+    return model(nodes, [f32("x0", [2, 3, 4])], [f32("output", [2, 1])], inits, opset=13)
+
+
 MODELS = {f.__name__: f for f in [cnn, elementwise, shapes, transformer, regression, typed, dupinit,
                                    unsupported, dynamic, opset11, asympads,
-                                   badshape, folding, mulinf, rmsbad]}
+                                   badshape, folding, mulinf, rmsbad, reduce]}
 for _case in ("where", "pow", "range", "tile"):
     MODELS["foldbad_" + _case] = (lambda c: lambda: foldbad(c))(_case)
 
