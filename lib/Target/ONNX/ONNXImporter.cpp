@@ -371,10 +371,21 @@ LogicalResult Importer::collectInitializers() {
                             "supported";
     const onnx::TypeProto::Tensor &t = input.type().tensor_type();
     Type element = elementType(ctx, t.elem_type());
+    // A boolean or narrow integer input the model only casts to one float
+    // type (below) is that float input.
+    bool castable = t.elem_type() == onnx::TensorProto::BOOL ||
+                    t.elem_type() == onnx::TensorProto::INT8 ||
+                    t.elem_type() == onnx::TensorProto::UINT8;
+    if (!element && castable)
+      if (std::optional<int32_t> to = floatCastOfInput(input.name()))
+        element = elementType(ctx, *to);
     if (!element)
       return fileError() << "input '" << input.name() << "' has element type "
                          << dataTypeName(t.elem_type())
-                         << "; memopt takes f32, f16, bf16, f64, i64 and i32";
+                         << "; memopt takes f32, f16, bf16, f64, i64 and i32"
+                         << (castable ? ", and boolean or 8-bit inputs the "
+                                        "model only casts to one float type"
+                                      : "");
     std::vector<int64_t> shape;
     auto given = options.inputShapes.find(input.name());
     if (given != options.inputShapes.end()) {
@@ -408,7 +419,8 @@ LogicalResult Importer::collectInitializers() {
         return fileError() << "input '" << input.name() << "': dimension " << d
                            << " must be positive";
     // An integer input read only through Casts to one float type (a mask
-    // given as 0/1 ids, `attention_mask[:, None, None, :].to(x.dtype)`),
+    // given as 0/1 ids or booleans, `attention_mask[:, None, None, :].to(
+    // x.dtype)`),
     // perhaps after ops that only move values (Unsqueeze, Reshape, ...), is
     // that float input: the same values, and memopt computes on floats.
     if (isa<IntegerType>(element))

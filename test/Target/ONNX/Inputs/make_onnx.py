@@ -420,9 +420,26 @@ def reduce():
     return model(nodes, [f32("x0", [2, 3, 4])], [f32("output", [2, 1])], inits, opset=13)
 
 
+def boolmask(cast_to=TensorProto.FLOAT):
+    """A boolean key-padding mask input, unsqueezed and cast to float (as
+    `mask[:, None, :].float()` exports), multiplying x; with
+    cast_to=INT64 the cast is not to a float type."""
+    nodes = [helper.make_node("Unsqueeze", ["mask", "ax"], ["m1"], name="/Unsqueeze"),
+             helper.make_node("Cast", ["m1"], ["mf"], name="/Cast", to=cast_to),
+             helper.make_node("Mul", ["x", "mf"], ["output"], name="/Mul")]
+    if cast_to != TensorProto.FLOAT:
+        nodes[-1:] = [helper.make_node("Cast", ["mf"], ["mf2"], name="/Cast_1",
+                                       to=TensorProto.FLOAT),
+                      helper.make_node("Mul", ["x", "mf2"], ["output"], name="/Mul")]
+    mask = helper.make_tensor_value_info("mask", TensorProto.BOOL, [2, 4])
+    inits = [numpy_helper.from_array(np.array([1], np.int64), "ax")]
+    return model(nodes, [f32("x", [2, 1, 4]), mask], [f32("output", [2, 1, 4])], inits)
+
+
 MODELS = {f.__name__: f for f in [cnn, elementwise, shapes, transformer, regression, typed, dupinit,
                                    unsupported, dynamic, opset11, asympads,
-                                   badshape, folding, mulinf, rmsbad, reduce]}
+                                   badshape, folding, mulinf, rmsbad, reduce, boolmask]}
+MODELS["boolmask_int"] = lambda: boolmask(TensorProto.INT64)
 for _case in ("where", "pow", "range", "tile"):
     MODELS["foldbad_" + _case] = (lambda c: lambda: foldbad(c))(_case)
 
