@@ -46,6 +46,13 @@ inline std::string formatShape(ArrayRef<int64_t> shape) {
   return s.empty() ? "scalar" : s;
 }
 
+/// Normalizes axis `a` of a rank-`rank` tensor, or -1 if out of range.
+inline int64_t normalizeAxis(int64_t a, int64_t rank) {
+  if (a < 0)
+    a += rank;
+  return a < 0 || a >= rank ? -1 : a;
+}
+
 inline int64_t product(ArrayRef<int64_t> shape, size_t from = 0,
                        size_t to = std::string::npos) {
   int64_t n = 1;
@@ -180,6 +187,9 @@ private:
   FailureOr<Value> valueOf(const onnx::NodeProto &node, int i,
                            Type elementLike = {});
   Value materialize(const ConstTensor &c, Location loc, Type element = {});
+  /// A tensor of `shape` holding `v` everywhere, in float type `element`
+  /// (a splat: free to build however large).
+  Value splat(ArrayRef<int64_t> shape, Type element, double v, Location loc);
   bool hasInput(const onnx::NodeProto &node, int i) const {
     return i < node.input_size() && !node.input(i).empty();
   }
@@ -204,6 +214,9 @@ private:
   FailureOr<Value> slice(Value x, ArrayRef<int64_t> offsets,
                          ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides,
                          Location loc);
+  /// `x` cut along `axis` into consecutive pieces of `sizes`.
+  FailureOr<SmallVector<Value>>
+  sliceAlong(Value x, int64_t axis, ArrayRef<int64_t> sizes, Location loc);
 
   NamedAttribute i64Array(StringRef name, ArrayRef<int64_t> v) {
     return builder.getNamedAttr(name, builder.getDenseI64ArrayAttr(v));

@@ -99,6 +99,23 @@ int64_t intAt(const ConstTensor &c, int64_t i) {
   return c.isFloat() ? static_cast<int64_t>(c.floats[i]) : c.ints[i];
 }
 
+/// Appends element `i` of `from` to `to` (the same data type).
+void pushElement(ConstTensor &to, const ConstTensor &from, int64_t i) {
+  if (to.isFloat())
+    to.floats.push_back(from.floats[i]);
+  else
+    to.ints.push_back(from.ints[i]);
+}
+
+/// The one-input ops foldElementwise evaluates.
+bool isUnary(StringRef op) {
+  return llvm::StringSwitch<bool>(op)
+      .Cases({"Neg", "Abs", "Sqrt", "Reciprocal", "Exp", "Log", "Floor", "Ceil",
+              "Sign", "Not"},
+             true)
+      .Default(false);
+}
+
 /// Python's modulo (the result takes the divisor's sign), ONNX's Mod with
 /// fmod=0 on integers.
 int64_t floorMod(int64_t a, int64_t b) {
@@ -109,16 +126,16 @@ int64_t floorMod(int64_t a, int64_t b) {
 } // namespace
 
 bool Importer::isFoldable(StringRef opType) {
-  return llvm::StringSwitch<bool>(opType)
-      .Cases({"Neg", "Abs", "Sqrt", "Reciprocal", "Exp", "Log", "Floor", "Ceil",
-              "Sign", "Not"},
-             true)
-      .Cases({"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
-              "And", "Or", "Xor", "Mod", "Pow", "Min", "Max"},
-             true)
-      .Cases({"Where", "Expand", "Tile", "Trilu", "Range", "CastLike", "Clip"},
-             true)
-      .Default(false);
+  return isUnary(opType) ||
+         llvm::StringSwitch<bool>(opType)
+             .Cases({"Equal", "Less", "Greater", "LessOrEqual",
+                     "GreaterOrEqual", "And", "Or", "Xor", "Mod", "Pow", "Min",
+                     "Max"},
+                    true)
+             .Cases({"Where", "Expand", "Tile", "Trilu", "Range", "CastLike",
+                     "Clip"},
+                    true)
+             .Default(false);
 }
 
 std::optional<ConstTensor>
@@ -184,7 +201,7 @@ onnx_import::foldElementwise(StringRef op, ArrayRef<const ConstTensor *> in,
       push(out, r);
     } else if (ints && !compare) {
       int64_t p = xi(0), q = xi(1);
-      if ((op == "Mod" || op == "Div") && q == 0) {
+      if (op == "Div" && q == 0) {
         error = "an integer division by zero";
         return std::nullopt;
       }
@@ -322,11 +339,7 @@ Importer::foldConstantNode(const onnx::NodeProto &node, Location loc) {
       return fail("the result has too many elements");
     ConstTensor out = makeLike(in[0]->dataType, *shape);
     for (int64_t i = 0; i < product(*shape); ++i) {
-      int64_t j = broadcastIndex(in[0]->shape, *shape, i);
-      if (out.isFloat())
-        out.floats.push_back(in[0]->floats[j]);
-      else
-        out.ints.push_back(in[0]->ints[j]);
+      pushElement(out, *in[0], broadcastIndex(in[0]->shape, *shape, i));
     }
     return define(std::move(out));
   }
@@ -356,10 +369,7 @@ Importer::foldConstantNode(const onnx::NodeProto &node, Location loc) {
         idx += (coord % shape[d]) * stride;
         stride *= shape[d];
       }
-      if (out.isFloat())
-        out.floats.push_back(in[0]->floats[idx]);
-      else
-        out.ints.push_back(in[0]->ints[idx]);
+      pushElement(out, *in[0], idx);
     }
     return define(std::move(out));
   }
@@ -416,14 +426,7 @@ Importer::foldConstantNode(const onnx::NodeProto &node, Location loc) {
     }
     return define(std::move(acc));
   }
-  size_t arity = type == "Where" ? 3
-                 : llvm::StringSwitch<bool>(type)
-                         .Cases({"Neg", "Abs", "Sqrt", "Reciprocal", "Exp",
-                                 "Log", "Floor", "Ceil", "Sign", "Not"},
-                                true)
-                         .Default(false)
-                     ? 1
-                     : 2;
+  size_t arity = type == "Where" ? 3 : isUnary(type) ? 1 : 2;
   if ((type == "Min" || type == "Max") && in.size() == 1)
     return define(*in[0]);
   if (!need(arity))

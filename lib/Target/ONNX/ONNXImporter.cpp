@@ -371,12 +371,15 @@ LogicalResult Importer::collectInitializers() {
                             "supported";
     const onnx::TypeProto::Tensor &t = input.type().tensor_type();
     Type element = elementType(ctx, t.elem_type());
-    // A boolean or narrow integer input the model only casts to one float
-    // type (below) is that float input.
+    // An integer, boolean or 8-bit input read only through Casts to one
+    // float type (a mask given as 0/1 ids or booleans,
+    // `attention_mask[:, None, None, :].to(x.dtype)`), perhaps after ops
+    // that only move values (Unsqueeze, Reshape, ...), is that float input:
+    // the same values, and memopt computes on floats.
     bool castable = t.elem_type() == onnx::TensorProto::BOOL ||
                     t.elem_type() == onnx::TensorProto::INT8 ||
                     t.elem_type() == onnx::TensorProto::UINT8;
-    if (!element && castable)
+    if (element ? isa<IntegerType>(element) : castable)
       if (std::optional<int32_t> to = floatCastOfInput(input.name()))
         element = elementType(ctx, *to);
     if (!element)
@@ -418,14 +421,6 @@ LogicalResult Importer::collectInitializers() {
       if (d <= 0)
         return fileError() << "input '" << input.name() << "': dimension " << d
                            << " must be positive";
-    // An integer input read only through Casts to one float type (a mask
-    // given as 0/1 ids or booleans, `attention_mask[:, None, None, :].to(
-    // x.dtype)`),
-    // perhaps after ops that only move values (Unsqueeze, Reshape, ...), is
-    // that float input: the same values, and memopt computes on floats.
-    if (isa<IntegerType>(element))
-      if (std::optional<int32_t> to = floatCastOfInput(input.name()))
-        element = elementType(ctx, *to);
     arguments.push_back({input.name(), uniqueName(input.name()),
                          RankedTensorType::get(shape, element), Argument::Data,
                          nullptr});
@@ -647,6 +642,14 @@ const ConstTensor *Importer::constOf(const onnx::NodeProto &node, int i) const {
     return nullptr;
   auto it = consts.find(node.input(i));
   return it == consts.end() ? nullptr : &it->second;
+}
+
+Value Importer::splat(ArrayRef<int64_t> shape, Type element, double v,
+                      Location loc) {
+  auto type = RankedTensorType::get(shape, element);
+  return arith::ConstantOp::create(
+      builder, loc, type,
+      DenseElementsAttr::get(type, FloatAttr::get(element, v)));
 }
 
 Value Importer::materialize(const ConstTensor &c, Location loc, Type element) {

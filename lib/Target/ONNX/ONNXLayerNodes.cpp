@@ -8,8 +8,6 @@
 
 #include "Importer.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-
 #include <algorithm>
 #include <cmath>
 
@@ -234,11 +232,7 @@ LogicalResult Importer::convertLayerNorm(const onnx::NodeProto &node,
       return failure();
     beta = *b;
   } else {
-    ConstTensor zero;
-    zero.dataType = TP::DOUBLE;
-    zero.shape.assign(normalized.begin(), normalized.end());
-    zero.floats.assign(product(normalized), 0.0);
-    beta = materialize(zero, loc, element);
+    beta = splat(normalized, element, 0.0, loc);
   }
   FailureOr<Value> y =
       emit1("memopt.layer_norm", loc, {*x, *gamma, beta},
@@ -323,8 +317,8 @@ LogicalResult Importer::convertReduceMean(const onnx::NodeProto &node,
     return failure();
   std::set<int64_t> set;
   for (int64_t a : *axes) {
-    int64_t n = a < 0 ? a + rank : a;
-    if (n < 0 || n >= rank)
+    int64_t n = normalizeAxis(a, rank);
+    if (n < 0)
       return emitError(loc) << type << ": axis " << a << " is out of range for "
                             << formatShape(xt.getShape());
     set.insert(n);
@@ -355,11 +349,7 @@ LogicalResult Importer::convertReduceMean(const onnx::NodeProto &node,
   // that axis, moved last by a transpose and back), then the mean's / n.
   Value y = *x;
   int64_t count = 1;
-  auto onesColumn = [&](int64_t n) -> Value {
-    auto t = RankedTensorType::get({n, 1}, el);
-    return arith::ConstantOp::create(
-        builder, loc, t, DenseElementsAttr::get(t, FloatAttr::get(el, 1.0)));
-  };
+  auto onesColumn = [&](int64_t n) { return splat({n, 1}, el, 1.0, loc); };
   // Trailing axes (all of them included) are one matmul of the flattened
   // block.
   int64_t first = rank - static_cast<int64_t>(set.size());
@@ -415,12 +405,8 @@ LogicalResult Importer::convertReduceMean(const onnx::NodeProto &node,
   }
   if (type == "ReduceMean" && count != 1) {
     // sum / n, as PyTorch's mean divides.
-    auto scalarType = RankedTensorType::get({}, el);
-    Value n = arith::ConstantOp::create(
-        builder, loc, scalarType,
-        DenseElementsAttr::get(scalarType,
-                               FloatAttr::get(el, static_cast<double>(count))));
-    FailureOr<Value> m = emit1("memopt.div", loc, {y, n});
+    FailureOr<Value> m = emit1(
+        "memopt.div", loc, {y, splat({}, el, static_cast<double>(count), loc)});
     if (failed(m))
       return failure();
     y = *m;

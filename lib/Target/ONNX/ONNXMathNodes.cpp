@@ -20,34 +20,12 @@
 
 #include "Importer.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/IR/BuiltinAttributes.h"
-
 #include <cmath>
 #include <limits>
 
 using namespace mlir;
 using namespace memopt;
 using namespace memopt::onnx_import;
-using TP = onnx::TensorProto;
-
-namespace {
-
-/// A scalar constant, materialized in the element type of its use.
-ConstTensor scalar(double v) {
-  ConstTensor c;
-  c.dataType = TP::DOUBLE;
-  c.floats = {v};
-  return c;
-}
-
-int64_t normalize(int64_t axis, int64_t rank) {
-  if (axis < 0)
-    axis += rank;
-  return axis < 0 || axis >= rank ? -1 : axis;
-}
-
-} // namespace
 
 LogicalResult Importer::convertMath(const onnx::NodeProto &node, Location loc) {
   const std::string &type = node.op_type();
@@ -84,7 +62,7 @@ LogicalResult Importer::convertMath(const onnx::NodeProto &node, Location loc) {
                             << ": only float tensors are supported "
                                "on computed values";
     Type el = typeOf(*x).getElementType();
-    auto constant = [&](double v) { return materialize(scalar(v), loc, el); };
+    auto constant = [&](double v) { return splat({}, el, v, loc); };
     if (type == "Neg") {
       FailureOr<Value> y = emit1("memopt.mul", loc, {*x, constant(-1.0)});
       return failed(y) ? failure() : define(*y);
@@ -153,12 +131,8 @@ LogicalResult Importer::convertMath(const onnx::NodeProto &node, Location loc) {
     if (!isa<FloatType>(el))
       return emitError(loc) << "Expand: only float tensors are supported on "
                                "computed values";
-    // A splat: the ones cost nothing to build however large the shape.
-    auto onesType = RankedTensorType::get(ones, el);
-    Value onesValue = arith::ConstantOp::create(
-        builder, loc, onesType,
-        DenseElementsAttr::get(onesType, FloatAttr::get(el, 1.0)));
-    FailureOr<Value> y = emit1("memopt.mul", loc, {*x, onesValue});
+    FailureOr<Value> y =
+        emit1("memopt.mul", loc, {*x, splat(ones, el, 1.0, loc)});
     return failed(y) ? failure() : define(*y);
   }
 
@@ -246,7 +220,7 @@ LogicalResult Importer::convertMath(const onnx::NodeProto &node, Location loc) {
       return failure();
     ArrayRef<int64_t> shape = typeOf(*x).getShape();
     int64_t rank = shape.size();
-    int64_t axis = normalize(attrInt(node, "axis", 0), rank);
+    int64_t axis = normalizeAxis(attrInt(node, "axis", 0), rank);
     if (axis < 0)
       return emitError(loc) << "SplitToSequence: axis is out of range";
     bool keep = attrInt(node, "keepdims", 1) != 0;
@@ -279,29 +253,20 @@ LogicalResult Importer::convertMath(const onnx::NodeProto &node, Location loc) {
     if (total != shape[axis])
       return emitError(loc) << "SplitToSequence: splits sum to " << total
                             << ", the axis has " << shape[axis];
-    std::vector<Value> parts;
-    int64_t offset = 0;
-    for (int64_t s : sizes) {
-      std::vector<int64_t> offsets(rank, 0), size(shape.begin(), shape.end());
-      offsets[axis] = offset;
-      size[axis] = s;
-      FailureOr<Value> part =
-          slice(*x, offsets, size, std::vector<int64_t>(rank, 1), loc);
-      if (failed(part))
-        return failure();
-      Value v = *part;
-      if (!keep) {
-        std::vector<int64_t> squeezed(shape.begin(), shape.end());
-        squeezed.erase(squeezed.begin() + axis);
+    FailureOr<SmallVector<Value>> parts = sliceAlong(*x, axis, sizes, loc);
+    if (failed(parts))
+      return failure();
+    if (!keep) {
+      std::vector<int64_t> squeezed(shape.begin(), shape.end());
+      squeezed.erase(squeezed.begin() + axis);
+      for (Value &v : *parts) {
         FailureOr<Value> r = reshape(v, squeezed, loc);
         if (failed(r))
           return failure();
         v = *r;
       }
-      parts.push_back(v);
-      offset += s;
     }
-    sequences[node.output(0)] = std::move(parts);
+    sequences[node.output(0)].assign(parts->begin(), parts->end());
     return success();
   }
 
@@ -314,6 +279,8 @@ LogicalResult Importer::convertMath(const onnx::NodeProto &node, Location loc) {
       target = elementType(ctx, like->dataType);
     else if (Value v = values.lookup(node.input(1)))
       target = typeOf(v).getElementType();
+    if (!target)
+      return emitError(loc) << "CastLike: the target type is not supported";
     return castTo(*x, target, loc, node.output(0));
   }
 

@@ -18,8 +18,6 @@
 
 #include "Importer.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-
 #include <cmath>
 
 using namespace mlir;
@@ -211,26 +209,18 @@ LogicalResult Importer::convertRmsNorm(const onnx::NodeProto &node,
     return emitError(loc) << "RMSNorm: only the mean over the last axis, "
                              "kept (mean(-1, keepdim=True)), is supported";
   int64_t d = type.getShape().back();
-  auto scalarType = RankedTensorType::get({}, el);
-  Value minusOne = arith::ConstantOp::create(
-      builder, loc, scalarType,
-      DenseElementsAttr::get(scalarType, FloatAttr::get(el, -1.0)));
-  FailureOr<Value> neg = emit1("memopt.mul", loc, {x, minusOne});
+  FailureOr<Value> neg =
+      emit1("memopt.mul", loc, {x, splat({}, el, -1.0, loc)});
   if (failed(neg))
     return failure();
   FailureOr<Value> both =
       emit1("memopt.concat", loc, {x, *neg}, {i64("axis", rank - 1)});
   if (failed(both))
     return failure();
-  auto paramType = RankedTensorType::get({2 * d}, el);
-  Value ones = arith::ConstantOp::create(
-      builder, loc, paramType,
-      DenseElementsAttr::get(paramType, FloatAttr::get(el, 1.0)));
-  Value zeros = arith::ConstantOp::create(
-      builder, loc, paramType,
-      DenseElementsAttr::get(paramType, FloatAttr::get(el, 0.0)));
-  FailureOr<Value> normed = emit1(
-      "memopt.layer_norm", loc, {*both, ones, zeros}, {f64("epsilon", r.eps)});
+  FailureOr<Value> normed =
+      emit1("memopt.layer_norm", loc,
+            {*both, splat({2 * d}, el, 1.0, loc), splat({2 * d}, el, 0.0, loc)},
+            {f64("epsilon", r.eps)});
   if (failed(normed))
     return failure();
   std::vector<int64_t> offsets(rank, 0), strides(rank, 1);

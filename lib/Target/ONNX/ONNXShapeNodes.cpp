@@ -32,13 +32,6 @@ FailureOr<std::vector<int64_t>> Importer::axesOf(const onnx::NodeProto &node,
   return std::vector<int64_t>{};
 }
 
-/// Normalizes axis `a` of a rank-`rank` tensor, or -1 if out of range.
-static int64_t normalizeAxis(int64_t a, int64_t rank) {
-  if (a < 0)
-    a += rank;
-  return a < 0 || a >= rank ? -1 : a;
-}
-
 LogicalResult Importer::convertShapeOp(const onnx::NodeProto &node,
                                        Location loc) {
   const std::string &type = node.op_type();
@@ -315,22 +308,36 @@ LogicalResult Importer::convertSplit(const onnx::NodeProto &node,
     return emitError(loc) << "Split: the sizes do not add up to dimension "
                           << axis << " (" << shape[axis] << ") over " << parts
                           << " outputs";
+  if (llvm::any_of(split, [](int64_t s) { return s <= 0; }))
+    return emitError(loc) << "Split: empty outputs are not supported";
+  FailureOr<SmallVector<Value>> pieces = sliceAlong(*x, axis, split, loc);
+  if (failed(pieces))
+    return failure();
+  for (int64_t i = 0; i < parts; ++i)
+    if (!node.output(i).empty())
+      values[node.output(i)] = (*pieces)[i];
+  return success();
+}
+
+FailureOr<SmallVector<Value>> Importer::sliceAlong(Value x, int64_t axis,
+                                                   ArrayRef<int64_t> sizes,
+                                                   Location loc) {
+  ArrayRef<int64_t> shape = typeOf(x).getShape();
+  size_t rank = shape.size();
+  SmallVector<Value> pieces;
   int64_t offset = 0;
-  for (int64_t i = 0; i < parts; ++i) {
-    std::vector<int64_t> offsets(rank, 0), sizes(shape.begin(), shape.end());
+  for (int64_t s : sizes) {
+    std::vector<int64_t> offsets(rank, 0), size(shape.begin(), shape.end());
     offsets[axis] = offset;
-    sizes[axis] = split[i];
-    offset += split[i];
-    if (split[i] <= 0)
-      return emitError(loc) << "Split: empty outputs are not supported";
+    size[axis] = s;
+    offset += s;
     FailureOr<Value> y =
-        slice(*x, offsets, sizes, std::vector<int64_t>(rank, 1), loc);
+        slice(x, offsets, size, std::vector<int64_t>(rank, 1), loc);
     if (failed(y))
       return failure();
-    if (!node.output(i).empty())
-      values[node.output(i)] = *y;
+    pieces.push_back(*y);
   }
-  return success();
+  return pieces;
 }
 
 LogicalResult Importer::convertConcat(const onnx::NodeProto &node,
