@@ -2,7 +2,7 @@
 """Models in through ONNX: PyTorch exports, memopt imports and trains, and the
 first training step is compared with PyTorch's, gradient by gradient.
 
-Usage: bench/onnx_vs_torch.py [--models resnet18,gpt,bert,vit,gptmask,llama]
+Usage: bench/onnx_vs_torch.py [--models resnet18,gpt,bert,vit,gptmask,llama,pool]
                               [--exporters ts,dyn,dynopt] [--batch B]
                               [--image-size S] [--dtypes f32,f64] [--lr LR]
                               [--build DIR] [--workdir DIR] [--output FILE]
@@ -19,12 +19,12 @@ For every model, exporter and dtype:
    weights=None; a GPT-2-style stack of pre-norm blocks: fused QKV linear
    split three ways, x.view(B, T, heads, d).transpose(1, 2) from x.size(),
    scaled attention with an additive causal mask buffer, erf GELU MLP,
-   learned positions sliced to T, LM head; and the four families of the
-   importer's tests, test/Target/ONNX/Inputs/torch/families.py, on their
-   batches: a BERT-style encoder with input_ids, token_type_ids and an
-   attention_mask, a ViT of nn.TransformerEncoderLayer, a GPT decoder with a
-   boolean causal mask and a biased LM head, a LLaMA-style decoder) and, for
-   f64, converted with .double().
+   learned positions sliced to T, LM head; and the models of the importer's
+   tests, test/Target/ONNX/Inputs/torch/families.py, on their batches: a
+   BERT-style encoder with input_ids, token_type_ids and an attention_mask,
+   a ViT of nn.TransformerEncoderLayer, a GPT decoder with a boolean causal
+   mask and a biased LM head, a LLaMA-style decoder, masked mean pooling over
+   a boolean padding mask) and, for f64, converted with .double().
 2. torch.onnx.export writes it, exactly as a user would, nothing edited
    afterwards: `ts` is dynamo=False (opset 17, training=TrainingMode.TRAINING
    so batch norm stays batch norm, do_constant_folding=False), `dyn` is
@@ -81,7 +81,7 @@ def log(*args):
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--models", default="resnet18,gpt,bert,vit,gptmask,llama")
+    p.add_argument("--models", default="resnet18,gpt,bert,vit,gptmask,llama,pool")
     p.add_argument("--exporters", default="ts,dyn,dynopt")
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--image-size", type=int, default=64)
@@ -149,7 +149,8 @@ def gpt_module(torch):
     return GPT
 
 
-FAMILIES = {"bert": "bert", "vit": "vit", "gptmask": "gpt", "llama": "llama"}
+FAMILIES = {"bert": "bert", "vit": "vit", "gptmask": "gpt", "llama": "llama",
+            "pool": "pool"}
 
 
 def build(torch, name, dtype, args):

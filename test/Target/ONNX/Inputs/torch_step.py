@@ -25,7 +25,8 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DTYPES = {"F32": np.float32, "F64": np.float64, "I64": np.int64, "I32": np.int32}
+DTYPES = {"F32": np.float32, "F64": np.float64, "I64": np.int64, "I32": np.int32,
+          "BOOL": np.bool_}
 NAMES = {np.dtype(v): k for k, v in DTYPES.items()}
 
 

@@ -3,7 +3,7 @@
 records PyTorch's first training step on a fixed batch, for the importer's
 tests: regenerate the committed files here with
 
-    python3 test/Target/ONNX/Inputs/torch/export.py [OUTDIR]
+    python3 test/Target/ONNX/Inputs/torch/export.py [OUTDIR [FAMILY,...]]
 
 (needs torch and onnxscript; nothing else in the suite does). For each
 family F and export E (ts: dynamo=False, training=TrainingMode.TRAINING,
@@ -51,12 +51,17 @@ def cases():
                  torch.randint(0, 3, (2,), generator=g)),
         "gpt": (families.GPT, {"idx": torch.randint(0, 40, (2, 8), generator=g)},
                 torch.randint(0, 40, (2, 8), generator=g)),
+        "pool": (families.Pool, {"ids": ids, "mask": mask.bool()},
+                 torch.randint(0, 3, (2,), generator=g)),
     }
 
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else HERE
+    only = sys.argv[2].split(",") if len(sys.argv) > 2 else None
     for name, (cls, inputs, labels) in cases().items():
+        if only and name not in only:
+            continue
         torch.manual_seed(0)
         model = cls()
         args = tuple(inputs.values())

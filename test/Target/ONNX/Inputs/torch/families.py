@@ -10,6 +10,8 @@ importer's tests (export.py exports them; no test imports torch itself).
   turned into an additive bias, a fused QKV projection, post-norm blocks.
 - GPT: a decoder whose causal mask is a boolean buffer,
   masked_fill(~tril, -inf), with a biased LM head.
+- Pool: a sentence encoder's masked mean pooling over a boolean padding
+  mask input, (x * m).sum(1) / m.sum(1), then a mean over the features.
 """
 import math, torch, torch.nn as nn, torch.nn.functional as F
 
@@ -111,3 +113,13 @@ class GPT(nn.Module):
             x = x + b["proj"]((att @ v).transpose(1, 2).reshape(B, T, -1))
             x = x + b["out"](F.gelu(b["fc"](b["ln2"](x))))
         return s.head(s.lnf(x))
+
+class Pool(nn.Module):
+    def __init__(s, V=50, d=32, C=3):
+        super().__init__()
+        s.tok = nn.Embedding(V, d); s.proj = nn.Linear(d, d); s.head = nn.Linear(d, C)
+    def forward(s, ids, mask):
+        m = mask[:, :, None].float()
+        h = torch.tanh(s.proj(s.tok(ids)))
+        pooled = (h * m).sum(1) / m.sum(1)
+        return s.head(pooled - pooled.mean(-1, keepdim=True))
