@@ -131,6 +131,11 @@ std::optional<Init> initFromUse(Operation *user, unsigned index) {
         int64_t classes = op.getWeight().getType().getDimSize(0);
         if (index == 1)
           return weightRule(op.getWeight(), "linear_cross_entropy");
+        if (index == 3) // The bias, as linear's.
+          return uniform(kaimingBound(fanIn(op.getWeight())),
+                         ("linear_cross_entropy bias, fan_in " +
+                          Twine(fanIn(op.getWeight())))
+                             .str());
         if (index != 2)
           return std::nullopt;
         Init init = indices(classes, ("linear_cross_entropy labels, " +

@@ -257,9 +257,10 @@ void MemoryAnalysis::computeForwardSet() {
     while (!worklist.empty()) {
       Operation *op = worklist.pop_back_val();
       if (auto fused = dyn_cast<LinearCrossEntropyWithGradOp>(op)) {
-        for (Value operand :
-             {fused.getHidden(), fused.getWeight(), fused.getLabels()})
-          visit(operand);
+        for (Value operand : {fused.getHidden(), fused.getWeight(),
+                              fused.getLabels(), fused.getBias()})
+          if (operand)
+            visit(operand);
         continue;
       }
       // Values used inside an op's regions count as its operands.

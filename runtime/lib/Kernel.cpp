@@ -54,6 +54,7 @@ bool kernelAllowsInPlace(KernelKind kind, size_t outputIndex,
   case KernelKind::Tanh:
   case KernelKind::LeakyRelu:
   case KernelKind::Elu:
+  case KernelKind::Clamp:
   case KernelKind::Dropout:
   case KernelKind::Softmax:
   case KernelKind::Reshape:
@@ -72,6 +73,7 @@ bool kernelAllowsInPlace(KernelKind kind, size_t outputIndex,
   case KernelKind::TanhBackward:
   case KernelKind::LeakyReluBackward:
   case KernelKind::EluBackward:
+  case KernelKind::ClampBackward:
   case KernelKind::SoftmaxBackward:
   case KernelKind::BatchNormBackward:
   case KernelKind::LayerNormBackward:

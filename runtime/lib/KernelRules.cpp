@@ -51,6 +51,8 @@ KernelAttrs checkStep(KernelKind kind, const json &attrs,
     return unary(r, 0.01);
   case KernelKind::Elu:
     return unary(r, 1.0);
+  case KernelKind::Clamp:
+    return clamp(r, /*backward=*/false);
   case KernelKind::Add:
   case KernelKind::Sub:
   case KernelKind::Mul:
@@ -102,6 +104,8 @@ KernelAttrs checkStep(KernelKind kind, const json &attrs,
     return activationBackward(r, 0.01);
   case KernelKind::EluBackward:
     return activationBackward(r, 1.0);
+  case KernelKind::ClampBackward:
+    return clamp(r, /*backward=*/true);
   case KernelKind::BatchNormBackward:
     return normBackward(r, true);
   case KernelKind::LayerNormBackward:

@@ -101,6 +101,22 @@ KernelAttrs activationBackward(Rules &r, std::optional<double> alphaDefault) {
   return std::monostate{};
 }
 
+KernelAttrs clamp(Rules &r, bool backward) {
+  r.arity(backward ? 2 : 1, backward ? 2 : 1, 1);
+  ClampAttrs a;
+  a.min = r.f64("min", a.min);
+  a.max = r.f64("max", a.max);
+  r.done();
+  if (!(a.min <= a.max))
+    r.error("expected 'min' <= 'max', got min = ", a.min, " and max = ", a.max);
+  const TensorInfo &x = r.in(0);
+  r.isFloat(x, backward ? "grad" : "x");
+  if (backward)
+    r.sameType(x, "grad", r.in(1), "saved");
+  r.output(0, x.dtype, x.shape);
+  return a;
+}
+
 KernelAttrs softmaxBackward(Rules &r) {
   r.arity(2, 2, 1);
   SoftmaxAttrs a;

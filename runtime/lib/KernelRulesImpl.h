@@ -295,6 +295,9 @@ KernelAttrs softmax(Rules &r);
 KernelAttrs dropout(Rules &r);
 KernelAttrs sumTo(Rules &r);
 KernelAttrs activationBackward(Rules &r, std::optional<double> alphaDefault);
+/// clamp(x) and clamp_backward(grad, saved): optional finite bounds,
+/// min <= max.
+KernelAttrs clamp(Rules &r, bool backward);
 KernelAttrs softmaxBackward(Rules &r);
 
 // attention, attention_backward (KernelRulesAttention.cpp).

@@ -92,9 +92,10 @@ KernelAttrs mseLossBackward(Rules &r) {
 
 namespace {
 
-/// hidden, weight and labels (inputs `first`..`first + 2`) and `chunk`;
-/// returns the row log-sum-exps' shape and sets the loss dtype.
-Shape checkLinearCrossEntropy(Rules &r, size_t first,
+/// hidden, weight and labels (inputs `first`..`first + 2`), the optional
+/// bias (input `bias`, when there are that many) and `chunk`; returns the
+/// row log-sum-exps' shape and sets the loss dtype.
+Shape checkLinearCrossEntropy(Rules &r, size_t first, size_t bias,
                               LinearCrossEntropyAttrs &a, DType &lossDType) {
   a.chunk = r.i64("chunk", std::nullopt);
   r.done();
@@ -113,30 +114,42 @@ Shape checkLinearCrossEntropy(Rules &r, size_t first,
           shapes::linearCrossEntropyShape(h.shape, w.shape, labels.shape, lse);
       !problem.empty())
     r.error(problem);
+  if (r.numInputs() > bias) {
+    const TensorInfo &b = r.in(bias);
+    r.sameDType(w, "weight", b, "bias");
+    if (b.shape != Shape{w.shape[0]})
+      r.error("expected bias of shape ", w.shape[0], " (weight's rows), got ",
+              formatShape(b.shape));
+  }
   lossDType = h.dtype == DType::F64 ? DType::F64 : DType::F32;
   return lse;
 }
 
+/// The number of outputs: `plain`, one more (grad_bias) with a bias.
+size_t withBias(const Rules &r, size_t bias, size_t plain) {
+  return r.numInputs() > bias ? plain + 1 : plain;
+}
+
 } // namespace
 
-/// linear_cross_entropy(hidden, weight, labels) -> (loss, lse).
+/// linear_cross_entropy(hidden, weight, labels[, bias]) -> (loss, lse).
 KernelAttrs linearCrossEntropy(Rules &r) {
-  r.arity(3, 3, 2);
+  r.arity(3, 4, 2);
   LinearCrossEntropyAttrs a;
   DType dtype;
-  Shape lse = checkLinearCrossEntropy(r, 0, a, dtype);
+  Shape lse = checkLinearCrossEntropy(r, 0, 3, a, dtype);
   r.output(0, dtype, {});
   r.output(1, dtype, lse);
   return a;
 }
 
-/// linear_cross_entropy_with_grad(grad_loss, hidden, weight, labels) ->
-/// (loss, grad_hidden, grad_weight).
+/// linear_cross_entropy_with_grad(grad_loss, hidden, weight, labels[, bias])
+/// -> (loss, grad_hidden, grad_weight[, grad_bias]).
 KernelAttrs linearCrossEntropyWithGrad(Rules &r) {
-  r.arity(4, 4, 3);
+  r.arity(4, 5, withBias(r, 4, 3));
   LinearCrossEntropyAttrs a;
   DType dtype;
-  checkLinearCrossEntropy(r, 1, a, dtype);
+  checkLinearCrossEntropy(r, 1, 4, a, dtype);
   const TensorInfo &g = r.in(0);
   if (g.dtype != dtype || !g.shape.empty())
     r.error("expected grad_loss of dtype ", dtypeName(dtype),
@@ -144,16 +157,18 @@ KernelAttrs linearCrossEntropyWithGrad(Rules &r) {
   r.output(0, dtype, {});
   r.output(1, r.in(1).dtype, r.in(1).shape);
   r.output(2, r.in(2).dtype, r.in(2).shape);
+  if (r.numInputs() > 4)
+    r.output(3, r.in(4).dtype, r.in(4).shape);
   return a;
 }
 
-/// linear_cross_entropy_backward(grad_loss, hidden, weight, labels, lse) ->
-/// (grad_hidden, grad_weight).
+/// linear_cross_entropy_backward(grad_loss, hidden, weight, labels, lse[,
+/// bias]) -> (grad_hidden, grad_weight[, grad_bias]).
 KernelAttrs linearCrossEntropyBackward(Rules &r) {
-  r.arity(5, 5, 2);
+  r.arity(5, 6, withBias(r, 5, 2));
   LinearCrossEntropyAttrs a;
   DType dtype;
-  Shape lse = checkLinearCrossEntropy(r, 1, a, dtype);
+  Shape lse = checkLinearCrossEntropy(r, 1, 5, a, dtype);
   const TensorInfo &g = r.in(0), &l = r.in(4);
   if (g.dtype != dtype || !g.shape.empty())
     r.error("expected grad_loss of dtype ", dtypeName(dtype),
@@ -163,6 +178,8 @@ KernelAttrs linearCrossEntropyBackward(Rules &r) {
             dtypeName(dtype), ", got ", describe(l));
   r.output(0, r.in(1).dtype, r.in(1).shape);
   r.output(1, r.in(2).dtype, r.in(2).shape);
+  if (r.numInputs() > 5)
+    r.output(2, r.in(5).dtype, r.in(5).shape);
   return a;
 }
 

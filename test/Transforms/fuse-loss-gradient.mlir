@@ -29,6 +29,42 @@ func.func @step(%h: tensor<16x8xf32>, %w: tensor<100x8xf32>, %l: tensor<16xi64>,
 
 // -----
 
+// With a bias: the fused op takes it last and returns grad_bias.
+// CHECK-LABEL: func.func @bias(
+// CHECK-NEXT:    %[[ONE:.*]] = arith.constant
+// CHECK-NEXT:    %[[L:.*]], %[[DH:.*]], %[[DW:.*]], %[[DB:.*]] = memopt.linear_cross_entropy_with_grad %[[ONE]], %arg0, %arg1, %arg2, %arg3 {chunk = 4 : i64} : (tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>, tensor<16xi64>, tensor<100xf32>) -> (tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>, tensor<100xf32>)
+// CHECK-NEXT:    return %[[L]], %[[DH]], %[[DW]], %[[DB]]
+func.func @bias(%h: tensor<16x8xf32>, %w: tensor<100x8xf32>, %l: tensor<16xi64>, %b: tensor<100xf32>)
+    -> (tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>, tensor<100xf32>) {
+  %one = arith.constant dense<1.0> : tensor<f32>
+  // expected-remark @+1 {{fused linear_cross_entropy with its backward}}
+  %loss, %lse = memopt.linear_cross_entropy %h, %w, %l bias %b {chunk = 4 : i64}
+      : tensor<16x8xf32>, tensor<100x8xf32>, tensor<16xi64>, tensor<100xf32>
+  %dh, %dw, %db = memopt.linear_cross_entropy_backward %one, %h, %w, %l, %lse, %b {chunk = 4 : i64}
+      : (tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>, tensor<16xi64>, tensor<16xf32>, tensor<100xf32>)
+      -> (tensor<16x8xf32>, tensor<100x8xf32>, tensor<100xf32>)
+  return %loss, %dh, %dw, %db : tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>, tensor<100xf32>
+}
+
+// -----
+
+// A backward op without the forward op's bias is not its pair.
+// CHECK-LABEL: func.func @bias_dropped(
+// CHECK: memopt.linear_cross_entropy_backward
+func.func @bias_dropped(%h: tensor<16x8xf32>, %w: tensor<100x8xf32>, %l: tensor<16xi64>, %b: tensor<100xf32>)
+    -> (tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>) {
+  %one = arith.constant dense<1.0> : tensor<f32>
+  %loss, %lse = memopt.linear_cross_entropy %h, %w, %l bias %b {chunk = 4 : i64}
+      : tensor<16x8xf32>, tensor<100x8xf32>, tensor<16xi64>, tensor<100xf32>
+  // expected-remark @+1 {{not fused with}}
+  %dh, %dw = memopt.linear_cross_entropy_backward %one, %h, %w, %l, %lse {chunk = 4 : i64}
+      : (tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>, tensor<16xi64>, tensor<16xf32>)
+      -> (tensor<16x8xf32>, tensor<100x8xf32>)
+  return %loss, %dh, %dw : tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>
+}
+
+// -----
+
 // f64, and a loss read after the backward op (by an op, not the return).
 // CHECK-LABEL: func.func @f64_loss_read_later(
 // CHECK:         %[[L:.*]], %{{.*}}, %{{.*}} = memopt.linear_cross_entropy_with_grad %arg3, %arg0, %arg1, %arg2 {chunk = 16 : i64} : (tensor<f64>, tensor<16x8xf64>, tensor<100x8xf64>, tensor<16xi32>)
@@ -100,11 +136,11 @@ func.func @other_operands(%h: tensor<16x8xf32>, %w: tensor<100x8xf32>, %l: tenso
     -> (tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>, tensor<16x8xf32>, tensor<100x8xf32>) {
   %loss, %lse = memopt.linear_cross_entropy %h, %w, %l {chunk = 4 : i64}
       : tensor<16x8xf32>, tensor<100x8xf32>, tensor<16xi64>
-  // expected-remark @+1 {{it does not take the forward op's hidden, weight, labels and chunk}}
+  // expected-remark @+1 {{it does not take the forward op's hidden, weight, labels, bias and chunk}}
   %dh, %dw = memopt.linear_cross_entropy_backward %g, %h, %w, %l, %lse {chunk = 8 : i64}
       : (tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>, tensor<16xi64>, tensor<16xf32>)
       -> (tensor<16x8xf32>, tensor<100x8xf32>)
-  // expected-remark @+1 {{it does not take the forward op's hidden, weight, labels and chunk}}
+  // expected-remark @+1 {{it does not take the forward op's hidden, weight, labels, bias and chunk}}
   %dh2, %dw2 = memopt.linear_cross_entropy_backward %g, %h, %w, %l2, %lse {chunk = 4 : i64}
       : (tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>, tensor<16xi64>, tensor<16xf32>)
       -> (tensor<16x8xf32>, tensor<100x8xf32>)
@@ -174,7 +210,7 @@ func.func @cast_of_another_weight(%h: tensor<16x8xf16>, %w: tensor<100x8xf32>, %
   %loss, %lse = memopt.linear_cross_entropy %h, %wc, %l {chunk = 4 : i64}
       : tensor<16x8xf16>, tensor<100x8xf16>, tensor<16xi64>
   %wr = memopt.cast %w2 {memopt.recompute} : tensor<100x8xf32> to tensor<100x8xf16>
-  // expected-remark @+1 {{it does not take the forward op's hidden, weight, labels and chunk}}
+  // expected-remark @+1 {{it does not take the forward op's hidden, weight, labels, bias and chunk}}
   %dh, %dw = memopt.linear_cross_entropy_backward %g, %h, %wr, %l, %lse {chunk = 4 : i64}
       : (tensor<f32>, tensor<16x8xf16>, tensor<100x8xf16>, tensor<16xi64>, tensor<16xf32>)
       -> (tensor<16x8xf16>, tensor<100x8xf16>)

@@ -64,6 +64,30 @@ TEST(ActivationKernelTest, LeakyReluWithAlphaAndDefault) {
   checkUnary("leaky_relu", json::object(),
              [](double x) { return x >= 0 ? x : 0.01 * x; });
 }
+TEST(ActivationKernelTest, ClampBothBoundsAndEither) {
+  checkUnary("clamp", {{"min", 0.0}, {"max", 6.0}}, [](double x) {
+    return x < 0 ? 0 : x > 6 ? 6 : x;
+  });
+  checkUnary("clamp", {{"min", -0.5}},
+             [](double x) { return x < -0.5 ? -0.5 : x; });
+  checkUnary("clamp", {{"max", 0.25}},
+             [](double x) { return x > 0.25 ? 0.25 : x; });
+  checkUnary("clamp", json::object(), [](double x) { return x; });
+}
+TEST(ActivationKernelTest, ClampPassesNaNAndRefusesCrossedBounds) {
+  HostTensor x{DType::F32, {3}, {NAN, -1, 7}};
+  auto got =
+      runOp1("clamp", {{"min", 0.0}, {"max", 6.0}}, {x}, {DType::F32, {3}});
+  EXPECT_TRUE(std::isnan(got[0]));
+  EXPECT_EQ(got[1], 0);
+  EXPECT_EQ(got[2], 6);
+  std::string message = errorOf([&] {
+    runOp1("clamp", {{"min", 1.0}, {"max", 0.0}}, {x}, {DType::F32, {3}});
+  });
+  EXPECT_NE(message.find("expected 'min' <= 'max', got min = 1 and max = 0"),
+            std::string::npos)
+      << message;
+}
 // A null float attribute (what a JSON writer makes of NaN) is an error, not
 // the default: the user's value must never be silently replaced.
 TEST(ActivationKernelTest, NullAlphaIsAnErrorNotTheDefault) {

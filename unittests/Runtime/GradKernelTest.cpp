@@ -100,6 +100,24 @@ TEST(ActivationBackwardTest, LeakyReluFromInputAndOutput) {
         [alpha](double x) { return x >= 0 ? x : alpha * x; }, slope);
   }
 }
+// hardtanh_backward's test: the gradient where min < saved < max, 0 at and
+// beyond a bound; the same from the input and from the clamped output.
+TEST(ActivationBackwardTest, ClampFromInputAndOutputZeroAtTheBounds) {
+  auto inside = [](double s) { return s > 0 && s < 6 ? 1 : 0; };
+  json attrs = {{"min", 0.0}, {"max", 6.0}};
+  checkActivationBackward("clamp_backward", attrs, identity, inside);
+  checkActivationBackward(
+      "clamp_backward", attrs,
+      [](double x) { return x < 0   ? 0
+                            : x > 6 ? 6
+                                    : x; }, inside);
+  checkActivationBackward("clamp_backward", {{"max", 1.0}}, identity,
+                          [](double s) { return s < 1 ? 1 : 0; });
+  HostTensor g{DType::F32, {4}, {1, 2, 3, 4}};
+  HostTensor s{DType::F32, {4}, {0, 6, NAN, 3}};
+  EXPECT_EQ(runOp1("clamp_backward", attrs, {g, s}, {DType::F32, {4}}),
+            (std::vector<double>{0, 0, 3, 4}));
+}
 TEST(ActivationBackwardTest, EluFromInputAndOutput) {
   for (double alpha : {1.0, 0.5}) {
     json attrs = {{"alpha", alpha}, {"from_output", false}};

@@ -12,19 +12,24 @@ using namespace memopt::runtime::test;
 
 namespace {
 
+/// log Σ_j exp(logits[i, j]) of an N×C tensor's row i, in double.
+double referenceLse(const HostTensor &logits, int64_t i) {
+  int64_t c = logits.shape[1];
+  double max = -INFINITY, sum = 0;
+  for (int64_t j = 0; j < c; ++j)
+    max = std::max(max, logits.values[i * c + j]);
+  for (int64_t j = 0; j < c; ++j)
+    sum += std::exp(logits.values[i * c + j] - max);
+  return max + std::log(sum);
+}
+
 double referenceCrossEntropy(const HostTensor &logits,
                              const HostTensor &labels) {
   int64_t n = logits.shape[0], c = logits.shape[1];
   double total = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    double max = -INFINITY, sum = 0;
-    for (int64_t j = 0; j < c; ++j)
-      max = std::max(max, logits.values[i * c + j]);
-    for (int64_t j = 0; j < c; ++j)
-      sum += std::exp(logits.values[i * c + j] - max);
-    total += max + std::log(sum) -
+  for (int64_t i = 0; i < n; ++i)
+    total += referenceLse(logits, i) -
              logits.values[i * c + static_cast<int64_t>(labels.values[i])];
-  }
   return total / n;
 }
 
@@ -138,6 +143,74 @@ TEST(LinearCrossEntropyKernelTest, WithGradIsThePairBitForBit) {
       EXPECT_EQ(fused[1], backward[0]);
       EXPECT_EQ(fused[2], backward[1]);
     }
+}
+
+/// With a bias (the last input): the loss of logits h·wᵀ + b against a
+/// double reference, grad_bias the rows' (softmax − onehot)·grad_loss/N
+/// summed, and the fused op the pair bit for bit, in chunks that do not
+/// divide the rows.
+TEST(LinearCrossEntropyKernelTest, BiasMatchesReferenceAndThePair) {
+  for (DType dtype : {DType::F32, DType::F64}) {
+    const int64_t n = 7, width = 5, classes = 11;
+    HostTensor h = randomTensor(dtype, {n, width}, 1);
+    HostTensor w = randomTensor(dtype, {classes, width}, 2);
+    HostTensor b = randomTensor(dtype, {classes}, 3, -2, 2);
+    HostTensor labels{DType::I64, {n}, {0, 3, 10, 1, 1, 7, 4}};
+    HostTensor seed{dtype, {}, {0.5}};
+    HostTensor logits{dtype, {n, classes}, {}};
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t v = 0; v < classes; ++v) {
+        double dot = b.values[v];
+        for (int64_t k = 0; k < width; ++k)
+          dot += h.values[i * width + k] * w.values[v * width + k];
+        logits.values.push_back(dot);
+      }
+    std::vector<double> wantBias(classes, 0.0);
+    for (int64_t i = 0; i < n; ++i) {
+      const double lse = referenceLse(logits, i);
+      for (int64_t v = 0; v < classes; ++v) {
+        double p = std::exp(logits.values[i * classes + v] - lse);
+        wantBias[v] += (p - (v == labels.values[i] ? 1 : 0)) * 0.5 / n;
+      }
+    }
+    const json attrs{{"chunk", 3}};
+    std::vector<std::vector<double>> forward =
+        runOp("linear_cross_entropy", attrs, {h, w, labels, b},
+              {{dtype, {}}, {dtype, {n}}});
+    HostTensor lse{dtype, {n}, forward[1]};
+    std::vector<std::vector<double>> backward = runOp(
+        "linear_cross_entropy_backward", attrs, {seed, h, w, labels, lse, b},
+        {{dtype, {n, width}}, {dtype, {classes, width}}, {dtype, {classes}}});
+    std::vector<std::vector<double>> fused =
+        runOp("linear_cross_entropy_with_grad", attrs, {seed, h, w, labels, b},
+              {{dtype, {}},
+               {dtype, {n, width}},
+               {dtype, {classes, width}},
+               {dtype, {classes}}});
+    SCOPED_TRACE(dtypeName(dtype));
+    Tolerance tol = toleranceFor(dtype);
+    EXPECT_TRUE(close(forward[0], {referenceCrossEntropy(logits, labels)},
+                      tol.atol, tol.rtol));
+    EXPECT_TRUE(close(backward[2], wantBias, tol.atol, tol.rtol));
+    EXPECT_EQ(fused[0], forward[0]);
+    EXPECT_EQ(fused[1], backward[0]);
+    EXPECT_EQ(fused[2], backward[1]);
+    EXPECT_EQ(fused[3], backward[2]);
+  }
+}
+
+/// A bias of the wrong length is refused by the kernel's rule.
+TEST(LinearCrossEntropyKernelTest, BiasOfTheWrongLengthIsRefused) {
+  HostTensor h = randomTensor(DType::F32, {3, 4}, 1);
+  HostTensor w = randomTensor(DType::F32, {5, 4}, 2);
+  HostTensor b = randomTensor(DType::F32, {4}, 3);
+  HostTensor labels{DType::I64, {3}, {0, 4, 1}};
+  std::string message = errorOf([&] {
+    runOp("linear_cross_entropy", {{"chunk", 2}}, {h, w, labels, b},
+          {{DType::F32, {}}, {DType::F32, {3}}});
+  });
+  EXPECT_NE(message.find("expected bias of shape 5"), std::string::npos)
+      << message;
 }
 
 /// As its pair, a label outside [0, V) is a kernel failure naming the row.

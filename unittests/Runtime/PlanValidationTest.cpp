@@ -546,7 +546,20 @@ TEST(PlanValidationTest, AttentionAndLinearCrossEntropy) {
                     {seed, h, w, three}, withGrad,
                     "expected 5 labels (one per row of hidden), got 3");
   expectStepRefused("linear_cross_entropy_with_grad", {{"chunk", 2}},
-                    {seed, h, w}, withGrad, "expected 4 input(s), got 3");
+                    {seed, h, w}, withGrad, "expected 4 to 5 inputs, got 3");
+  // A bias (the last input): V elements of weight's dtype, and one more
+  // output, grad_bias.
+  HostTensor bias{DType::F32, {10}, {}}, shortBias{DType::F32, {9}, {}},
+      halfBias{DType::F16, {10}, {}};
+  expectStepRefused("linear_cross_entropy", {{"chunk", 2}},
+                    {h, w, labels, shortBias}, loss,
+                    "expected bias of shape 10 (weight's rows), got 9");
+  expectStepRefused("linear_cross_entropy", {{"chunk", 2}},
+                    {h, w, labels, halfBias}, loss,
+                    "expected bias dtype f32 (as weight), got f16");
+  expectStepRefused("linear_cross_entropy_with_grad", {{"chunk", 2}},
+                    {seed, h, w, labels, bias}, withGrad,
+                    "expected 4 output(s), got 3");
 }
 
 TEST(PlanValidationTest, Attributes) {

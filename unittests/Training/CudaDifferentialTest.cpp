@@ -55,10 +55,10 @@ std::optional<std::string> cudaUnavailable() {
 }
 
 /// A graph exercising the element-wise and pooling kernels the suite models
-/// do not all reach: sigmoid, tanh, ELU, leaky ReLU (unfused), mul, sub and
-/// div (a broadcast dividend, a divisor in (0.5, 1.5)), slices and their
-/// backward, transposes, average and max pooling, global average pooling and
-/// the MSE loss.
+/// do not all reach: sigmoid, tanh, ELU, leaky ReLU (unfused), clamp, mul,
+/// sub and div (a broadcast dividend, a divisor in (0.5, 1.5)), slices and
+/// their backward, transposes, average and max pooling, global average
+/// pooling and the MSE loss.
 const char *kZoo = R"mlir(
 func.func @zoo(%w: tensor<4x3x3x3xf32> {memopt.param}, %s: tensor<4x1x1xf32> {memopt.param},
                %l: tensor<6x4xf32> {memopt.param}, %x: tensor<2x3x8x8xf32>,
@@ -74,7 +74,8 @@ func.func @zoo(%w: tensor<4x3x3x3xf32> {memopt.param}, %s: tensor<4x1x1xf32> {me
   %a = memopt.avg_pool2d %d {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<2x4x8x8xf32>
   %p = memopt.max_pool2d %a {kernel_size = array<i64: 2, 2>} : tensor<2x4x4x4xf32>
   %h0 = memopt.tanh %p : tensor<2x4x2x2xf32>
-  %h = memopt.leaky_relu %h0 {alpha = 0.2 : f64} : tensor<2x4x2x2xf32>
+  %h1 = memopt.leaky_relu %h0 {alpha = 0.2 : f64} : tensor<2x4x2x2xf32>
+  %h = memopt.clamp %h1 {min = -0.5 : f64, max = 0.5 : f64} : tensor<2x4x2x2xf32>
   %sl = memopt.slice %h {offsets = array<i64: 0, 0, 0, 0>, sizes = array<i64: 2, 4, 2, 1>} : tensor<2x4x2x2xf32>
   %tr = memopt.transpose %sl {permutation = array<i64: 0, 1, 3, 2>} : tensor<2x4x2x1xf32>
   %q = memopt.global_avg_pool2d %tr : tensor<2x4x1x2xf32>
@@ -170,6 +171,17 @@ const Case kCases[] = {
     {"Gpt2LinearCrossEntropyFp16Pair", Case::Suite, "gpt2-odd",
      "memopt-fuse-linear-cross-entropy{min-classes=1 chunk=9},"
      "memopt-pipeline{optimizer=adam lr=0.001 precision=fp16 "
+     "fuse-loss-gradient=false}",
+     2e-2, 2},
+    // A biased head fused: the bias's rows in each chunk's logits, and
+    // grad_bias summed chunk by chunk; in fp16 the sums of narrowed dlogits.
+    {"BiasedHeadLinearCrossEntropy", Case::Inline, kBiasedOnnxHead,
+     "memopt-fuse-linear-cross-entropy{min-classes=1 chunk=9},"
+     "memopt-pipeline{optimizer=momentum lr=0.01}",
+     1e-4, 2},
+    {"BiasedHeadLinearCrossEntropyFp16Pair", Case::Inline, kBiasedOnnxHead,
+     "memopt-fuse-linear-cross-entropy{min-classes=1 chunk=9},"
+     "memopt-pipeline{optimizer=momentum lr=0.01 precision=fp16 "
      "fuse-loss-gradient=false}",
      2e-2, 2},
     {"LstmSgd", Case::Suite, "lstm", "memopt-pipeline{optimizer=sgd lr=0.1}",

@@ -7,7 +7,9 @@
 // within 1e-5 of each result's largest magnitude: a GPT-2 with tied
 // embeddings (the weight is also the embedding table, so its gradient is
 // a sum) in chunks that do not divide the rows, with a workspace capped to
-// one row, and planned; and a 2-D head on a matmul with transpose_b.
+// one row, and planned; a 2-D head on a matmul with transpose_b; and
+// biased heads (a linear layer's bias, and Transpose, MatMul and Add as
+// the ONNX exporters write one).
 // The gradient rule itself is checked against finite differences in
 // GradCheckTest.cpp.
 //
@@ -74,6 +76,32 @@ TEST(FuseLinearCrossEntropy, MatMulHeadMatchesUnfused) {
   expectFusedMatchesUnfused(
       kMatMulHead, "memopt-fuse-linear-cross-entropy{min-classes=50 chunk=5}",
       "memopt-autodiff{optimizer=none}", ",memopt-schedule,memopt-plan-memory");
+}
+
+// A biased head, as a linear layer and as the ONNX exporters write one
+// (Transpose, MatMul, Add, Reshape: kBiasedOnnxHead): the bias's gradient
+// too.
+const char *kBiasedLinearHead = R"mlir(
+func.func @f(%x: tensor<12x6xf32>, %w: tensor<6x6xf32> {memopt.param},
+             %head: tensor<50x6xf32> {memopt.param},
+             %b: tensor<50xf32> {memopt.param}, %labels: tensor<12xi64>)
+    -> tensor<f32> {
+  %h = memopt.linear %x, %w : tensor<12x6xf32>, tensor<6x6xf32>
+  %t = memopt.tanh %h : tensor<12x6xf32>
+  %logits = memopt.linear %t, %head, %b : tensor<12x6xf32>, tensor<50x6xf32>, tensor<50xf32>
+  %loss = memopt.cross_entropy %logits, %labels : tensor<12x50xf32>, tensor<12xi64>
+  return %loss : tensor<f32>
+}
+)mlir";
+
+TEST(FuseLinearCrossEntropy, BiasedHeadsMatchUnfused) {
+  const char *fusion =
+      "memopt-fuse-linear-cross-entropy{min-classes=50 chunk=5}";
+  expectFusedMatchesUnfused(kBiasedOnnxHead, fusion,
+                            "memopt-autodiff{optimizer=none}",
+                            ",memopt-schedule,memopt-plan-memory");
+  expectFusedMatchesUnfused(kBiasedLinearHead, fusion,
+                            "memopt-autodiff{optimizer=none}", "");
 }
 
 // Below min-classes nothing is fused.

@@ -96,6 +96,12 @@ std::vector<GradCase> &cases() {
       withMseLoss(p("x", "tensor<3x5xf64>"),
                   "  %y = memopt.elu %x {alpha = 0.7 : f64} : tensor<3x5xf64>",
                   "tensor<3x5xf64>"));
+  // Bounds away from the random inputs' values, so the central differences
+  // never straddle a kink.
+  add("clamp", withMseLoss(p("x", "tensor<3x5xf64>"),
+                           "  %y = memopt.clamp %x {max = 0.5 : f64, min = "
+                           "-0.25 : f64} : tensor<3x5xf64>",
+                           "tensor<3x5xf64>"));
   add("add_mul_broadcast_several_uses",
       withMseLoss(
           p("a", "tensor<2x3x4xf64>") + ", " + p("b", "tensor<3x1xf64>"),
@@ -237,6 +243,15 @@ std::vector<GradCase> &cases() {
       "{memopt.param}, %labels: tensor<7xi64>) -> tensor<f64> {\n"
       "  %loss, %lse = memopt.linear_cross_entropy %h, %w, %labels {chunk = "
       "3 : i64} : tensor<7x4xf64>, tensor<5x4xf64>, tensor<7xi64>\n"
+      "  return %loss : tensor<f64>\n}\n");
+  // With a bias: its gradient, the dlogits summed over the chunks' rows.
+  add("linear_cross_entropy_bias",
+      "func.func @f(%h: tensor<7x4xf64> {memopt.param}, %w: tensor<5x4xf64> "
+      "{memopt.param}, %b: tensor<5xf64> {memopt.param}, %labels: "
+      "tensor<7xi64>) -> tensor<f64> {\n"
+      "  %loss, %lse = memopt.linear_cross_entropy %h, %w, %labels bias %b "
+      "{chunk = 3 : i64} : tensor<7x4xf64>, tensor<5x4xf64>, tensor<7xi64>, "
+      "tensor<5xf64>\n"
       "  return %loss : tensor<f64>\n}\n");
   add("mse_loss_both_sides",
       "func.func @f(%a: tensor<3x4xf64> {memopt.param}, %b: tensor<3x4xf64> "

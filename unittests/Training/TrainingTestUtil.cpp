@@ -140,6 +140,22 @@ std::string readTextFile(const std::string &path) {
 }
 } // namespace
 
+const char *const memopt::testing::kBiasedOnnxHead = R"mlir(
+func.func @head(%x: tensor<2x67x16xf32>, %w: tensor<16x16xf32> {memopt.param},
+                %head: tensor<300x16xf32> {memopt.param},
+                %b: tensor<300xf32> {memopt.param}, %labels: tensor<134xi64>)
+    -> tensor<f32> {
+  %h = memopt.linear %x, %w : tensor<2x67x16xf32>, tensor<16x16xf32>
+  %t = memopt.tanh %h : tensor<2x67x16xf32>
+  %wt = memopt.transpose %head {permutation = array<i64: 1, 0>} : tensor<300x16xf32>
+  %m = memopt.matmul %t, %wt : tensor<2x67x16xf32>, tensor<16x300xf32>
+  %a = memopt.add %m, %b : tensor<2x67x300xf32>, tensor<300xf32>
+  %logits = memopt.reshape %a : tensor<2x67x300xf32> -> tensor<134x300xf32>
+  %loss = memopt.cross_entropy %logits, %labels : tensor<134x300xf32>, tensor<134xi64>
+  return %loss : tensor<f32>
+}
+)mlir";
+
 std::string memopt::testing::exampleSource(const std::string &name) {
   std::string text =
       readTextFile(std::string(MEMOPT_SOURCE_DIR) + "/examples/" + name);

@@ -97,6 +97,10 @@ std::string exampleSource(const std::string &name);
 /// The text of a suite model generated for the tests at build time
 /// (unittests/Training/CMakeLists.txt); fails the current test if missing.
 std::string suiteModelSource(const std::string &name);
+/// A biased LM head as the ONNX exporters write a linear layer (Transpose,
+/// MatMul, Add, Reshape) over 2x67x16 hidden states: 134 rows, 300
+/// classes, the bias a parameter.
+extern const char *const kBiasedOnnxHead;
 /// Runs `pipeline` on `source` and counts the ops `pred` accepts; fails the
 /// current test on a parse or pass error. Passes must be registered (any
 /// CompiledStep::compile registers them).

@@ -15,6 +15,10 @@
 // - SplitToSequence with static splits and SequenceAt with a constant
 //   position are slices.
 // - CastLike is a Cast to the second input's type.
+// - Clip(x, min, max) with constant bounds is memopt.clamp, whose gradient
+//   is PyTorch's hardtanh_backward (0 at a bound): F.relu6, F.hardtanh and
+//   torch.clamp all export as Clip, and only at x exactly on a bound does
+//   torch.clamp's own gradient (1 there) differ.
 //
 //===----------------------------------------------------------------------===//
 
@@ -212,6 +216,48 @@ LogicalResult Importer::convertMath(const onnx::NodeProto &node, Location loc) {
              << "; only a mask that fits the scores is "
                 "supported";
     return define(*y);
+  }
+
+  if (type == "Clip") {
+    FailureOr<Value> x = valueOf(node, 0);
+    if (failed(x))
+      return failure();
+    if (!isa<FloatType>(typeOf(*x).getElementType()))
+      return emitError(loc) << "Clip: only float tensors are supported on "
+                               "computed values";
+    SmallVector<NamedAttribute, 2> bounds;
+    double lo = -std::numeric_limits<double>::infinity();
+    double hi = std::numeric_limits<double>::infinity();
+    for (int i : {1, 2}) {
+      if (!hasInput(node, i))
+        continue;
+      const ConstTensor *c = constOf(node, i);
+      if (!c || c->numElements() != 1)
+        return emitError(loc) << "Clip: the " << (i == 1 ? "min" : "max")
+                              << " must be a constant scalar on a computed "
+                                 "tensor";
+      double v = c->at(0);
+      if (std::isnan(v))
+        return emitError(loc)
+               << "Clip: the " << (i == 1 ? "min" : "max") << " is NaN";
+      // An infinite bound on its own side does not clamp.
+      if (std::isinf(v) && (v < 0) == (i == 1))
+        continue;
+      if (std::isinf(v))
+        return emitError(loc)
+               << "Clip: a " << (i == 1 ? "min" : "max") << " of "
+               << (v < 0 ? "-inf" : "inf") << " is not supported";
+      (i == 1 ? lo : hi) = v;
+      bounds.push_back(f64(i == 1 ? "min" : "max", v));
+    }
+    if (!(lo <= hi))
+      return emitError(loc) << "Clip: min " << lo << " is above max " << hi
+                            << " (ONNX then writes max everywhere); not "
+                               "supported";
+    if (bounds.empty())
+      return define(*x);
+    FailureOr<Value> y = emit1("memopt.clamp", loc, {*x}, bounds);
+    return failed(y) ? failure() : define(*y);
   }
 
   if (type == "SplitToSequence") {

@@ -56,6 +56,7 @@ KernelEntry lookup(KernelKind kind) {
   case KernelKind::Tanh:
   case KernelKind::LeakyRelu:
   case KernelKind::Elu:
+  case KernelKind::Clamp:
     return {cpu::unary, true};
   case KernelKind::Add:
   case KernelKind::Sub:
@@ -106,6 +107,7 @@ KernelEntry lookup(KernelKind kind) {
   case KernelKind::TanhBackward:
   case KernelKind::LeakyReluBackward:
   case KernelKind::EluBackward:
+  case KernelKind::ClampBackward:
     return {cpu::activationBackward, true};
   case KernelKind::BatchNormBackward:
     return {cpu::batchNormBackward, true};

@@ -104,6 +104,11 @@ template <typename T> void unaryImpl(const KernelCall &call) {
     T alpha = static_cast<T>(call.step.get<AlphaAttrs>().alpha);
     return map<T>(x, y, [alpha](T v) { return math::elu(v, alpha); });
   }
+  case KernelKind::Clamp: {
+    const ClampAttrs &a = call.step.get<ClampAttrs>();
+    const T lo = static_cast<T>(a.min), hi = static_cast<T>(a.max);
+    return map<T>(x, y, [lo, hi](T v) { return math::clamp(v, lo, hi); });
+  }
   default:
     throw Error(ErrorCode::Internal, "unary kernel called for another kernel");
   }
@@ -231,6 +236,13 @@ template <typename T> void activationBackwardImpl(const KernelCall &call) {
       });
     return map2<T>(g, s, y, [alpha](T dy, T x) {
       return x > T(0) ? dy : dy * math::eluGrad(x, alpha);
+    });
+  }
+  case KernelKind::ClampBackward: {
+    const ClampAttrs &a = call.step.get<ClampAttrs>();
+    const T lo = static_cast<T>(a.min), hi = static_cast<T>(a.max);
+    return map2<T>(g, s, y, [lo, hi](T dy, T v) {
+      return math::clampBackward(dy, v, lo, hi);
     });
   }
   default:

@@ -1,7 +1,7 @@
 //===- LinearCrossEntropy.cpp - the chunked LM-head loss on the CPU -------===//
 //
-// linear_cross_entropy(hidden, weight, labels): `chunk` rows at a time, the
-// logits hidden·weightᵀ of those rows (a BLAS GEMM into the step's
+// linear_cross_entropy(hidden, weight, labels[, bias]): `chunk` rows at a time,
+// the logits hidden·weightᵀ of those rows (a BLAS GEMM into the step's
 // workspace), each row's log-sum-exp (RowSoftmax.h, as cross_entropy
 // computes it) and its loss lse − logit[label]; the loss is their mean. The N×V
 // logits never exist.
@@ -14,6 +14,10 @@
 // linear_cross_entropy_with_grad does both to each chunk with its logits
 // computed once: the same products and row arithmetic, so the same bits
 // as the pair (with the same rows per chunk).
+//
+// With a bias (the ops' last input) each chunk's logits start as the bias,
+// as memopt.linear adds it, and the GEMM adds to them; grad_bias sums the
+// dlogits over the rows, chunk by chunk in row order, in double.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,15 +43,46 @@ int64_t chunkRows(const KernelCall &call, int64_t n) {
       1, std::min(call.step.get<LinearCrossEntropyAttrs>().chunk, n));
 }
 
-/// The logits of rows [r0, r0 + rows): those rows of hidden (N×H) times
-/// weightᵀ (V×H), into `d` (rows×V).
-template <typename T>
-void chunkLogits(const T *h, const T *w, int64_t r0, int64_t rows,
-                 int64_t width, int64_t classes, T *d) {
-  const int64_t ld = std::max<int64_t>(width, 1);
-  gemm<T>(false, true, rows, classes, width, T(1), h + r0 * width, ld, w, ld,
-          T(0), d, classes);
+/// The bias, input `index`, when the call has one; null otherwise.
+template <typename T> const T *biasOf(const KernelCall &call, size_t index) {
+  return call.inputs.size() > index ? call.in(index).as<const T>() : nullptr;
 }
+
+/// The logits of rows [r0, r0 + rows): those rows of hidden (N×H) times
+/// weightᵀ (V×H), plus `bias` (V, or null), into `d` (rows×V).
+template <typename T>
+void chunkLogits(const T *h, const T *w, const T *bias, int64_t r0,
+                 int64_t rows, int64_t width, int64_t classes, T *d) {
+  const int64_t ld = std::max<int64_t>(width, 1);
+  if (bias)
+    for (int64_t i = 0; i < rows; ++i)
+      std::copy(bias, bias + classes, d + i * classes);
+  gemm<T>(false, true, rows, classes, width, T(1), h + r0 * width, ld, w, ld,
+          bias ? T(1) : T(0), d, classes);
+}
+
+/// grad_bias's running sums: each class's dlogits over the rows so far.
+class BiasGradient {
+public:
+  explicit BiasGradient(int64_t classes, bool wanted)
+      : sums(wanted ? static_cast<size_t>(classes) : 0, 0.0) {}
+  /// Adds the chunk's `rows` rows of dlogits `d` (rows×V).
+  template <typename T> void add(const T *d, int64_t rows) {
+    const int64_t classes = static_cast<int64_t>(sums.size());
+    parallelRange(classes, rows, [&](int64_t v0, int64_t v1) {
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t v = v0; v < v1; ++v)
+          sums[v] += static_cast<double>(d[i * classes + v]);
+    });
+  }
+  template <typename T> void write(T *out) const {
+    for (size_t v = 0; v < sums.size(); ++v)
+      out[v] = static_cast<T>(sums[v]);
+  }
+
+private:
+  std::vector<double> sums;
+};
 
 /// From the chunk's dlogits `d`: grad_hidden's rows = dlogits · weight;
 /// grad_weight += dlogitsᵀ · hidden's rows.
@@ -67,7 +102,8 @@ template <typename T> void linearCrossEntropyImpl(const KernelCall &call) {
   const int64_t n = th.dim(0), width = th.dim(1), classes = tw.dim(0);
   const std::vector<int64_t> labels = checkedLabels(call.in(2), n, classes);
   WorkspaceRows<T> chunk(call, classes, chunkRows(call, n));
-  const T *h = th.as<const T>(), *w = tw.as<const T>();
+  const T *h = th.as<const T>(), *w = tw.as<const T>(),
+          *bias = biasOf<T>(call, 3);
   T *lse = call.out(1).as<T>();
   double total = 0;
   // Each row's loss, found in parallel and added up in row order.
@@ -76,7 +112,7 @@ template <typename T> void linearCrossEntropyImpl(const KernelCall &call) {
     const int64_t rows = std::min(n - r0, chunk.rows);
     T *logits = chunk.data();
     if (classes > 0)
-      chunkLogits(h, w, r0, rows, width, classes, logits);
+      chunkLogits(h, w, bias, r0, rows, width, classes, logits);
     parallelRange(rows, 3 * classes, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
         const T *row = logits + i * classes;
@@ -100,17 +136,16 @@ void linearCrossEntropyBackwardImpl(const KernelCall &call) {
   const double scale =
       static_cast<double>(*call.in(0).as<const T>()) / static_cast<double>(n);
   const T *h = th.as<const T>(), *w = tw.as<const T>(),
-          *lse = call.in(4).as<const T>();
+          *lse = call.in(4).as<const T>(), *bias = biasOf<T>(call, 5);
   T *dh = call.out(0).as<T>(), *dw = call.out(1).as<T>();
   std::fill(dw, dw + call.out(1).numElements, T(0));
-  if (classes == 0) {
+  BiasGradient db(classes, bias != nullptr);
+  if (classes == 0)
     std::fill(dh, dh + call.out(0).numElements, T(0));
-    return;
-  }
-  for (int64_t r0 = 0; r0 < n; r0 += chunk.rows) {
+  for (int64_t r0 = 0; classes > 0 && r0 < n; r0 += chunk.rows) {
     const int64_t rows = std::min(n - r0, chunk.rows);
     T *d = chunk.data();
-    chunkLogits(h, w, r0, rows, width, classes, d);
+    chunkLogits(h, w, bias, r0, rows, width, classes, d);
     parallelRange(rows, 4 * classes, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
         T *row = d + i * classes;
@@ -118,8 +153,12 @@ void linearCrossEntropyBackwardImpl(const KernelCall &call) {
                            labels[r0 + i], scale, row);
       }
     });
+    if (bias)
+      db.add(d, rows);
     multiplyDlogits(d, h, w, r0, rows, width, classes, dh, dw);
   }
+  if (bias)
+    db.write(call.out(2).as<T>());
 }
 
 /// The step's workspace after the log-sum-exps that
@@ -145,9 +184,11 @@ void linearCrossEntropyWithGradImpl(const KernelCall &call) {
   WorkspaceRows<T> chunk(rest, classes, chunkRows(call, n));
   const double scale =
       static_cast<double>(*call.in(0).as<const T>()) / static_cast<double>(n);
-  const T *h = th.as<const T>(), *w = tw.as<const T>();
+  const T *h = th.as<const T>(), *w = tw.as<const T>(),
+          *bias = biasOf<T>(call, 4);
   T *dh = call.out(1).as<T>(), *dw = call.out(2).as<T>();
   std::fill(dw, dw + call.out(2).numElements, T(0));
+  BiasGradient db(classes, bias != nullptr);
   if (classes == 0)
     std::fill(dh, dh + call.out(1).numElements, T(0));
   double total = 0;
@@ -159,7 +200,7 @@ void linearCrossEntropyWithGradImpl(const KernelCall &call) {
   for (int64_t r0 = 0; classes > 0 && r0 < n; r0 += chunk.rows) {
     const int64_t rows = std::min(n - r0, chunk.rows);
     T *d = chunk.data();
-    chunkLogits(h, w, r0, rows, width, classes, d);
+    chunkLogits(h, w, bias, r0, rows, width, classes, d);
     parallelRange(rows, 5 * classes, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
         T *row = d + i * classes;
@@ -171,8 +212,12 @@ void linearCrossEntropyWithGradImpl(const KernelCall &call) {
     });
     for (int64_t i = 0; i < rows; ++i)
       total += rowLoss[i];
+    if (bias)
+      db.add(d, rows);
     multiplyDlogits(d, h, w, r0, rows, width, classes, dh, dw);
   }
+  if (bias)
+    db.write(call.out(3).as<T>());
   *call.out(0).as<T>() = static_cast<T>(total / static_cast<double>(n));
 }
 

@@ -115,6 +115,7 @@ KernelFn lookup(KernelKind kind) {
   case KernelKind::Tanh:
   case KernelKind::LeakyRelu:
   case KernelKind::Elu:
+  case KernelKind::Clamp:
     return cuda::unary;
   case KernelKind::Add:
   case KernelKind::Sub:
@@ -165,6 +166,7 @@ KernelFn lookup(KernelKind kind) {
   case KernelKind::TanhBackward:
   case KernelKind::LeakyReluBackward:
   case KernelKind::EluBackward:
+  case KernelKind::ClampBackward:
     return cuda::activationBackward;
   case KernelKind::BatchNormBackward:
     return cuda::batchNormBackward;

@@ -59,6 +59,11 @@ template <typename T> struct EluOp {
   __device__ T operator()(T v) const { return math::elu(v, alpha); }
 };
 
+template <typename T> struct ClampOp {
+  T lo, hi;
+  __device__ T operator()(T v) const { return math::clamp(v, lo, hi); }
+};
+
 template <typename T, typename Op>
 __global__ void mapKernel(const void *x, void *y, DType dtype, int64_t n,
                           Op op) {
@@ -92,6 +97,12 @@ template <typename T> void unaryImpl(const KernelCall &call) {
     return launchMap<T>(
         call, EluOp<T>{static_cast<T>(call.step.get<AlphaAttrs>().alpha)},
         "elu");
+  case KernelKind::Clamp: {
+    const ClampAttrs &a = call.step.get<ClampAttrs>();
+    return launchMap<T>(
+        call, ClampOp<T>{static_cast<T>(a.min), static_cast<T>(a.max)},
+        "clamp");
+  }
   default:
     throw Error(ErrorCode::Internal, "unary kernel called for another kernel");
   }
@@ -298,6 +309,13 @@ template <typename T> struct EluBackwardOp {
   }
 };
 
+template <typename T> struct ClampBackwardOp {
+  T lo, hi;
+  __device__ T operator()(T dy, T v) const {
+    return math::clampBackward(dy, v, lo, hi);
+  }
+};
+
 template <typename T, typename Op>
 __global__ void map2Kernel(const void *g, const void *s, void *y, DType dtype,
                            int64_t n, Op op) {
@@ -339,6 +357,12 @@ template <typename T> void activationBackwardImpl(const KernelCall &call) {
       return launchMap2<T>(call, EluBackwardFromOutputOp<T>{alpha},
                            "elu_backward");
     return launchMap2<T>(call, EluBackwardOp<T>{alpha}, "elu_backward");
+  }
+  case KernelKind::ClampBackward: {
+    const ClampAttrs &a = call.step.get<ClampAttrs>();
+    return launchMap2<T>(
+        call, ClampBackwardOp<T>{static_cast<T>(a.min), static_cast<T>(a.max)},
+        "clamp_backward");
   }
   default:
     throw Error(ErrorCode::Internal,

@@ -40,6 +40,14 @@
 // loss from the log-sum-exps at the end; the pair's kernels and GEMM shapes,
 // so the pair's bits, with one GEMM and one pass over the logits fewer.
 //
+// With a bias (the ops' last input, V elements of weight's dtype) each
+// chunk's logits start as the bias, widened to the compute type by one
+// kernel, and the logits GEMM adds to them (beta 1); the loss's
+// logit[label] adds bias[label] to the dot product, and grad_bias, the
+// column sums of the chunk's dlogits, is one thread per class summing the
+// chunk's rows in double and adding the sum to grad_bias in its own dtype
+// (overwritten by the first chunk), as grad_weight accumulates.
+//
 // Precision: the CPU widens f16 and bf16 operands to f32 and keeps them
 // there; here their dlogits are rounded to the tensor dtype before the two
 // GEMMs, as PyTorch's f16 cross-entropy gradients are (in f16, magnitudes
@@ -266,10 +274,11 @@ __global__ void chunkLseKernel(const T *logits, int64_t rows, int64_t classes,
 /// block), their mean to `loss`. Rows with a bad label raise the error
 /// flag and add nothing.
 __global__ void lossKernel(const void *hidden, const void *weight, DType dtype,
-                           const void *labels, DType labelType, const void *lse,
-                           DType lseType, int64_t n, int64_t width,
-                           int64_t classes, double *partials, void *loss,
-                           DType lossType, int *flag, int code) {
+                           const void *bias, const void *labels,
+                           DType labelType, const void *lse, DType lseType,
+                           int64_t n, int64_t width, int64_t classes,
+                           double *partials, void *loss, DType lossType,
+                           int *flag, int code) {
   const int lane = threadIdx.x & 31, warpsPerBlock = blockDim.x / 32;
   const int64_t warps = int64_t(gridDim.x) * warpsPerBlock;
   double total = 0; // Lane 0's sum over its warp's rows.
@@ -286,6 +295,8 @@ __global__ void lossKernel(const void *hidden, const void *weight, DType dtype,
       dot += __dmul_rn(loadDouble(hidden, dtype, r * width + k),
                        loadDouble(weight, dtype, label * width + k));
     dot = warpSum(dot);
+    if (bias)
+      dot += loadDouble(bias, dtype, label);
     if (lane == 0)
       total += loadDouble(lse, lseType, r) - dot;
   }
@@ -296,6 +307,39 @@ __global__ void lossKernel(const void *hidden, const void *weight, DType dtype,
     partials[blockIdx.x] = total;
   else
     storeDouble(loss, lossType, 0, total / static_cast<double>(n));
+}
+
+/// Every row of the chunk's logits (T: f32 or f64, `rows` x `classes`) set
+/// to the bias (`classes` elements of `biasType`).
+template <typename T>
+__global__ void biasRowsKernel(T *logits, int64_t rows, int64_t classes,
+                               const void *bias, DType biasType) {
+  const int64_t total = rows * classes;
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
+       e += int64_t(gridDim.x) * blockDim.x)
+    logits[e] = static_cast<T>(loadDouble(bias, biasType, e % classes));
+}
+
+/// grad_bias[v] (+)= the sum over the chunk's `rows` rows of dlogits[i, v]
+/// (elements of `type`, rows `ld` elements apart), one thread per class,
+/// the rows in order in double; `first` overwrites.
+__global__ void biasGradientKernel(const void *dlogits, DType type, int64_t ld,
+                                   int64_t rows, int64_t classes, void *db,
+                                   DType dbType, bool first) {
+  for (int64_t v = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; v < classes;
+       v += int64_t(gridDim.x) * blockDim.x) {
+    double sum = 0;
+    for (int64_t i = 0; i < rows; ++i)
+      sum += loadDouble(dlogits, type, i * ld + v);
+    storeDouble(db, dbType, v, first ? sum : loadDouble(db, dbType, v) + sum);
+  }
+}
+
+/// Blocks of kThreads threads for `items` items, each thread looping over
+/// the rest.
+unsigned itemBlocks(int64_t items) {
+  return static_cast<unsigned>(
+      std::clamp<int64_t>((items + kThreads - 1) / kThreads, 1, kMaxRowBlocks));
 }
 
 /// Adds the partial sums in order and writes their mean.
@@ -364,12 +408,29 @@ void checkSameDType(const TensorRef &hidden, const TensorRef &weight) {
                                 dtypeName(weight.dtype)));
 }
 
+/// The bias, input `index`, when the call has one; null otherwise.
+const TensorRef *biasOf(const KernelCall &call, size_t index) {
+  return call.inputs.size() > index ? &call.in(index) : nullptr;
+}
+
 /// The logits of rows [r0, r0 + rows) into the chunk: hidden_chunk ·
-/// weightᵀ in the compute type (zeros when H is 0).
+/// weightᵀ (+ bias) in the compute type (zeros, or the bias, when H is 0).
 void chunkLogits(const KernelCall &call, const TensorRef &h, const TensorRef &w,
-                 int64_t r0, int64_t rows, int64_t width, int64_t classes,
-                 void *chunk) {
+                 const TensorRef *bias, int64_t r0, int64_t rows, int64_t width,
+                 int64_t classes, void *chunk) {
   const DType ct = inDouble(h) ? DType::F64 : DType::F32;
+  if (bias) {
+    const unsigned blocks = itemBlocks(rows * classes);
+    if (inDouble(h))
+      biasRowsKernel<double><<<blocks, kThreads, 0, call.cuda.stream>>>(
+          static_cast<double *>(chunk), rows, classes, bias->data, bias->dtype);
+    else
+      biasRowsKernel<float><<<blocks, kThreads, 0, call.cuda.stream>>>(
+          static_cast<float *>(chunk), rows, classes, bias->data, bias->dtype);
+    checkLaunch("linear_cross_entropy");
+    if (width == 0)
+      return;
+  }
   if (width == 0) {
     check(cudaMemsetAsync(chunk, 0,
                           static_cast<size_t>(rows * classes) * dtypeSize(ct),
@@ -381,7 +442,7 @@ void chunkLogits(const KernelCall &call, const TensorRef &h, const TensorRef &w,
                    static_cast<size_t>(r0 * width) * dtypeSize(h.dtype);
   const Gemm g{h.dtype, ct,    false, true,  rows,
                classes, width, width, width, classes};
-  gemm(call, g, hc, w.data, kZero, chunk);
+  gemm(call, g, hc, w.data, bias ? kOne : kZero, chunk);
 }
 
 /// lse[r0 + i] for the `rows` rows of logits in the chunk.
@@ -404,8 +465,10 @@ void chunkLse(const KernelCall &call, const TensorRef &h, const TensorRef &lse,
 /// The loss from every row's lse, with the chunk's memory (every row of it
 /// read by now) as the blocks' partial sums when it holds two or more.
 void finishLoss(const KernelCall &call, const TensorRef &h, const TensorRef &w,
-                const TensorRef &labels, const TensorRef &lse,
-                const TensorRef &loss, const LogitChunk &chunk, int code) {
+                const TensorRef *bias, const TensorRef &labels,
+                const TensorRef &lse, const TensorRef &loss,
+                const LogitChunk &chunk, int code) {
+  const void *b = bias ? bias->data : nullptr;
   const int64_t n = h.dim(0), width = h.dim(1), classes = w.dim(0);
   const int64_t wanted =
       std::min<int64_t>((n + kLossWarps - 1) / kLossWarps, kMaxLossBlocks);
@@ -415,7 +478,7 @@ void finishLoss(const KernelCall &call, const TensorRef &h, const TensorRef &w,
   if (blocks >= 2) {
     double *partials = static_cast<double *>(chunk.data);
     lossKernel<<<static_cast<unsigned>(blocks), kThreads, 0,
-                 call.cuda.stream>>>(h.data, w.data, h.dtype, labels.data,
+                 call.cuda.stream>>>(h.data, w.data, h.dtype, b, labels.data,
                                      labels.dtype, lse.data, lse.dtype, n,
                                      width, classes, partials, loss.data,
                                      loss.dtype, call.cuda.errorFlag, code);
@@ -425,9 +488,9 @@ void finishLoss(const KernelCall &call, const TensorRef &h, const TensorRef &w,
         static_cast<double>(n));
   } else {
     lossKernel<<<1, kSingleBlockThreads, 0, call.cuda.stream>>>(
-        h.data, w.data, h.dtype, labels.data, labels.dtype, lse.data, lse.dtype,
-        n, width, classes, nullptr, loss.data, loss.dtype, call.cuda.errorFlag,
-        code);
+        h.data, w.data, h.dtype, b, labels.data, labels.dtype, lse.data,
+        lse.dtype, n, width, classes, nullptr, loss.data, loss.dtype,
+        call.cuda.errorFlag, code);
   }
   checkLaunch("linear_cross_entropy");
 }
@@ -435,12 +498,14 @@ void finishLoss(const KernelCall &call, const TensorRef &h, const TensorRef &w,
 /// Rows [r0, r0 + rows) of the gradients from their logits in the chunk:
 /// the logits become dlogits in place, then grad_hidden's rows = dlogits ·
 /// weight and grad_weight += dlogitsᵀ · hidden_chunk (overwritten by the
-/// first chunk). Needs n, V and H above 0.
+/// first chunk), and with a bias grad_bias (+)= the dlogits' column sums.
+/// Needs n and V above 0, and H above 0 without a bias.
 void chunkGradients(const KernelCall &call, const TensorRef &gl,
                     const TensorRef &h, const TensorRef &w,
                     const TensorRef &labels, const TensorRef &lse,
-                    const TensorRef &dh, const TensorRef &dw, void *chunk,
-                    int64_t r0, int64_t rows, int code) {
+                    const TensorRef &dh, const TensorRef &dw,
+                    const TensorRef *db, void *chunk, int64_t r0, int64_t rows,
+                    int code) {
   const int64_t n = h.dim(0), width = h.dim(1), classes = w.dim(0);
   const bool narrow = h.dtype == DType::F16 || h.dtype == DType::BF16;
   // dlogits: the chunk as h.dtype elements, rows `ld` elements apart.
@@ -464,6 +529,14 @@ void chunkGradients(const KernelCall &call, const TensorRef &gl,
         lse.dtype, labels.data, labels.dtype, r0, gl.data, gl.dtype, n,
         call.cuda.errorFlag, code);
   checkLaunch("linear_cross_entropy_backward");
+  if (db) {
+    biasGradientKernel<<<itemBlocks(classes), kThreads, 0, stream>>>(
+        chunk, narrow ? h.dtype : (inDouble(h) ? DType::F64 : DType::F32), ld,
+        rows, classes, db->data, db->dtype, r0 == 0);
+    checkLaunch("linear_cross_entropy_backward");
+  }
+  if (width == 0)
+    return;
 
   const size_t offset = static_cast<size_t>(r0 * width) * hBytes;
   const Gemm gh{h.dtype, dh.dtype, false, false, rows,
@@ -487,13 +560,14 @@ void linearCrossEntropy(const KernelCall &call) {
                    call.step.get<LinearCrossEntropyAttrs>().chunk);
   GemmScratch scratch(call, chunk);
 
+  const TensorRef *bias = biasOf(call, 3);
   for (int64_t r0 = 0; r0 < n; r0 += chunk.rows) {
     const int64_t rows = std::min(n - r0, chunk.rows);
     if (classes > 0)
-      chunkLogits(call, h, w, r0, rows, width, classes, chunk.data);
+      chunkLogits(call, h, w, bias, r0, rows, width, classes, chunk.data);
     chunkLse(call, h, lse, chunk.data, r0, rows, classes);
   }
-  finishLoss(call, h, w, labels, lse, loss, chunk, code);
+  finishLoss(call, h, w, bias, labels, lse, loss, chunk, code);
   chunk.release();
 }
 
@@ -501,15 +575,17 @@ void linearCrossEntropyBackward(const KernelCall &call) {
   const TensorRef &gl = call.in(0), &h = call.in(1), &w = call.in(2),
                   &labels = call.in(3), &lse = call.in(4);
   const TensorRef &dh = call.out(0), &dw = call.out(1);
+  const TensorRef *bias = biasOf(call, 5);
+  const TensorRef *db = bias ? &call.out(2) : nullptr;
   checkSameDType(h, w);
   const int64_t n = h.dim(0), width = h.dim(1), classes = w.dim(0);
   const int code = static_cast<int>(call.context.stepIndex) + 1;
   cudaStream_t stream = call.cuda.stream;
 
-  if (n == 0 || classes == 0 || width == 0) {
+  if (n == 0 || classes == 0 || (width == 0 && !bias)) {
     // Empty products: zero gradients (of which at most one is not empty).
-    for (const TensorRef *g : {&dh, &dw})
-      if (g->bytes() > 0)
+    for (const TensorRef *g : {&dh, &dw, db})
+      if (g && g->bytes() > 0)
         check(cudaMemsetAsync(g->data, 0, g->bytes(), stream),
               "cudaMemsetAsync");
     if (classes == 0 && n > 0) {
@@ -528,9 +604,9 @@ void linearCrossEntropyBackward(const KernelCall &call) {
   GemmScratch scratch(call, chunk);
   for (int64_t r0 = 0; r0 < n; r0 += chunk.rows) {
     const int64_t rows = std::min(n - r0, chunk.rows);
-    chunkLogits(call, h, w, r0, rows, width, classes, chunk.data);
-    chunkGradients(call, gl, h, w, labels, lse, dh, dw, chunk.data, r0, rows,
-                   code);
+    chunkLogits(call, h, w, bias, r0, rows, width, classes, chunk.data);
+    chunkGradients(call, gl, h, w, labels, lse, dh, dw, db, chunk.data, r0,
+                   rows, code);
   }
   chunk.release();
 }
@@ -547,6 +623,8 @@ void linearCrossEntropyWithGrad(const KernelCall &call) {
   const TensorRef &gl = call.in(0), &h = call.in(1), &w = call.in(2),
                   &labels = call.in(3);
   const TensorRef &loss = call.out(0), &dh = call.out(1), &dw = call.out(2);
+  const TensorRef *bias = biasOf(call, 4);
+  const TensorRef *db = bias ? &call.out(3) : nullptr;
   checkSameDType(h, w);
   const int64_t n = h.dim(0), width = h.dim(1), classes = w.dim(0);
   const int code = static_cast<int>(call.context.stepIndex) + 1;
@@ -579,11 +657,17 @@ void linearCrossEntropyWithGrad(const KernelCall &call) {
   }
   const Shape lseShape{n};
   const TensorRef lse{memory.data, lseType, &lseShape, n};
-  const std::vector<TensorRef> forwardIn{h, w, labels}, forwardOut{loss, lse};
-  if (n == 0 || classes == 0 || width == 0) {
+  std::vector<TensorRef> forwardIn{h, w, labels}, forwardOut{loss, lse};
+  if (bias)
+    forwardIn.push_back(*bias);
+  if (n == 0 || classes == 0 || (width == 0 && !bias)) {
     // Empty products: the pair's own handling of them, in turn.
-    const std::vector<TensorRef> backwardIn{gl, h, w, labels, lse},
+    std::vector<TensorRef> backwardIn{gl, h, w, labels, lse},
         backwardOut{dh, dw};
+    if (bias) {
+      backwardIn.push_back(*bias);
+      backwardOut.push_back(*db);
+    }
     linearCrossEntropy(
         KernelCall{call.step, forwardIn, forwardOut, call.context, rest});
     linearCrossEntropyBackward(
@@ -596,14 +680,14 @@ void linearCrossEntropyWithGrad(const KernelCall &call) {
   GemmScratch scratch(inner, chunk);
   for (int64_t r0 = 0; r0 < n; r0 += chunk.rows) {
     const int64_t rows = std::min(n - r0, chunk.rows);
-    chunkLogits(inner, h, w, r0, rows, width, classes, chunk.data);
+    chunkLogits(inner, h, w, bias, r0, rows, width, classes, chunk.data);
     chunkLse(inner, h, lse, chunk.data, r0, rows, classes);
-    chunkGradients(inner, gl, h, w, labels, lse, dh, dw, chunk.data, r0, rows,
-                   code);
+    chunkGradients(inner, gl, h, w, labels, lse, dh, dw, db, chunk.data, r0,
+                   rows, code);
   }
   // The last chunk's dlogits have been read by the GEMMs before it (stream
   // order): its memory takes the loss's partial sums.
-  finishLoss(inner, h, w, labels, lse, loss, chunk, code);
+  finishLoss(inner, h, w, bias, labels, lse, loss, chunk, code);
   chunk.release();
 }
 

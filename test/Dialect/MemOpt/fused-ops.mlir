@@ -110,6 +110,20 @@ func.func @linear_cross_entropy(%h: tensor<16x8xf16>, %w: tensor<100x8xf16>, %l:
   return %loss : tensor<f32>
 }
 
+// With a bias (the last operand): the backward op returns grad_bias too.
+// CHECK-LABEL: func.func @linear_cross_entropy_bias(
+// CHECK-NEXT: %result, %lse = memopt.linear_cross_entropy %arg0, %arg1, %arg2 bias %arg3 {chunk = 4 : i64} : tensor<16x8xf32>, tensor<100x8xf32>, tensor<16xi64>, tensor<100xf32>{{$}}
+// CHECK-NEXT: %grad_hidden, %grad_weight, %grad_bias = memopt.linear_cross_entropy_backward %result, %arg0, %arg1, %arg2, %lse, %arg3 {chunk = 4 : i64} : (tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>, tensor<16xi64>, tensor<16xf32>, tensor<100xf32>) -> (tensor<16x8xf32>, tensor<100x8xf32>, tensor<100xf32>)
+// CHECK-NEXT: %result_0, %grad_hidden_1, %grad_weight_2, %grad_bias_3 = memopt.linear_cross_entropy_with_grad %result, %arg0, %arg1, %arg2, %arg3 {chunk = 4 : i64} : (tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>, tensor<16xi64>, tensor<100xf32>) -> (tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>, tensor<100xf32>)
+func.func @linear_cross_entropy_bias(%h: tensor<16x8xf32>, %w: tensor<100x8xf32>, %l: tensor<16xi64>, %b: tensor<100xf32>) -> tensor<100xf32> {
+  %loss, %lse = memopt.linear_cross_entropy %h, %w, %l bias %b {chunk = 4 : i64} : tensor<16x8xf32>, tensor<100x8xf32>, tensor<16xi64>, tensor<100xf32>
+  %dh, %dw, %db = memopt.linear_cross_entropy_backward %loss, %h, %w, %l, %lse, %b {chunk = 4 : i64}
+      : (tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>, tensor<16xi64>, tensor<16xf32>, tensor<100xf32>) -> (tensor<16x8xf32>, tensor<100x8xf32>, tensor<100xf32>)
+  %loss2, %dh2, %dw2, %db2 = memopt.linear_cross_entropy_with_grad %loss, %h, %w, %l, %b {chunk = 4 : i64}
+      : (tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>, tensor<16xi64>, tensor<100xf32>) -> (tensor<f32>, tensor<16x8xf32>, tensor<100x8xf32>, tensor<100xf32>)
+  return %db : tensor<100xf32>
+}
+
 // The pair in one op: f16 operands, an f32 loss and grad_loss.
 // CHECK-LABEL: func.func @linear_cross_entropy_with_grad(
 // CHECK-NEXT: %result, %grad_hidden, %grad_weight = memopt.linear_cross_entropy_with_grad %arg3, %arg0, %arg1, %arg2 {chunk = 4 : i64} : (tensor<f32>, tensor<16x8xf16>, tensor<100x8xf16>, tensor<16xi64>) -> (tensor<f32>, tensor<16x8xf16>, tensor<100x8xf16>)

@@ -231,6 +231,40 @@ func.func @linear_cross_entropy_rank(%h: tensor<2x8x4xf32>, %w: tensor<100x4xf32
 
 // -----
 
+func.func @linear_cross_entropy_bias_size(%h: tensor<8x4xf32>, %w: tensor<100x4xf32>, %l: tensor<8xi64>, %b: tensor<10xf32>) {
+  // expected-error @+1 {{'memopt.linear_cross_entropy' op expected bias of 100 elements (weight's rows), got 10}}
+  %loss, %lse = memopt.linear_cross_entropy %h, %w, %l bias %b {chunk = 2 : i64} : tensor<8x4xf32>, tensor<100x4xf32>, tensor<8xi64>, tensor<10xf32>
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_bias_type(%h: tensor<8x4xf32>, %w: tensor<100x4xf32>, %l: tensor<8xi64>, %b: tensor<100xf16>) {
+  // expected-error @+1 {{'memopt.linear_cross_entropy' op expected}}
+  %loss, %lse = memopt.linear_cross_entropy %h, %w, %l bias %b {chunk = 2 : i64} : tensor<8x4xf32>, tensor<100x4xf32>, tensor<8xi64>, tensor<100xf16>
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_backward_no_grad_bias(%g: tensor<f32>, %h: tensor<8x4xf32>, %w: tensor<100x4xf32>, %l: tensor<8xi64>, %lse: tensor<8xf32>, %b: tensor<100xf32>) {
+  // expected-error @+1 {{'memopt.linear_cross_entropy_backward' op expected a grad_bias result for the bias}}
+  %dh, %dw = memopt.linear_cross_entropy_backward %g, %h, %w, %l, %lse, %b {chunk = 2 : i64}
+      : (tensor<f32>, tensor<8x4xf32>, tensor<100x4xf32>, tensor<8xi64>, tensor<8xf32>, tensor<100xf32>) -> (tensor<8x4xf32>, tensor<100x4xf32>)
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_with_grad_bias_type(%g: tensor<f32>, %h: tensor<8x4xf32>, %w: tensor<100x4xf32>, %l: tensor<8xi64>, %b: tensor<100xf32>) {
+  // expected-error @+1 {{'memopt.linear_cross_entropy_with_grad' op expected grad_bias of type 'tensor<100xf32>' (the bias's), got 'tensor<10xf32>'}}
+  %loss, %dh, %dw, %db = memopt.linear_cross_entropy_with_grad %g, %h, %w, %l, %b {chunk = 2 : i64}
+      : (tensor<f32>, tensor<8x4xf32>, tensor<100x4xf32>, tensor<8xi64>, tensor<100xf32>) -> (tensor<f32>, tensor<8x4xf32>, tensor<100x4xf32>, tensor<10xf32>)
+  return
+}
+
+// -----
+
 func.func @linear_cross_entropy_backward_lse(%g: tensor<f32>, %h: tensor<8x4xf32>, %w: tensor<100x4xf32>, %l: tensor<8xi64>, %lse: tensor<8xf16>) {
   // expected-error @+1 {{'memopt.linear_cross_entropy_backward' op expected lse of type 'tensor<8xf32>', got 'tensor<8xf16>'}}
   %dh, %dw = memopt.linear_cross_entropy_backward %g, %h, %w, %l, %lse {chunk = 2 : i64}

@@ -181,6 +181,38 @@ LogicalResult LeakyReluOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
   return success();
 }
 
+// clamp's backward passes the gradient where min < x < max. From the output
+// the test is the same when each bound is exact in the element type (clamp
+// writes the bound itself for x at or beyond it), so the output is kept, as
+// relu's, and the op may overwrite its input in place. A bound the type
+// rounds (0.1 in f16) would move the test: the input is kept.
+static bool exactIn(FloatAttr bound, Type elementType) {
+  if (!bound)
+    return true;
+  llvm::APFloat v = bound.getValue();
+  bool losesInfo = false;
+  v.convert(cast<FloatType>(elementType).getFloatSemantics(),
+            llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+  return !losesInfo;
+}
+static bool clampKeepsOutput(ClampOp op) {
+  Type element = typeOf(op.getResult()).getElementType();
+  return exactIn(op.getMinAttr(), element) && exactIn(op.getMaxAttr(), element);
+}
+SmallVector<Value> ClampOp::getSavedForBackward() {
+  return {clampKeepsOutput(*this) ? getResult() : getX()};
+}
+LogicalResult ClampOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                      ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(*this, grads);
+  if (needed[0])
+    grads[0] =
+        ClampBackwardOp::create(b, getLoc(), getType(), dys[0],
+                                clampKeepsOutput(*this) ? getResult() : getX(),
+                                getMinAttr(), getMaxAttr());
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Broadcasting arithmetic
 //===----------------------------------------------------------------------===//
@@ -347,7 +379,10 @@ LogicalResult AttentionOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
 /// Chunked linear + cross-entropy: the operands and the row log-sum-exps;
 /// the backward recomputes each chunk's logits. Labels have no gradient.
 SmallVector<Value> LinearCrossEntropyOp::getSavedForBackward() {
-  return {getHidden(), getWeight(), getLabels(), getLse()};
+  SmallVector<Value> saved{getHidden(), getWeight(), getLabels(), getLse()};
+  if (getBias())
+    saved.push_back(getBias());
+  return saved;
 }
 
 LogicalResult LinearCrossEntropyOp::buildGradients(OpBuilder &b,
@@ -355,14 +390,21 @@ LogicalResult LinearCrossEntropyOp::buildGradients(OpBuilder &b,
                                                    ArrayRef<bool> needed,
                                                    Grads &grads) {
   resizeGrads(*this, grads);
-  if (!dys[0] || !(needed[0] || needed[1]))
+  // Operands: hidden, weight, labels (no gradient), then the bias.
+  bool biasNeeded = getBias() && needed[3];
+  if (!dys[0] || !(needed[0] || needed[1] || biasNeeded))
     return success();
+  SmallVector<Type, 3> types{getHidden().getType(), getWeight().getType()};
+  if (getBias())
+    types.push_back(getBias().getType());
   auto bwd = LinearCrossEntropyBackwardOp::create(
-      b, getLoc(), TypeRange{getHidden().getType(), getWeight().getType()},
-      dys[0], getHidden(), getWeight(), getLabels(), getLse(), getChunkAttr());
+      b, getLoc(), types, dys[0], getHidden(), getWeight(), getLabels(),
+      getLse(), getBias(), getChunkAttr());
   for (int i = 0; i < 2; ++i)
     if (needed[i])
       grads[i] = bwd->getResult(i);
+  if (biasNeeded)
+    grads[3] = bwd.getGradBias();
   return success();
 }
 

@@ -43,7 +43,23 @@ MEMOPT_SAME_AS_OPERAND(SigmoidOp, getX)
 MEMOPT_SAME_AS_OPERAND(TanhOp, getX)
 MEMOPT_SAME_AS_OPERAND(LeakyReluOp, getX)
 MEMOPT_SAME_AS_OPERAND(EluOp, getX)
+MEMOPT_SAME_AS_OPERAND(ClampOp, getX)
 #undef MEMOPT_SAME_AS_OPERAND
+
+/// clamp and clamp_backward: the bounds, where both are given, in order
+/// (finiteness is the dialect's FiniteFloatAttributes check).
+LogicalResult memopt::detail::verifyClampBounds(Operation *op, FloatAttr min,
+                                                FloatAttr max) {
+  if (min && max && !(min.getValueAsDouble() <= max.getValueAsDouble()))
+    return op->emitOpError()
+           << "expected 'min' <= 'max', got min = " << min.getValueAsDouble()
+           << " and max = " << max.getValueAsDouble();
+  return success();
+}
+
+LogicalResult ClampOp::verify() {
+  return detail::verifyClampBounds(*this, getMinAttr(), getMaxAttr());
+}
 
 template <typename OpTy>
 static LogicalResult inferBroadcast(std::optional<Location> loc,

@@ -155,11 +155,11 @@ LogicalResult AttentionBackwardOp::verify() {
 
 namespace {
 
-/// Checks hidden, weight, labels and `chunk`, shared by the forward and
-/// backward ops; sets the loss and log-sum-exp types.
+/// Checks hidden, weight, labels, the optional bias and `chunk`, shared by
+/// the forward and backward ops; sets the loss and log-sum-exp types.
 LogicalResult checkLinearCrossEntropy(const ShapeChecker &check, Value hv,
-                                      Value wv, Value lv, int64_t chunk,
-                                      RankedTensorType &loss,
+                                      Value wv, Value lv, Value bv,
+                                      int64_t chunk, RankedTensorType &loss,
                                       RankedTensorType &lse) {
   auto hidden = check.tensorOfRank(hv, "hidden", 2, "NxH");
   auto weight = check.tensorOfRank(wv, "weight", 2, "VxH");
@@ -167,6 +167,16 @@ LogicalResult checkLinearCrossEntropy(const ShapeChecker &check, Value hv,
   if (failed(hidden) || failed(weight) || failed(labels) ||
       failed(check.sameElementType(*hidden, "hidden", *weight, "weight")))
     return failure();
+  if (bv) {
+    auto bias = check.tensorOfRank(bv, "bias", 1, "V");
+    if (failed(bias) ||
+        failed(check.sameElementType(*weight, "weight", *bias, "bias")))
+      return failure();
+    if (bias->getDimSize(0) != weight->getDimSize(0))
+      return check.error("expected bias of ", weight->getDimSize(0),
+                         " elements (weight's rows), got ",
+                         bias->getDimSize(0));
+  }
   if (chunk < 1)
     return check.error("expected 'chunk' ≥ 1 (rows at a time), got ", chunk);
   shapes::Dims lseDims;
@@ -188,9 +198,9 @@ LogicalResult LinearCrossEntropyOp::inferReturnTypes(
     SmallVectorImpl<Type> &results) {
   ShapeChecker check(loc, getOperationName());
   RankedTensorType loss, lse;
-  if (failed(checkLinearCrossEntropy(check, adaptor.getHidden(),
-                                     adaptor.getWeight(), adaptor.getLabels(),
-                                     adaptor.getChunk(), loss, lse)))
+  if (failed(checkLinearCrossEntropy(
+          check, adaptor.getHidden(), adaptor.getWeight(), adaptor.getLabels(),
+          adaptor.getBias(), adaptor.getChunk(), loss, lse)))
     return failure();
   results.push_back(loss);
   results.push_back(lse);
@@ -207,11 +217,21 @@ LogicalResult checkGradientOfLinearCrossEntropy(OpT op, RankedTensorType &loss,
                                                 RankedTensorType &lse) {
   ShapeChecker check(op.getLoc(), op.getOperationName());
   if (failed(checkLinearCrossEntropy(check, op.getHidden(), op.getWeight(),
-                                     op.getLabels(), op.getChunk(), loss, lse)))
+                                     op.getLabels(), op.getBias(),
+                                     op.getChunk(), loss, lse)))
     return failure();
   if (op.getGradLoss().getType() != loss)
     return op.emitOpError("expected grad_loss of type ")
            << loss << " (the loss's), got " << op.getGradLoss().getType();
+  // grad_bias exactly when there is a bias, of its type.
+  Value bias = op.getBias(), gradBias = op.getGradBias();
+  if (!bias != !gradBias)
+    return op.emitOpError(bias ? "expected a grad_bias result for the bias"
+                               : "expected no grad_bias result without a "
+                                 "bias");
+  if (bias && gradBias.getType() != bias.getType())
+    return op.emitOpError("expected grad_bias of type ")
+           << bias.getType() << " (the bias's), got " << gradBias.getType();
   return success();
 }
 

@@ -162,6 +162,10 @@ MEMOPT_TRIVIAL_VERIFIER(LeakyReluBackwardOp)
 MEMOPT_TRIVIAL_VERIFIER(EluBackwardOp)
 #undef MEMOPT_TRIVIAL_VERIFIER
 
+LogicalResult ClampBackwardOp::verify() {
+  return detail::verifyClampBounds(*this, getMinAttr(), getMaxAttr());
+}
+
 /// The gradient operand of an optimizer update: the parameter's shape, an
 /// element type the parameter's holds exactly (so widening it is exact),
 /// and a loss scale only beside a skip flag and for an f32 or f64

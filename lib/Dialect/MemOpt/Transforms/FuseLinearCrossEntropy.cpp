@@ -1,8 +1,10 @@
 //===- FuseLinearCrossEntropy.cpp - LM head + loss into one chunked op ----===//
 //
 // `--memopt-fuse-linear-cross-entropy` (Passes.td): on the forward graph,
-// each cross_entropy whose logits are a bias-free linear layer's (or a
-// matmul with a transposed 2-D weight), reshaped or not, becomes
+// each cross_entropy whose logits are a linear layer's (or a matmul with a
+// transposed 2-D weight, by transpose_b or a transpose op, with or without
+// an add of a bias over the classes, as ONNX exporters write a linear
+// layer), reshaped or not, becomes
 // memopt.linear_cross_entropy when the vocabulary has at least
 // `min-classes` classes, so the step never holds the N×V logits or their
 // gradient. A cross_entropy on anything but a linear layer or matmul (a
@@ -42,12 +44,29 @@ constexpr int64_t kDefaultChunkBytes = int64_t(64) << 20;
 
 /// A head the pass fuses: the ops it replaces and the fused op's operands.
 struct Head {
-  /// The linear layer or matmul, the reshape (or null) and the loss.
+  /// The linear layer or matmul, the bias add after a matmul (or null), the
+  /// reshape (or null) and the loss.
   Operation *product = nullptr;
+  AddOp biasAdd;
   ReshapeOp reshape;
   CrossEntropyOp loss;
-  Value hidden, weight;
+  /// The transpose a matmul reads its weight through (or null): erased
+  /// with the head when nothing else reads it.
+  TransposeOp transpose;
+  Value hidden, weight, bias;
 };
+
+/// The 1-D operand of `add` beside `product` when it is a bias over the
+/// `classes` columns (the other operand), else null.
+Value biasOf(AddOp add, Value product, int64_t classes) {
+  Value other = add.getLhs() == product ? add.getRhs() : add.getLhs();
+  auto type = cast<RankedTensorType>(other.getType());
+  if (other == product || type.getRank() != 1 ||
+      type.getDimSize(0) != classes ||
+      add.getResult().getType() != product.getType())
+    return {};
+  return other;
+}
 
 /// Matches the head under `loss`. Returns std::nullopt with `why` empty
 /// when the logits do not come from a linear layer or matmul at all, and
@@ -59,6 +78,21 @@ std::optional<Head> match(CrossEntropyOp loss, int64_t minClasses,
   Value logits = loss.getLogits();
   head.reshape = logits.getDefiningOp<ReshapeOp>();
   Value product = head.reshape ? head.reshape.getX() : logits;
+  // A matmul then a bias add is a linear layer as the ONNX exporters write
+  // it (Transpose, MatMul, Add).
+  if (auto add = product.getDefiningOp<AddOp>()) {
+    for (Value operand : {add.getLhs(), add.getRhs()})
+      if (auto matmul = operand.getDefiningOp<MatMulOp>()) {
+        auto w = cast<RankedTensorType>(matmul.getB().getType());
+        if (Value bias = biasOf(add, operand,
+                                w.getDimSize(matmul.getTransposeB() ? 0 : 1))) {
+          head.biasAdd = add;
+          head.bias = bias;
+          product = operand;
+          break;
+        }
+      }
+  }
   head.product = product.getDefiningOp();
   if (!head.product || !isa<LinearOp, MatMulOp>(head.product))
     return std::nullopt;
@@ -68,34 +102,48 @@ std::optional<Head> match(CrossEntropyOp loss, int64_t minClasses,
     return std::nullopt;
   };
   if (auto linear = dyn_cast<LinearOp>(head.product)) {
-    if (linear.getBias())
-      return fail("the linear layer has a bias");
     head.hidden = linear.getInput();
     head.weight = linear.getWeight();
+    head.bias = linear.getBias();
   } else {
     auto matmul = cast<MatMulOp>(head.product);
     if (matmul.getTransposeA())
       return fail("the matmul transposes hidden (transpose_a)");
-    if (!matmul.getTransposeB())
-      return fail("the weight is stored HxV (a matmul without transpose_b); "
-                  "memopt.linear_cross_entropy takes VxH");
-    if (cast<RankedTensorType>(matmul.getB().getType()).getRank() != 2)
+    head.weight = matmul.getB();
+    if (!matmul.getTransposeB()) {
+      // weightᵀ written as a transpose of a VxH weight.
+      auto transpose = matmul.getB().getDefiningOp<TransposeOp>();
+      if (!transpose || transpose.getPermutation() != ArrayRef<int64_t>{1, 0})
+        return fail("the weight is stored HxV (a matmul without "
+                    "transpose_b, not a transpose of a VxH weight); "
+                    "memopt.linear_cross_entropy takes VxH");
+      head.transpose = transpose;
+      head.weight = transpose.getX();
+    }
+    if (cast<RankedTensorType>(head.weight.getType()).getRank() != 2)
       return fail("the weight is batched (rank above 2)");
     head.hidden = matmul.getA();
-    head.weight = matmul.getB();
   }
+  Operation *reader = head.biasAdd   ? head.biasAdd.getOperation()
+                      : head.reshape ? head.reshape.getOperation()
+                                     : loss.getOperation();
   for (Operation *user : product.getUsers())
-    if (user !=
-        (head.reshape ? head.reshape.getOperation() : loss.getOperation()))
+    if (user != reader)
       return fail(llvm::formatv("the logits are also read by {0}, so they "
                                 "would be held anyway",
                                 describeOp(user)));
+  if (head.biasAdd && !head.biasAdd.getResult().hasOneUse())
+    return fail("the biased logits are read by more than the loss");
   if (head.reshape && !head.reshape.getResult().hasOneUse())
     return fail("the reshaped logits are read by more than the loss");
 
   auto weight = cast<RankedTensorType>(head.weight.getType());
   auto rows = cast<RankedTensorType>(logits.getType());
   int64_t classes = weight.getDimSize(0);
+  if (head.bias &&
+      cast<RankedTensorType>(head.bias.getType()).getElementType() !=
+          weight.getElementType())
+    return fail("the bias's element type is not the weight's");
   // The loss's rows must be hidden's rows: a reshape may only merge the
   // leading dimensions, keeping the vocabulary last.
   if (rows.getDimSize(1) != classes)
@@ -167,6 +215,8 @@ struct MemOptFuseLinearCrossEntropyPass
 
     OpBuilder b(loss);
     SmallVector<Location> locs{head->product->getLoc()};
+    if (head->biasAdd)
+      locs.push_back(head->biasAdd.getLoc());
     if (head->reshape)
       locs.push_back(head->reshape.getLoc());
     locs.push_back(loss.getLoc());
@@ -178,13 +228,17 @@ struct MemOptFuseLinearCrossEntropyPass
           head->hidden);
     int64_t rowsPerChunk = chunkRows(chunk, rows, classes);
     auto fused = LinearCrossEntropyOp::create(
-        b, loc, hidden2d, head->weight, loss.getLabels(),
+        b, loc, hidden2d, head->weight, loss.getLabels(), head->bias,
         b.getI64IntegerAttr(rowsPerChunk));
     loss.getResult().replaceAllUsesWith(fused.getResult());
     loss->erase();
     if (head->reshape)
       head->reshape->erase();
+    if (head->biasAdd)
+      head->biasAdd->erase();
     head->product->erase();
+    if (head->transpose && head->transpose->use_empty())
+      head->transpose->erase();
     ++numFused;
     if (remarks)
       fused.emitRemark() << "fused linear + cross-entropy: the " << logits

@@ -93,9 +93,11 @@ std::string whyNot(LinearCrossEntropyBackwardOp bwd, LinearCrossEntropyOp fwd) {
   if (!sameValue(fwd.getHidden(), bwd.getHidden()) ||
       !sameValue(fwd.getWeight(), bwd.getWeight()) ||
       !sameValue(fwd.getLabels(), bwd.getLabels()) ||
+      !fwd.getBias() != !bwd.getBias() ||
+      (fwd.getBias() && !sameValue(fwd.getBias(), bwd.getBias())) ||
       fwd.getChunk() != bwd.getChunk())
-    return "it does not take the forward op's hidden, weight, labels and "
-           "chunk";
+    return "it does not take the forward op's hidden, weight, labels, bias "
+           "and chunk";
   if (!fwd.getLse().hasOneUse())
     return "something else reads the log-sum-exps";
   for (Operation *user : fwd.getResult().getUsers())
@@ -139,16 +141,22 @@ struct MemOptFuseLossGradientPass
     }
     OpBuilder b(bwd);
     Location loc = FusedLoc::get(b.getContext(), {fwd.getLoc(), bwd.getLoc()});
+    SmallVector<Type, 4> types{fwd.getResult().getType(),
+                               bwd.getGradHidden().getType(),
+                               bwd.getGradWeight().getType()};
+    if (bwd.getGradBias())
+      types.push_back(bwd.getGradBias().getType());
     auto fused = LinearCrossEntropyWithGradOp::create(
-        b, loc, fwd.getResult().getType(), bwd.getGradHidden().getType(),
-        bwd.getGradWeight().getType(), bwd.getGradLoss(), bwd.getHidden(),
-        bwd.getWeight(), bwd.getLabels(), bwd.getChunkAttr());
+        b, loc, types, bwd.getGradLoss(), bwd.getHidden(), bwd.getWeight(),
+        bwd.getLabels(), bwd.getBias(), bwd.getChunkAttr());
     // A forward op that checkpointing recomputes for the backward makes a
     // fused op whose loss nothing reads; it is not marked as recomputation
     // (most of its work is the backward's).
     fwd.getResult().replaceAllUsesWith(fused.getResult());
     bwd.getGradHidden().replaceAllUsesWith(fused.getGradHidden());
     bwd.getGradWeight().replaceAllUsesWith(fused.getGradWeight());
+    if (bwd.getGradBias())
+      bwd.getGradBias().replaceAllUsesWith(fused.getGradBias());
     SmallVector<Value> fwdOperands(fwd->getOperands());
     bwd->erase();
     fwd->erase();

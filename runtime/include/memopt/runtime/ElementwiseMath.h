@@ -160,6 +160,21 @@ template <typename T> MEMOPT_HD inline T eluGradFromOutput(T y, T alpha) {
   return y > T(0) ? T(1) : y + alpha;
 }
 
+/// min(max(x, lo), hi), NaN passed through (torch.clamp; F.hardtanh, and
+/// F.relu6 as [0, 6]). lo <= hi; an absent bound is an infinity.
+template <typename T> MEMOPT_HD inline T clamp(T x, T lo, T hi) {
+  return x < lo ? lo : (x > hi ? hi : x);
+}
+/// grad where lo < saved < hi, else 0: PyTorch's hardtanh_backward, the
+/// backward of F.relu6 and F.hardtanh (a NaN passes the gradient, as there).
+/// `saved` is the input or, where the bounds are exact in the stored type,
+/// the output: clamp maps x <= lo to lo and x >= hi to hi, so the test reads
+/// the same from either.
+template <typename T>
+MEMOPT_HD inline T clampBackward(T grad, T saved, T lo, T hi) {
+  return (saved <= lo || saved >= hi) ? T(0) : grad;
+}
+
 //===----------------------------------------------------------------------===//
 // Invertible activations (InPlace-ABN)
 //===----------------------------------------------------------------------===//

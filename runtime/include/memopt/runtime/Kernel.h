@@ -18,6 +18,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string_view>
 #include <variant>
@@ -54,6 +55,13 @@ struct MatMulAttrs {
 /// leaky_relu (default 0.01) and elu (default 1.0).
 struct AlphaAttrs {
   double alpha = 0;
+};
+
+/// clamp and clamp_backward: the bounds, -inf and +inf where the op has
+/// none (never NaN; min <= max).
+struct ClampAttrs {
+  double min = -std::numeric_limits<double>::infinity();
+  double max = std::numeric_limits<double>::infinity();
 };
 
 /// batch_norm, and batch_norm_inference (which reads only `epsilon`).
@@ -235,10 +243,11 @@ struct AllGatherAttrs {
 /// The attributes of one step; std::monostate for kernels without any.
 using KernelAttrs =
     std::variant<std::monostate, Conv2DAttrs, MatMulAttrs, AlphaAttrs,
-                 BatchNormAttrs, LayerNormAttrs, Pool2DAttrs, SoftmaxAttrs,
-                 DropoutAttrs, TransposeAttrs, SliceAttrs, ConcatAttrs,
-                 UpsampleAttrs, ActivationBackwardAttrs, NormBackwardAttrs,
-                 BatchNormActAttrs, BatchNormActBackwardAttrs, AttentionAttrs,
+                 ClampAttrs, BatchNormAttrs, LayerNormAttrs, Pool2DAttrs,
+                 SoftmaxAttrs, DropoutAttrs, TransposeAttrs, SliceAttrs,
+                 ConcatAttrs, UpsampleAttrs, ActivationBackwardAttrs,
+                 NormBackwardAttrs, BatchNormActAttrs,
+                 BatchNormActBackwardAttrs, AttentionAttrs,
                  LinearCrossEntropyAttrs, SgdAttrs, SgdMomentumAttrs, AdamAttrs,
                  AdafactorAttrs, ClipAttrs, LossScaleAttrs, AllReduceAttrs,
                  ReduceScatterAttrs, BroadcastAttrs, AllGatherAttrs>;

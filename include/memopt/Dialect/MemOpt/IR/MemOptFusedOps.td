@@ -227,10 +227,11 @@ def MemOpt_LinearCrossEntropyOp : MemOpt_ForwardOp<"linear_cross_entropy",
     [MemOpt_FlopModel, MemOpt_PrecisionModel, MemOpt_WorkspaceModel]> {
   let summary = "linear layer and mean softmax cross-entropy, chunked";
   let description = [{
-    Computes `memopt.cross_entropy(memopt.linear(hidden, weight), labels)`:
-    the mean over the `N` rows of `lse_n − logits[n, labels[n]]` with
-    `logits = hidden·weightᵀ` (`hidden` `N×H`, `weight` `V×H`, PyTorch's
-    layout, so a tied embedding table serves as it is; no bias) and
+    Computes `memopt.cross_entropy(memopt.linear(hidden, weight, bias),
+    labels)`: the mean over the `N` rows of `lse_n − logits[n, labels[n]]`
+    with `logits = hidden·weightᵀ + bias` (`hidden` `N×H`, `weight` `V×H`,
+    PyTorch's layout, so a tied embedding table serves as it is; an optional
+    `bias` of `V` elements, added as memopt.linear adds it) and
     `lse_n = log Σ_v exp(logits[n, v])`, without holding the `N×V` logits:
     the kernel computes them `chunk` rows at a time. A label outside
     `[0, V)` is a runtime error.
@@ -238,9 +239,10 @@ def MemOpt_LinearCrossEntropyOp : MemOpt_ForwardOp<"linear_cross_entropy",
     Besides the 0-d loss it returns `lse`, the `N` row log-sum-exps (f32,
     or f64 for f64 operands; the loss has that type too), from which
     `memopt.linear_cross_entropy_backward` recomputes each chunk's
-    probabilities. The gradient rule saves `hidden`, `weight`, `labels` and
-    `lse`. Under mixed precision `hidden` and `weight` take the low
-    precision (linear's class) and the softmax and the loss stay f32.
+    probabilities. The gradient rule saves `hidden`, `weight`, `labels`,
+    `lse` and the bias. Under mixed precision `hidden`, `weight` and `bias`
+    take the low precision (linear's class) and the softmax and the loss
+    stay f32.
 
     ```mlir
     %loss, %lse = memopt.linear_cross_entropy %h, %wte, %labels {chunk = 64 : i64}
@@ -249,12 +251,13 @@ def MemOpt_LinearCrossEntropyOp : MemOpt_ForwardOp<"linear_cross_entropy",
     ```
   }];
   let arguments = (ins MemOpt_FloatTensor:$hidden, MemOpt_FloatTensor:$weight,
-                   MemOpt_IndexTensor:$labels, I64Attr:$chunk);
+                   MemOpt_IndexTensor:$labels,
+                   Optional<MemOpt_FloatTensor>:$bias, I64Attr:$chunk);
   let results = (outs MemOpt_ScalarFloatTensor:$result,
                  MemOpt_FloatTensor:$lse);
   let assemblyFormat = [{
-    $hidden `,` $weight `,` $labels attr-dict `:` type($hidden) `,`
-    type($weight) `,` type($labels)
+    $hidden `,` $weight `,` $labels (`bias` $bias^)? attr-dict `:`
+    type($hidden) `,` type($weight) `,` type($labels) (`,` type($bias)^)?
   }];
 }
 
@@ -272,7 +275,8 @@ def MemOpt_LinearCrossEntropyBackwardOp
     onehot(labels)) / N`, then `grad_hidden = dlogits·weight` and
     `grad_weight += dlogitsᵀ·hidden`: what `cross_entropy_backward` and
     the linear layer's gradients compute, with one more `hidden·weightᵀ`
-    product. `chunk` is the forward op's.
+    product. `chunk` is the forward op's. With the forward op's `bias` (its
+    last operand) it also returns `grad_bias`, dlogits summed over the rows.
 
     ```mlir
     %dh, %dw = memopt.linear_cross_entropy_backward %one, %h, %wte, %labels, %lse {chunk = 64 : i64}
@@ -284,9 +288,10 @@ def MemOpt_LinearCrossEntropyBackwardOp
   let arguments = (ins MemOpt_ScalarFloatTensor:$grad_loss,
                    MemOpt_FloatTensor:$hidden, MemOpt_FloatTensor:$weight,
                    MemOpt_IndexTensor:$labels, MemOpt_FloatTensor:$lse,
-                   I64Attr:$chunk);
+                   Optional<MemOpt_FloatTensor>:$bias, I64Attr:$chunk);
   let results = (outs MemOpt_FloatTensor:$grad_hidden,
-                 MemOpt_FloatTensor:$grad_weight);
+                 MemOpt_FloatTensor:$grad_weight,
+                 Optional<MemOpt_FloatTensor>:$grad_bias);
 }
 
 def MemOpt_LinearCrossEntropyWithGradOp
@@ -311,7 +316,8 @@ def MemOpt_LinearCrossEntropyWithGradOp
     backward op's `grad_loss` is known by then and nothing reads the loss
     before the backward op runs; the op takes the backward op's place.
     Its workspace is the backward op's plus the `N` log-sum-exps (which the
-    CUDA backend keeps there between its two passes).
+    CUDA backend keeps there between its two passes). With a `bias` (the
+    last operand) it also returns `grad_bias`.
 
     ```mlir
     %loss, %dh, %dw = memopt.linear_cross_entropy_with_grad %one, %h, %wte, %labels {chunk = 64 : i64}
@@ -322,10 +328,12 @@ def MemOpt_LinearCrossEntropyWithGradOp
   }];
   let arguments = (ins MemOpt_ScalarFloatTensor:$grad_loss,
                    MemOpt_FloatTensor:$hidden, MemOpt_FloatTensor:$weight,
-                   MemOpt_IndexTensor:$labels, I64Attr:$chunk);
+                   MemOpt_IndexTensor:$labels,
+                   Optional<MemOpt_FloatTensor>:$bias, I64Attr:$chunk);
   let results = (outs MemOpt_ScalarFloatTensor:$result,
                  MemOpt_FloatTensor:$grad_hidden,
-                 MemOpt_FloatTensor:$grad_weight);
+                 MemOpt_FloatTensor:$grad_weight,
+                 Optional<MemOpt_FloatTensor>:$grad_bias);
 }
 
 #endif // MEMOPT_DIALECT_MEMOPT_IR_MEMOPTFUSEDOPS_TD

@@ -127,6 +127,17 @@ def MemOpt_EluBackwardOp : MemOpt_ActivationBackwardOp<"elu",
                    DefaultValuedAttr<BoolAttr, "false">:$from_output);
 }
 
+def MemOpt_ClampBackwardOp : MemOpt_ActivationBackwardOp<"clamp",
+    "`saved`: the forward input, or its output where both bounds are exact "
+    "in the element type (clamp maps `x ≤ min` to `min` and `x ≥ max` to "
+    "`max`, so the test reads the same); 0 at a bound and a NaN passing "
+    "the gradient, as PyTorch's `hardtanh_backward`",
+    "grad · (min < saved < max)"> {
+  let arguments = (ins MemOpt_FloatTensor:$grad, MemOpt_FloatTensor:$saved,
+                   OptionalAttr<F64Attr>:$min, OptionalAttr<F64Attr>:$max);
+  let hasVerifier = 1;
+}
+
 def MemOpt_BatchNormBackwardOp
     : MemOpt_GradOp<"batch_norm_backward", [MemOpt_FlopModel]> {
   let summary = "gradients of training-mode batch normalisation";

@@ -34,6 +34,9 @@ checkInferredResultTypes(std::optional<mlir::Location> location,
 /// Fails, naming the attribute, if a float attribute of `op` is NaN or
 /// infinite.
 llvm::LogicalResult verifyFiniteFloatAttributes(mlir::Operation *op);
+/// clamp's and clamp_backward's bounds: min <= max where both are given.
+llvm::LogicalResult verifyClampBounds(mlir::Operation *op, mlir::FloatAttr min,
+                                      mlir::FloatAttr max);
 
 } // namespace detail
 

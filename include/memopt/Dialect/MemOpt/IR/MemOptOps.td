@@ -134,6 +134,15 @@ def MemOpt_EluOp : MemOpt_UnaryOp<"elu",
                    DefaultValuedAttr<F64Attr, "1.0">:$alpha);
 }
 
+def MemOpt_ClampOp : MemOpt_UnaryOp<"clamp",
+    "`min(max(x, min), max)` (`torch.clamp`; `F.relu6` is `[0, 6]`, "
+    "`F.hardtanh` `[-1, 1]`), a NaN passed through. A bound left out does "
+    "not clamp; `min ≤ max`"> {
+  let arguments = (ins MemOpt_FloatTensor:$x, OptionalAttr<F64Attr>:$min,
+                   OptionalAttr<F64Attr>:$max);
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Broadcasting binary ops
 //===----------------------------------------------------------------------===//

@@ -680,23 +680,28 @@ def MemOptFuseLinearCrossEntropy : Pass<"memopt-fuse-linear-cross-entropy"> {
     %loss = memopt.cross_entropy %r, %labels : tensor<4096x50257xf32>, tensor<4096xi64>
     ```
 
-    (the linear layer without bias, or `memopt.matmul %h, %w
-    {transpose_b = true}` with a 2-D weight; the reshape only when the
-    logits have leading dimensions to merge) becomes
+    (the linear layer with or without a bias, or `memopt.matmul %h, %w
+    {transpose_b = true}` with a 2-D weight, or a matmul by
+    `memopt.transpose %w` of a `V×H` weight as the ONNX exporters write a
+    linear layer, either matmul with or without an `add` of a bias over the
+    classes; the reshape only when the logits have leading dimensions to
+    merge) becomes
 
     ```mlir
     %h2 = memopt.reshape %h : tensor<4x1024x768xf32> -> tensor<4096x768xf32>
     %loss, %lse = memopt.linear_cross_entropy %h2, %w, %labels {chunk = 80 : i64}
     ```
 
-    when the vocabulary has at least `min-classes` classes: the step then
+    (a bias becomes the fused op's last operand, `bias %b`) when the
+    vocabulary has at least `min-classes` classes: the step then
     never holds the `N×V` logits nor their gradient, only `chunk` rows at a
     time (by default the rows whose f32 logits fill 16 MiB). The loss and
     gradients agree with the unfused ops' to rounding.
 
     Left alone, with a reason under `remarks=true`: logits read by anything
-    but the loss, a bias, a weight stored `H×V` (matmul without
-    `transpose_b`), a batched weight, a reshape that mixes the vocabulary
+    but the loss, biased logits read by more than the loss, a weight
+    stored `H×V` (matmul without `transpose_b`, not a transpose of a `V×H`
+    weight), a batched weight, a reshape that mixes the vocabulary
     into the rows, and vocabularies below `min-classes`.
   }];
   let options = [

@@ -53,6 +53,8 @@ def cases():
                 torch.randint(0, 40, (2, 8), generator=g)),
         "pool": (families.Pool, {"ids": ids, "mask": mask.bool()},
                  torch.randint(0, 3, (2,), generator=g)),
+        "mobilenet": (families.MobileNet, {"x": torch.randn(2, 3, 16, 16, generator=g)},
+                      torch.randint(0, 10, (2,), generator=g)),
     }
 
 

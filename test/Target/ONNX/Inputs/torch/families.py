@@ -12,6 +12,10 @@ importer's tests (export.py exports them; no test imports torch itself).
   masked_fill(~tril, -inf), with a biased LM head.
 - Pool: a sentence encoder's masked mean pooling over a boolean padding
   mask input, (x * m).sum(1) / m.sum(1), then a mean over the features.
+- MobileNet: MobileNetV2 as torchvision writes it, scaled down: a strided
+  stem, inverted residuals (1x1 expansion, 3x3 depthwise, linear 1x1
+  projection, a residual where the shape allows), batch norm, nn.ReLU6, a
+  1x1 head, adaptive average pooling, flatten, a linear classifier.
 """
 import math, torch, torch.nn as nn, torch.nn.functional as F
 
@@ -123,3 +127,35 @@ class Pool(nn.Module):
         h = torch.tanh(s.proj(s.tok(ids)))
         pooled = (h * m).sum(1) / m.sum(1)
         return s.head(pooled - pooled.mean(-1, keepdim=True))
+
+
+def conv_bn(cin, cout, k=3, stride=1, groups=1, act=True):
+    layers = [nn.Conv2d(cin, cout, k, stride, (k - 1) // 2, groups=groups, bias=False),
+              nn.BatchNorm2d(cout)]
+    return nn.Sequential(*layers, nn.ReLU6(inplace=True)) if act else nn.Sequential(*layers)
+
+class InvertedResidual(nn.Module):
+    def __init__(s, cin, cout, stride, expand):
+        super().__init__()
+        hidden = cin * expand
+        s.use_res = stride == 1 and cin == cout
+        layers = [conv_bn(cin, hidden, 1)] if expand != 1 else []
+        layers += [conv_bn(hidden, hidden, 3, stride, groups=hidden), conv_bn(hidden, cout, 1, act=False)]
+        s.conv = nn.Sequential(*layers)
+    def forward(s, x):
+        return x + s.conv(x) if s.use_res else s.conv(x)
+
+class MobileNet(nn.Module):
+    def __init__(s, C=10):
+        super().__init__()
+        cfg = [(1, 8, 1, 1), (4, 12, 2, 2), (4, 16, 1, 2)]  # expand, channels, repeats, stride
+        layers, cin = [conv_bn(3, 8, 3, 2)], 8
+        for t, c, n, st in cfg:
+            for i in range(n):
+                layers.append(InvertedResidual(cin, c, st if i == 0 else 1, t)); cin = c
+        layers.append(conv_bn(cin, 32, 1))
+        s.features = nn.Sequential(*layers)
+        s.classifier = nn.Linear(32, C)
+    def forward(s, x):
+        x = F.adaptive_avg_pool2d(s.features(x), (1, 1))
+        return s.classifier(torch.flatten(x, 1))
