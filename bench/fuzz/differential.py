@@ -352,7 +352,7 @@ def read_safetensors(data):
 
 # InPlace-ABN rebuilds the normalised input from the output, which is not
 # bit-exact: the parameters agree within atol + rtol*|p| (f32: the bound
-# docs/user-guide.md states; half precision: its rounding of that rebuild).
+# docs/training-step.md states; half precision: its rounding of that rebuild).
 ABN_TOLERANCE = {"fp32": (1e-5, 1e-4), "fp16": (1e-3, 1e-2), "bf16": (1e-2, 5e-2)}
 
 

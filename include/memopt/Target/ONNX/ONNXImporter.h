@@ -4,7 +4,7 @@
 // `torch.onnx.export` writes) becomes a `func.func` of memopt ops, an
 // inference graph or, with a loss, a training graph, and its initializers
 // become the function's parameters and state, with their values kept for a
-// safetensors weights file. See docs/user-guide.md, "Importing ONNX".
+// safetensors weights file. See docs/onnx-import.md.
 //
 //===----------------------------------------------------------------------===//
 
