@@ -2,7 +2,7 @@
 """Models in through ONNX: PyTorch exports, memopt imports and trains, and the
 first training step is compared with PyTorch's, gradient by gradient.
 
-Usage: bench/onnx_vs_torch.py [--models resnet18,mobilenet_v2,gpt,bert,vit,gptmask,llama,pool,mobilenet]
+Usage: bench/onnx_vs_torch.py [--models resnet18,mobilenet_v2,gpt,bert,vit,gptmask,llama,pool,mobilenet,mlp]
                               [--exporters ts,dyn,dynopt] [--batch B]
                               [--image-size S] [--dtypes f32,f64] [--lr LR]
                               [--build DIR] [--workdir DIR] [--output FILE]
@@ -25,7 +25,8 @@ For every model, exporter and dtype:
    BERT-style encoder with input_ids, token_type_ids and an attention_mask,
    a ViT of nn.TransformerEncoderLayer, a GPT decoder with a boolean causal
    mask and a biased LM head, a LLaMA-style decoder, masked mean pooling over
-   a boolean padding mask, a scaled-down MobileNetV2) and, for f64, converted
+   a boolean padding mask, a scaled-down MobileNetV2, an MLP with SiLU and
+   tanh GELU) and, for f64, converted
    with .double().
 2. torch.onnx.export writes it, exactly as a user would, nothing edited
    afterwards: `ts` is dynamo=False (opset 17, training=TrainingMode.TRAINING
@@ -90,7 +91,7 @@ def log(*args):
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--models", default="resnet18,mobilenet_v2,gpt,bert,vit,gptmask,llama,pool,mobilenet")
+    p.add_argument("--models", default="resnet18,mobilenet_v2,gpt,bert,vit,gptmask,llama,pool,mobilenet,mlp")
     p.add_argument("--exporters", default="ts,dyn,dynopt")
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--image-size", type=int, default=64)
@@ -159,7 +160,7 @@ def gpt_module(torch):
 
 
 FAMILIES = {"bert": "bert", "vit": "vit", "gptmask": "gpt", "llama": "llama",
-            "pool": "pool", "mobilenet": "mobilenet"}
+            "pool": "pool", "mobilenet": "mobilenet", "mlp": "mlp"}
 IMAGE_MODELS = ("resnet18", "mobilenet_v2")
 
 

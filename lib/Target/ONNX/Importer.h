@@ -153,6 +153,8 @@ private:
   /// RMSNorm, x * 1/sqrt(mean(x^2) + eps), as both exporters write it.
   void findRmsNormPatterns();
   LogicalResult convertRmsNorm(const onnx::NodeProto &node, Location loc);
+  /// Gelu(approximate="tanh"): PyTorch's formula in memopt ops.
+  LogicalResult convertTanhGelu(const onnx::NodeProto &node, Location loc);
   /// The float type every path from integer input `input` is cast to,
   /// through ops that only move values, if all are (an input that is
   /// then that float input); nullopt otherwise.

@@ -257,10 +257,22 @@ LogicalResult Importer::collectInitializers() {
   if (graph.sparse_initializer_size())
     return fileError() << "sparse initializers are not supported";
   readExportSignature();
-  for (const TP &tensor : graph.initializer()) {
+  for (const TP &stored : graph.initializer()) {
     DecodedTensor decoded;
-    if (tensor.name().empty())
+    if (stored.name().empty())
       return fileError() << "an initializer has no name";
+    // External data (dynamo=True exports keep the weights in
+    // model.onnx.data): read into a copy of the tensor.
+    std::optional<TP> loaded;
+    if (stored.data_location() == TP::EXTERNAL &&
+        !options.externalDataDir.empty()) {
+      loaded = stored;
+      if (std::optional<std::string> error =
+              loadExternalData(*loaded, options.externalDataDir))
+        return fileError() << "initializer '" << stored.name()
+                           << "': " << *error;
+    }
+    const TP &tensor = loaded ? *loaded : stored;
     if (std::optional<std::string> error = decodeTensor(tensor, decoded))
       return fileError() << "initializer '" << tensor.name() << "': " << *error;
     // onnx.checker refuses it too: which of the two values is meant?

@@ -15,6 +15,8 @@
 // - SplitToSequence with static splits and SequenceAt with a constant
 //   position are slices.
 // - CastLike is a Cast to the second input's type.
+// - Gelu(approximate='tanh') is PyTorch's formula in memopt ops, in its
+//   order: x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x*x*x))).
 // - Clip(x, min, max) with constant bounds is memopt.clamp, whose gradient
 //   is PyTorch's hardtanh_backward (0 at a bound): F.relu6, F.hardtanh and
 //   torch.clamp all export as Clip, and only at x exactly on a bound does
@@ -334,4 +336,37 @@ LogicalResult Importer::convertMath(const onnx::NodeProto &node, Location loc) {
                         << ": only on constants (folded at import); this "
                            "node computes on a tensor of the step, which is "
                            "not supported";
+}
+
+LogicalResult Importer::convertTanhGelu(const onnx::NodeProto &node,
+                                        Location loc) {
+  FailureOr<Value> x = valueOf(node, 0);
+  if (failed(x))
+    return failure();
+  Type el = typeOf(*x).getElementType();
+  if (!isa<FloatType>(el))
+    return emitError(loc) << "Gelu: only float tensors are supported";
+  auto constant = [&](double v) { return splat({}, el, v, loc); };
+  auto op = [&](StringRef name, Value a, Value b) -> FailureOr<Value> {
+    return emit1(name, loc, {a, b});
+  };
+  // kBeta = sqrt(2) * (2 / sqrt(pi)) / 2 and kKappa, as PyTorch's kernel.
+  const double beta = M_SQRT2 * M_2_SQRTPI * 0.5, kappa = 0.044715;
+  FailureOr<Value> x2 = op("memopt.mul", *x, *x);
+  FailureOr<Value> x3 = succeeded(x2) ? op("memopt.mul", *x2, *x) : x2;
+  FailureOr<Value> k =
+      succeeded(x3) ? op("memopt.mul", *x3, constant(kappa)) : x3;
+  FailureOr<Value> inner = succeeded(k) ? op("memopt.add", *x, *k) : k;
+  FailureOr<Value> scaled =
+      succeeded(inner) ? op("memopt.mul", *inner, constant(beta)) : inner;
+  FailureOr<Value> t =
+      succeeded(scaled) ? emit1("memopt.tanh", loc, {*scaled}) : scaled;
+  FailureOr<Value> one = succeeded(t) ? op("memopt.add", *t, constant(1.0)) : t;
+  FailureOr<Value> half =
+      succeeded(one) ? op("memopt.mul", *x, constant(0.5)) : one;
+  FailureOr<Value> y = succeeded(half) ? op("memopt.mul", *half, *one) : half;
+  if (failed(y))
+    return failure();
+  values[node.output(0)] = *y;
+  return success();
 }

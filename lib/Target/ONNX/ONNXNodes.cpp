@@ -80,10 +80,11 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
     return unary("memopt.elu", {f64("alpha", attrFloat(node, "alpha", 1.0))});
   if (type == "Gelu") {
     std::string approximate = attrString(node, "approximate", "none");
+    if (approximate == "tanh")
+      return convertTanhGelu(node, loc);
     if (approximate != "none")
       return emitError(loc) << "Gelu: approximate='" << approximate
-                            << "' is not supported; memopt.gelu is the exact "
-                               "(erf) GELU";
+                            << "' is not 'none' or 'tanh'";
     return unary("memopt.gelu");
   }
   if (type == "Erf")

@@ -12,6 +12,9 @@
 
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 
 #include <cmath>
 #include <cstring>
@@ -131,6 +134,59 @@ static int64_t elementBytes(int32_t dataType) {
   }
 }
 
+/// A non-negative decimal integer, or nullopt.
+static std::optional<uint64_t> parseCount(const std::string &s) {
+  if (s.empty() || s.size() > 19 ||
+      !llvm::all_of(s, [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  return std::stoull(s);
+}
+
+std::optional<std::string>
+onnx_import::loadExternalData(onnx::TensorProto &tensor,
+                              const std::string &dir) {
+  std::string location;
+  std::optional<uint64_t> offset = 0, length;
+  for (const onnx::StringStringEntryProto &entry : tensor.external_data()) {
+    if (entry.key() == "location")
+      location = entry.value();
+    else if (entry.key() == "offset" && !(offset = parseCount(entry.value())))
+      return "its external data offset '" + entry.value() +
+             "' is not a byte count";
+    else if (entry.key() == "length" && !(length = parseCount(entry.value())))
+      return "its external data length '" + entry.value() +
+             "' is not a byte count";
+  }
+  if (location.empty())
+    return std::string("its external data has no location");
+  // As onnx.checker: relative to the model, never outside its directory.
+  llvm::SmallVector<llvm::StringRef> parts;
+  llvm::StringRef(location).split(parts, '/');
+  if (llvm::sys::path::is_absolute(location) ||
+      llvm::any_of(parts, [](llvm::StringRef p) { return p == ".."; }) ||
+      location.find('\\') != std::string::npos)
+    return "its external data location '" + location +
+           "' is not a path inside the model's directory";
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, location);
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!file)
+    return "cannot read its external data '" + std::string(path) +
+           "': " + file.getError().message();
+  const uint64_t size = (*file)->getBufferSize();
+  const uint64_t bytes = length ? *length : size - std::min(*offset, size);
+  if (*offset > size || bytes > size - *offset)
+    return "its external data (" + std::to_string(bytes) + " bytes at " +
+           std::to_string(*offset) + ") runs past the end of '" +
+           std::string(path) + "' (" + std::to_string(size) + " bytes)";
+  tensor.set_raw_data((*file)->getBufferStart() + *offset, bytes);
+  tensor.clear_external_data();
+  tensor.set_data_location(TP::DEFAULT);
+  return std::nullopt;
+}
+
 template <typename T> static void append(std::vector<uint8_t> &out, T value) {
   uint8_t buffer[sizeof(T)];
   std::memcpy(buffer, &value, sizeof(T));
@@ -142,8 +198,8 @@ onnx_import::decodeTensor(const onnx::TensorProto &tensor, DecodedTensor &out) {
   out.dataType = tensor.data_type();
   if (tensor.data_location() == TP::EXTERNAL)
     return std::string("its data is stored outside the model (external "
-                       "data); re-export with the weights inside the .onnx "
-                       "file (models under 2 GiB)");
+                       "data), which is read only for initializers of a "
+                       "model read from a file");
   if (tensor.has_segment())
     return std::string("segmented tensors are not supported");
   int64_t size = elementBytes(out.dataType);

@@ -66,6 +66,14 @@ struct DecodedTensor {
 std::optional<std::string> decodeTensor(const onnx::TensorProto &tensor,
                                         DecodedTensor &out);
 
+/// Reads the data of `tensor`, stored as ONNX external data (`location`
+/// relative to `dir`, optional `offset` and `length`), into its raw_data
+/// and marks it stored in the model. On failure returns a message: a
+/// location that is absolute or leaves `dir`, a file that cannot be read,
+/// bytes past its end.
+std::optional<std::string> loadExternalData(onnx::TensorProto &tensor,
+                                            const std::string &dir);
+
 /// The value of a decoded tensor, for folding. Fails (nullopt) on a data
 /// type the importer does not fold.
 std::optional<ConstTensor> toConst(const DecodedTensor &tensor);

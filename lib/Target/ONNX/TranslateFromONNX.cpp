@@ -16,7 +16,9 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
@@ -168,6 +170,12 @@ LogicalResult importTranslation(const std::shared_ptr<llvm::SourceMgr> &sources,
 
   ImportCLOptions &cl = clOptions();
   ONNXImportOptions options;
+  // External data sits beside the model file (none for standard input).
+  if (fileName != "-" && fileName != "<stdin>" && !fileName.empty()) {
+    llvm::SmallString<256> dir(fileName);
+    llvm::sys::path::remove_filename(dir);
+    options.externalDataDir = dir.empty() ? "." : std::string(dir);
+  }
   options.loss = cl.loss;
   options.functionName = cl.function;
   if (cl.batch.getNumOccurrences()) {

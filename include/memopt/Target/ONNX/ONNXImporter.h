@@ -42,6 +42,11 @@ struct ONNXImportOptions {
   /// (`--param-names=FILE`): the import fails unless every one is exactly
   /// one parameter of the graph, with its shape, and there are no others.
   std::optional<std::map<std::string, std::vector<int64_t>>> parameterShapes;
+  /// The directory initializers stored as external data are read from
+  /// (their `location` is relative to it: the model file's directory, as
+  /// `torch.onnx.export(..., dynamo=True)` writes `model.onnx.data` beside
+  /// `model.onnx`). Empty: external data is refused.
+  std::string externalDataDir;
 };
 
 struct ONNXImportResult {

@@ -55,7 +55,14 @@ def cases():
                  torch.randint(0, 3, (2,), generator=g)),
         "mobilenet": (families.MobileNet, {"x": torch.randn(2, 3, 16, 16, generator=g)},
                       torch.randint(0, 10, (2,), generator=g)),
+        "mlp": (families.Mlp, {"x": torch.randn(4, 12, generator=g)},
+                torch.randint(0, 5, (4,), generator=g)),
     }
+
+
+# Exported by dynamo=True with its default external_data=True: the weights
+# in NAME-dyn.onnx.data beside the model.
+EXTERNAL_DATA = {"mlp"}
 
 
 def main():
@@ -76,9 +83,10 @@ def main():
                                   do_constant_folding=False, input_names=names,
                                   output_names=["logits"])
             else:
+                external = export == "dyn" and name in EXTERNAL_DATA
                 torch.onnx.export(model, args, path, dynamo=True,
                                   optimize=export == "dynopt", input_names=names,
-                                  output_names=["logits"], external_data=False)
+                                  output_names=["logits"], external_data=external)
         model.train()
         logits = model(*args)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))

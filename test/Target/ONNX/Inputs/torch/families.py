@@ -12,6 +12,8 @@ importer's tests (export.py exports them; no test imports torch itself).
   masked_fill(~tril, -inf), with a biased LM head.
 - Pool: a sentence encoder's masked mean pooling over a boolean padding
   mask input, (x * m).sum(1) / m.sum(1), then a mean over the features.
+- Mlp: nn.SiLU and nn.GELU(approximate="tanh") between linear layers (the
+  dynamo export keeps its weights as external data).
 - MobileNet: MobileNetV2 as torchvision writes it, scaled down: a strided
   stem, inverted residuals (1x1 expansion, 3x3 depthwise, linear 1x1
   projection, a residual where the shape allows), batch norm, nn.ReLU6, a
@@ -159,3 +161,12 @@ class MobileNet(nn.Module):
     def forward(s, x):
         x = F.adaptive_avg_pool2d(s.features(x), (1, 1))
         return s.classifier(torch.flatten(x, 1))
+
+
+class Mlp(nn.Module):
+    def __init__(s, C=5):
+        super().__init__()
+        s.net = nn.Sequential(nn.Linear(12, 16), nn.SiLU(), nn.Linear(16, 16),
+                              nn.GELU(approximate="tanh"), nn.Linear(16, C))
+    def forward(s, x):
+        return s.net(x)
