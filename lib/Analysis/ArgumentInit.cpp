@@ -73,12 +73,14 @@ double kaimingBound(int64_t fan) { return 1.0 / std::sqrt(double(fan)); }
 /// The initialiser a single use implies for the value in operand `index`,
 /// or std::nullopt when this use says nothing.
 std::optional<Init> initFromUse(Operation *user, unsigned index) {
-  auto weightRule = [&](Value weight, StringRef op) -> std::optional<Init> {
+  // The weight (operand 1) and the bias (operand `bias`) of a layer.
+  auto weightRule = [&](Value weight, StringRef op,
+                        unsigned bias = 2) -> std::optional<Init> {
     int64_t fan = fanIn(weight);
     std::string where =
         (op + " " + (index == 1 ? "weight" : "bias") + ", fan_in " + Twine(fan))
             .str();
-    if (index == 1 || index == 2)
+    if (index == 1 || index == bias)
       return uniform(kaimingBound(fan), where);
     return std::nullopt;
   };
@@ -129,13 +131,9 @@ std::optional<Init> initFromUse(Operation *user, unsigned index) {
       .Case([&](LinearCrossEntropyOp op) -> std::optional<Init> {
         // A linear layer's weight and cross_entropy's labels in one op.
         int64_t classes = op.getWeight().getType().getDimSize(0);
-        if (index == 1)
-          return weightRule(op.getWeight(), "linear_cross_entropy");
-        if (index == 3) // The bias, as linear's.
-          return uniform(kaimingBound(fanIn(op.getWeight())),
-                         ("linear_cross_entropy bias, fan_in " +
-                          Twine(fanIn(op.getWeight())))
-                             .str());
+        if (index == 1 || index == 3) // The weight and the bias, as linear's.
+          return weightRule(op.getWeight(), "linear_cross_entropy",
+                            /*bias=*/3);
         if (index != 2)
           return std::nullopt;
         Init init = indices(classes, ("linear_cross_entropy labels, " +

@@ -257,10 +257,9 @@ void MemoryAnalysis::computeForwardSet() {
     while (!worklist.empty()) {
       Operation *op = worklist.pop_back_val();
       if (auto fused = dyn_cast<LinearCrossEntropyWithGradOp>(op)) {
-        for (Value operand : {fused.getHidden(), fused.getWeight(),
-                              fused.getLabels(), fused.getBias()})
-          if (operand)
-            visit(operand);
+        // Every operand but grad_loss: hidden, weight, labels, the bias.
+        for (Value operand : fused->getOperands().drop_front())
+          visit(operand);
         continue;
       }
       // Values used inside an op's regions count as its operands.

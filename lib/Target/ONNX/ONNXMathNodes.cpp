@@ -347,26 +347,26 @@ LogicalResult Importer::convertTanhGelu(const onnx::NodeProto &node,
   if (!isa<FloatType>(el))
     return emitError(loc) << "Gelu: only float tensors are supported";
   auto constant = [&](double v) { return splat({}, el, v, loc); };
-  auto op = [&](StringRef name, Value a, Value b) -> FailureOr<Value> {
-    return emit1(name, loc, {a, b});
+  // Emits `name` on `operands` into `out`; false when it fails.
+  auto apply = [&](StringRef name, ValueRange operands, Value &out) {
+    FailureOr<Value> v = emit1(name, loc, operands);
+    if (succeeded(v))
+      out = *v;
+    return succeeded(v);
   };
   // kBeta = sqrt(2) * (2 / sqrt(pi)) / 2 and kKappa, as PyTorch's kernel.
   const double beta = M_SQRT2 * M_2_SQRTPI * 0.5, kappa = 0.044715;
-  FailureOr<Value> x2 = op("memopt.mul", *x, *x);
-  FailureOr<Value> x3 = succeeded(x2) ? op("memopt.mul", *x2, *x) : x2;
-  FailureOr<Value> k =
-      succeeded(x3) ? op("memopt.mul", *x3, constant(kappa)) : x3;
-  FailureOr<Value> inner = succeeded(k) ? op("memopt.add", *x, *k) : k;
-  FailureOr<Value> scaled =
-      succeeded(inner) ? op("memopt.mul", *inner, constant(beta)) : inner;
-  FailureOr<Value> t =
-      succeeded(scaled) ? emit1("memopt.tanh", loc, {*scaled}) : scaled;
-  FailureOr<Value> one = succeeded(t) ? op("memopt.add", *t, constant(1.0)) : t;
-  FailureOr<Value> half =
-      succeeded(one) ? op("memopt.mul", *x, constant(0.5)) : one;
-  FailureOr<Value> y = succeeded(half) ? op("memopt.mul", *half, *one) : half;
-  if (failed(y))
+  Value x2, x3, k, inner, scaled, t, one, half, y;
+  if (!apply("memopt.mul", {*x, *x}, x2) ||
+      !apply("memopt.mul", {x2, *x}, x3) ||
+      !apply("memopt.mul", {x3, constant(kappa)}, k) ||
+      !apply("memopt.add", {*x, k}, inner) ||
+      !apply("memopt.mul", {inner, constant(beta)}, scaled) ||
+      !apply("memopt.tanh", {scaled}, t) ||
+      !apply("memopt.add", {t, constant(1.0)}, one) ||
+      !apply("memopt.mul", {*x, constant(0.5)}, half) ||
+      !apply("memopt.mul", {half, one}, y))
     return failure();
-  values[node.output(0)] = *y;
+  values[node.output(0)] = y;
   return success();
 }

@@ -18,7 +18,8 @@
 namespace memopt::runtime::cuda {
 
 /// Sets element i of `out` to element (i / inner) % bias.numElements of
-/// `bias` (same dtype, copied bit for bit), on the call's stream: `inner` is
+/// `bias` (of the same dtype, copied bit for bit, or converted to `out`'s
+/// wider float dtype), on the call's stream: `inner` is
 /// 1 for linear's rows x features output, OH*OW for conv2d's NxKxOHxOW one.
 void fillWithBias(const KernelCall &call, const TensorRef &out,
                   const TensorRef &bias, int64_t inner);

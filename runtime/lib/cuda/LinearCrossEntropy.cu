@@ -41,8 +41,9 @@
 // so the pair's bits, with one GEMM and one pass over the logits fewer.
 //
 // With a bias (the ops' last input, V elements of weight's dtype) each
-// chunk's logits start as the bias, widened to the compute type by one
-// kernel, and the logits GEMM adds to them (beta 1); the loss's
+// chunk's logits start as the bias, widened to the compute type
+// (fillWithBias, as linear's output starts), and the logits GEMM adds to
+// them (beta 1); the loss's
 // logit[label] adds bias[label] to the dot product, and grad_bias, the
 // column sums of the chunk's dlogits, is one thread per class summing the
 // chunk's rows in double and adding the sum to grad_bias in its own dtype
@@ -74,6 +75,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Bias.h"
 #include "Device.cuh"
 #include "DnnCommon.h"
 
@@ -309,37 +311,18 @@ __global__ void lossKernel(const void *hidden, const void *weight, DType dtype,
     storeDouble(loss, lossType, 0, total / static_cast<double>(n));
 }
 
-/// Every row of the chunk's logits (T: f32 or f64, `rows` x `classes`) set
-/// to the bias (`classes` elements of `biasType`).
-template <typename T>
-__global__ void biasRowsKernel(T *logits, int64_t rows, int64_t classes,
-                               const void *bias, DType biasType) {
-  const int64_t total = rows * classes;
-  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
-       e += int64_t(gridDim.x) * blockDim.x)
-    logits[e] = static_cast<T>(loadDouble(bias, biasType, e % classes));
-}
-
 /// grad_bias[v] (+)= the sum over the chunk's `rows` rows of dlogits[i, v]
 /// (elements of `type`, rows `ld` elements apart), one thread per class,
 /// the rows in order in double; `first` overwrites.
 __global__ void biasGradientKernel(const void *dlogits, DType type, int64_t ld,
                                    int64_t rows, int64_t classes, void *db,
                                    DType dbType, bool first) {
-  for (int64_t v = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; v < classes;
-       v += int64_t(gridDim.x) * blockDim.x) {
+  MEMOPT_GRID_STRIDE(v, classes) {
     double sum = 0;
     for (int64_t i = 0; i < rows; ++i)
       sum += loadDouble(dlogits, type, i * ld + v);
     storeDouble(db, dbType, v, first ? sum : loadDouble(db, dbType, v) + sum);
   }
-}
-
-/// Blocks of kThreads threads for `items` items, each thread looping over
-/// the rest.
-unsigned itemBlocks(int64_t items) {
-  return static_cast<unsigned>(
-      std::clamp<int64_t>((items + kThreads - 1) / kThreads, 1, kMaxRowBlocks));
 }
 
 /// Adds the partial sums in order and writes their mean.
@@ -420,14 +403,8 @@ void chunkLogits(const KernelCall &call, const TensorRef &h, const TensorRef &w,
                  int64_t classes, void *chunk) {
   const DType ct = inDouble(h) ? DType::F64 : DType::F32;
   if (bias) {
-    const unsigned blocks = itemBlocks(rows * classes);
-    if (inDouble(h))
-      biasRowsKernel<double><<<blocks, kThreads, 0, call.cuda.stream>>>(
-          static_cast<double *>(chunk), rows, classes, bias->data, bias->dtype);
-    else
-      biasRowsKernel<float><<<blocks, kThreads, 0, call.cuda.stream>>>(
-          static_cast<float *>(chunk), rows, classes, bias->data, bias->dtype);
-    checkLaunch("linear_cross_entropy");
+    const Shape shape{rows, classes};
+    fillWithBias(call, TensorRef{chunk, ct, &shape, rows * classes}, *bias, 1);
     if (width == 0)
       return;
   }
@@ -530,7 +507,7 @@ void chunkGradients(const KernelCall &call, const TensorRef &gl,
         call.cuda.errorFlag, code);
   checkLaunch("linear_cross_entropy_backward");
   if (db) {
-    biasGradientKernel<<<itemBlocks(classes), kThreads, 0, stream>>>(
+    biasGradientKernel<<<blocksFor(classes), kThreads, 0, stream>>>(
         chunk, narrow ? h.dtype : (inDouble(h) ? DType::F64 : DType::F32), ld,
         rows, classes, db->data, db->dtype, r0 == 0);
     checkLaunch("linear_cross_entropy_backward");
