@@ -564,6 +564,16 @@ TEST(PlanValidationTest, AttentionAndLinearCrossEntropy) {
 
 TEST(PlanValidationTest, Attributes) {
   HostTensor x{DType::F32, {2, 3, 8, 8}, {}};
+  // clamp's bounds: ordered, and clamp_backward's saved like grad.
+  expectStepRefused("clamp", {{"min", 1.0}, {"max", 0.0}}, {x},
+                    {{DType::F32, x.shape}},
+                    "expected 'min' <= 'max', got min = 1 and max = 0");
+  expectStepRefused("clamp", {{"min", "low"}}, {x}, {{DType::F32, x.shape}},
+                    "attribute 'min' must be a number");
+  HostTensor small{DType::F32, {2, 3}, {}};
+  expectStepRefused(
+      "clamp_backward", {{"max", 6.0}}, {x, small}, {{DType::F32, x.shape}},
+      "expected saved of type 2x3x8x8 f32 (as grad), got 2x3 f32");
   expectStepRefused("softmax", {{"axis", "last"}}, {x}, {{DType::F32, x.shape}},
                     "attribute 'axis' must be an integer, got \"last\"");
   expectStepRefused("softmax", {{"axis", 4}}, {x}, {{DType::F32, x.shape}},

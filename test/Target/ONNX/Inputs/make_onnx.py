@@ -360,7 +360,8 @@ def folding():
 def foldbad(case):
     """One node the importer refuses: a Where on a computed condition, a Pow
     with an exponent it does not compute, a Range with delta 0, a Tile that
-    would fold to too many elements."""
+    would fold to too many elements, a Clip with a NaN, crossed, wrong-side
+    infinite or computed bound, a Gelu approximation other than none/tanh."""
     i64 = lambda name, v: const(name, v, np.int64)
     nodes = {
         "where": [helper.make_node("Greater", ["x", "zero"], ["c"], name="/Greater"),
@@ -371,11 +372,20 @@ def foldbad(case):
                   helper.make_node("Reshape", ["x", "r"], ["output"], name="/Reshape")],
         "tile": [helper.make_node("Tile", ["big", "reps"], ["tb"], name="/Tile"),
                  helper.make_node("Add", ["x", "tb"], ["output"], name="/Add")],
+        "clipnan": [helper.make_node("Clip", ["x", "nan"], ["output"], name="/Clip")],
+        "clipcrossed": [helper.make_node("Clip", ["x", "e", "zero"], ["output"], name="/Clip")],
+        "clipinf": [helper.make_node("Clip", ["x", "zero", "minf"], ["output"], name="/Clip")],
+        "clipcomputed": [helper.make_node("Relu", ["x"], ["r"], name="/Relu"),
+                         helper.make_node("Clip", ["x", "", "r"], ["output"], name="/Clip")],
+        "gelu": [helper.make_node("Gelu", ["x"], ["output"], name="/Gelu",
+                                  approximate="sigmoid")],
     }[case]
-    nodes = [const("zero", 0.0), const("e", 0.7)] + nodes
+    nodes = [const("zero", 0.0), const("e", 0.7), const("nan", np.nan),
+             const("minf", -np.inf)] + nodes
     inits = [numpy_helper.from_array(np.ones((1, 4), np.float32), "big"),
              numpy_helper.from_array(np.array([1 << 20, 1 << 10], np.int64), "reps")]
-    return model(nodes, [f32("x", [2, 4])], [f32("output", [2, 4])], inits)
+    return model(nodes, [f32("x", [2, 4])], [f32("output", [2, 4])], inits,
+                 opset=20 if case == "gelu" else 17)
 
 
 def mulinf():
@@ -440,7 +450,8 @@ MODELS = {f.__name__: f for f in [cnn, elementwise, shapes, transformer, regress
                                    unsupported, dynamic, opset11, asympads,
                                    badshape, folding, mulinf, rmsbad, reduce, boolmask]}
 MODELS["boolmask_int"] = lambda: boolmask(TensorProto.INT64)
-for _case in ("where", "pow", "range", "tile"):
+for _case in ("where", "pow", "range", "tile", "clipnan", "clipcrossed", "clipinf",
+              "clipcomputed", "gelu"):
     MODELS["foldbad_" + _case] = (lambda c: lambda: foldbad(c))(_case)
 
 if __name__ == "__main__":
