@@ -111,6 +111,11 @@ std::optional<Init> initFromUse(Operation *user, unsigned index) {
           return constant(0, "layer_norm beta");
         return std::nullopt;
       })
+      .Case([&](RmsNormOp) -> std::optional<Init> {
+        if (index == 1)
+          return constant(1, "rms_norm gamma");
+        return std::nullopt;
+      })
       .Case([&](EmbeddingOp op) -> std::optional<Init> {
         int64_t vocab = op.getTable().getType().getDimSize(0);
         if (index == 0)

@@ -62,6 +62,7 @@ bool kernelAllowsInPlace(KernelKind kind, size_t outputIndex,
   case KernelKind::BatchNormInference:
   case KernelKind::BatchNormAct:
   case KernelKind::LayerNorm:
+  case KernelKind::RmsNorm:
     return outputIndex == 0 && inputIndex == 0;
   case KernelKind::Add:
   case KernelKind::Sub:
@@ -77,6 +78,7 @@ bool kernelAllowsInPlace(KernelKind kind, size_t outputIndex,
   case KernelKind::SoftmaxBackward:
   case KernelKind::BatchNormBackward:
   case KernelKind::LayerNormBackward:
+  case KernelKind::RmsNormBackward:
   case KernelKind::BatchNormActBackward:
     return outputIndex == 0 && inputIndex <= 1;
   case KernelKind::CrossEntropyBackward:

@@ -63,7 +63,9 @@ KernelAttrs checkStep(KernelKind kind, const json &attrs,
   case KernelKind::BatchNormInference:
     return batchNormInference(r);
   case KernelKind::LayerNorm:
-    return layerNorm(r);
+    return layerNorm(r, /*rms=*/false);
+  case KernelKind::RmsNorm:
+    return layerNorm(r, /*rms=*/true);
   case KernelKind::MaxPool2D:
   case KernelKind::AvgPool2D:
     return pool2d(r);
@@ -107,9 +109,11 @@ KernelAttrs checkStep(KernelKind kind, const json &attrs,
   case KernelKind::ClampBackward:
     return clamp(r, /*backward=*/true);
   case KernelKind::BatchNormBackward:
-    return normBackward(r, true);
+    return normBackward(r, NormRule::Batch);
   case KernelKind::LayerNormBackward:
-    return normBackward(r, false);
+    return normBackward(r, NormRule::Layer);
+  case KernelKind::RmsNormBackward:
+    return normBackward(r, NormRule::Rms);
   case KernelKind::MaxPool2DBackward:
     return maxPool2dBackward(r);
   case KernelKind::AvgPool2DBackward:

@@ -1,7 +1,8 @@
 //===- KernelRulesAttention.cpp - rules of attention and its gradient -----===//
 //
-// attention(q, k, v) -> (result, lse) and attention_backward(grad, q, k, v,
-// out, lse) -> (grad_q, grad_k, grad_v): the shared shape rule
+// attention(q, k, v[, key_bias]) -> (result, lse) and attention_backward(
+// grad, q, k, v, out, lse[, key_bias]) -> (grad_q, grad_k, grad_v): the
+// shared shape rule
 // (memopt/Contract/AttentionShapes.h), one float dtype for q, k, v and the
 // result, and the log-sum-exp in f32 (f64 for f64 attention), as the
 // dialect's verifier checks.
@@ -44,25 +45,43 @@ void checkQKV(Rules &r, size_t first, bool causal, Shape &result, Shape &lse,
   lseDType = q.dtype == DType::F64 ? DType::F64 : DType::F32;
 }
 
+/// The optional key bias, input `index` when the step has it.
+void checkKeyBias(Rules &r, size_t first, size_t index) {
+  if (r.numInputs() <= index)
+    return;
+  const TensorInfo &q = r.in(first), &k = r.in(first + 1), &b = r.in(index);
+  r.sameDType(q, "q", b, "key_bias");
+  Shape want;
+  if (shapes::ShapeProblem problem =
+          shapes::attentionKeyBiasShape(q.shape, k.shape, want);
+      !problem.empty())
+    r.error(problem);
+  if (b.shape != want)
+    r.error("expected key_bias of shape ", formatShape(want), ", got ",
+            formatShape(b.shape));
+}
+
 } // namespace
 
 KernelAttrs attention(Rules &r) {
-  r.arity(3, 3, 2);
+  r.arity(3, 4, 2);
   AttentionAttrs a = attentionAttrs(r);
   Shape result, lse;
   DType lseDType;
   checkQKV(r, 0, a.causal, result, lse, lseDType);
+  checkKeyBias(r, 0, 3);
   r.output(0, r.in(0).dtype, result);
   r.output(1, lseDType, lse);
   return a;
 }
 
 KernelAttrs attentionBackward(Rules &r) {
-  r.arity(6, 6, 3);
+  r.arity(6, 7, 3);
   AttentionAttrs a = attentionAttrs(r);
   Shape result, lse;
   DType lseDType;
   checkQKV(r, 1, a.causal, result, lse, lseDType);
+  checkKeyBias(r, 1, 6);
   const TensorInfo &g = r.in(0), &out = r.in(4), &l = r.in(5);
   r.sameDType(r.in(1), "q", g, "grad");
   if (g.shape != result)

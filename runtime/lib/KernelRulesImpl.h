@@ -309,8 +309,11 @@ KernelAttrs batchNorm(Rules &r);
 KernelAttrs batchNormAct(Rules &r);
 KernelAttrs batchNormActBackward(Rules &r);
 KernelAttrs batchNormInference(Rules &r);
-KernelAttrs layerNorm(Rules &r);
-KernelAttrs normBackward(Rules &r, bool isBatch);
+/// layer_norm (x, gamma, beta) or rms_norm (x, gamma).
+KernelAttrs layerNorm(Rules &r, bool rms);
+/// The normalisations whose backward kernels share normBackward's rule.
+enum class NormRule { Batch, Layer, Rms };
+KernelAttrs normBackward(Rules &r, NormRule norm);
 
 // Data movement (KernelRulesShape.cpp).
 KernelAttrs reshape(Rules &r);

@@ -120,10 +120,10 @@ KernelAttrs batchNormInference(Rules &r) {
   return a;
 }
 
-KernelAttrs layerNorm(Rules &r) {
-  r.arity(3, 3, 1);
+KernelAttrs layerNorm(Rules &r, bool rms) {
+  r.arity(rms ? 2 : 3, rms ? 2 : 3, 1);
   LayerNormAttrs a;
-  a.epsilon = r.f64("epsilon", 1e-5);
+  a.epsilon = r.f64("epsilon", rms ? 1e-6 : 1e-5);
   r.done();
   const TensorInfo &x = r.in(0), &gamma = r.in(1);
   r.isFloat(x, "x");
@@ -132,7 +132,8 @@ KernelAttrs layerNorm(Rules &r) {
           shapes::layerNormShape(x.shape, gamma.shape);
       !problem.empty())
     r.error(problem);
-  r.sameType(gamma, "gamma", r.in(2), "beta");
+  if (!rms)
+    r.sameType(gamma, "gamma", r.in(2), "beta");
   if (!(a.epsilon > 0))
     r.error("expected 'epsilon' > 0, got ", a.epsilon);
   r.output(0, x.dtype, x.shape);
@@ -140,12 +141,14 @@ KernelAttrs layerNorm(Rules &r) {
 }
 
 /// batch_norm_backward / layer_norm_backward(grad_output, x, gamma) ->
-/// (grad_x, grad_gamma, grad_beta). gamma may have another float dtype than
-/// x, as in the forward ops.
-KernelAttrs normBackward(Rules &r, bool isBatch) {
-  r.arity(3, 3, 3);
+/// (grad_x, grad_gamma, grad_beta), rms_norm_backward the same without
+/// grad_beta. gamma may have another float dtype than x, as in the forward
+/// ops.
+KernelAttrs normBackward(Rules &r, NormRule norm) {
+  const bool isBatch = norm == NormRule::Batch, rms = norm == NormRule::Rms;
+  r.arity(3, 3, rms ? 2 : 3);
   NormBackwardAttrs a;
-  a.epsilon = r.f64("epsilon", 1e-5);
+  a.epsilon = r.f64("epsilon", rms ? 1e-6 : 1e-5);
   r.done();
   const TensorInfo &x = r.in(1), &gamma = r.in(2);
   r.isFloat(x, "x");
@@ -166,7 +169,8 @@ KernelAttrs normBackward(Rules &r, bool isBatch) {
     r.error("expected 'epsilon' > 0, got ", a.epsilon);
   r.output(0, x.dtype, x.shape);
   r.output(1, gamma.dtype, gamma.shape);
-  r.output(2, gamma.dtype, gamma.shape);
+  if (!rms)
+    r.output(2, gamma.dtype, gamma.shape);
   return a;
 }
 

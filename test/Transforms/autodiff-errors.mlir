@@ -50,3 +50,15 @@ func.func @inference(%p: tensor<4xf32> {memopt.param}) -> tensor<4xf32> {
   %r = memopt.relu %p : tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A key bias computed from a parameter would need a gradient the fused
+// attention does not write: refused, never trained as if it were zero.
+func.func @key_bias_from_parameter(%q: tensor<1x2x3x4xf32> {memopt.param}, %b: tensor<1x3xf32> {memopt.param},
+                                   %t: tensor<1x2x3x4xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'memopt.attention' op the gradient of key_bias is not implemented: the key bias must not depend on a parameter (a key-padding mask from the data needs none)}}
+  %o, %l = memopt.attention %q, %q, %q key_bias %b {scale = 0.5 : f64} : tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x3xf32>
+  %loss = memopt.mse_loss %o, %t : tensor<1x2x3x4xf32>
+  return %loss : tensor<f32>
+}

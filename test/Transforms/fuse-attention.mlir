@@ -118,6 +118,230 @@ func.func @additive_mask(%x: tensor<16x8xf32>, %mask: tensor<16x16xf32>) -> tens
 
 // -----
 
+// A constant causal mask added to the scaled scores (how the exporters write
+// SDPA's is_causal and masked_fill(~tril, -inf)), broadcast over batch and
+// heads: the attention is causal and the mask constant dies with the chain.
+// CHECK-LABEL: func.func @causal_mask_constant(
+// CHECK-NEXT: %[[O:.*]], %{{.*}} = memopt.attention %arg0, %arg1, %arg2 {causal = true, scale = 5.000000e-01 : f64} : tensor<2x3x3x4xf32>, tensor<2x3x3x4xf32>, tensor<2x3x3x4xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @causal_mask_constant(%q: tensor<2x3x3x4xf32>, %k: tensor<2x3x3x4xf32>, %v: tensor<2x3x3x4xf32>)
+    -> tensor<2x3x3x4xf32> {
+  %c = arith.constant dense<5.000000e-01> : tensor<f32>
+  %mask = arith.constant dense<[[0.0, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0]]> : tensor<3x3xf32>
+  // expected-remark @+1 {{fused attention}}
+  %s = memopt.matmul %q, %k {transpose_b = true} : tensor<2x3x3x4xf32>, tensor<2x3x3x4xf32>
+  %t = memopt.mul %s, %c : tensor<2x3x3x3xf32>, tensor<f32>
+  %m = memopt.add %t, %mask : tensor<2x3x3x3xf32>, tensor<3x3xf32>
+  %p = memopt.softmax %m : tensor<2x3x3x3xf32>
+  %o = memopt.matmul %p, %v : tensor<2x3x3x3xf32>, tensor<2x3x3x4xf32>
+  return %o : tensor<2x3x3x4xf32>
+}
+
+// -----
+
+// The mask first, with float32's lowest value (HF's finfo.min) instead of
+// -inf, and no scale: still exactly causal.
+// CHECK-LABEL: func.func @causal_mask_lowest_first(
+// CHECK-NEXT: %[[O:.*]], %{{.*}} = memopt.attention %arg0, %arg0, %arg0 {causal = true, scale = 1.000000e+00 : f64} : tensor<1x2x2xf32>, tensor<1x2x2xf32>, tensor<1x2x2xf32>
+func.func @causal_mask_lowest_first(%x: tensor<1x2x2xf32>) -> tensor<1x2x2xf32> {
+  %mask = arith.constant dense<[[0.0, -3.40282347E+38], [0.0, 0.0]]> : tensor<2x2xf32>
+  // expected-remark @+1 {{fused attention}}
+  %s = memopt.matmul %x, %x {transpose_b = true} : tensor<1x2x2xf32>, tensor<1x2x2xf32>
+  %m = memopt.add %mask, %s : tensor<2x2xf32>, tensor<1x2x2xf32>
+  %p = memopt.softmax %m : tensor<1x2x2xf32>
+  %o = memopt.matmul %p, %x : tensor<1x2x2xf32>, tensor<1x2x2xf32>
+  return %o : tensor<1x2x2xf32>
+}
+
+// -----
+
+// A mask that would broadcast the scores to a larger shape is not fused.
+// CHECK-LABEL: func.func @broadcasting_mask(
+// CHECK: memopt.softmax
+func.func @broadcasting_mask(%x: tensor<2x2xf32>, %v: tensor<3x2x2xf32>) -> tensor<3x2x2xf32> {
+  %mask = arith.constant dense<[[[0.0, 0xFF800000], [0.0, 0.0]], [[0.0, 0xFF800000], [0.0, 0.0]], [[0.0, 0xFF800000], [0.0, 0.0]]]> : tensor<3x2x2xf32>
+  %s = memopt.matmul %x, %x {transpose_b = true} : tensor<2x2xf32>, tensor<2x2xf32>
+  %m = memopt.add %s, %mask : tensor<2x2xf32>, tensor<3x2x2xf32>
+  // expected-remark @+1 {{attention not fused: the softmax reads 'memopt.add' at}}
+  %p = memopt.softmax %m : tensor<3x2x2xf32>
+  %o = memopt.matmul %p, %v : tensor<3x2x2xf32>, tensor<3x2x2xf32>
+  return %o : tensor<3x2x2xf32>
+}
+
+// -----
+
+// kᵀ written as one transpose of a [B, T, H, D] projection to [B, H, D, T]
+// (TorchScript's k.permute(0, 2, 3, 1)): k is that projection transposed
+// to [B, H, T, D], made by the fusion.
+// CHECK-LABEL: func.func @keys_permuted(
+// CHECK-NEXT: %[[K:.*]] = memopt.transpose %arg1 {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x5x3x4xf32>
+// CHECK-NEXT: %[[O:.*]], %{{.*}} = memopt.attention %arg0, %[[K]], %arg2 {scale = 1.000000e+00 : f64} : tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @keys_permuted(%q: tensor<2x3x5x4xf32>, %kbthd: tensor<2x5x3x4xf32>, %v: tensor<2x3x5x4xf32>)
+    -> tensor<2x3x5x4xf32> {
+  %kt = memopt.transpose %kbthd {permutation = array<i64: 0, 2, 3, 1>} : tensor<2x5x3x4xf32>
+  // expected-remark @+1 {{fused attention}}
+  %s = memopt.matmul %q, %kt : tensor<2x3x5x4xf32>, tensor<2x3x4x5xf32>
+  %p = memopt.softmax %s : tensor<2x3x5x5xf32>
+  %o = memopt.matmul %p, %v : tensor<2x3x5x5xf32>, tensor<2x3x5x4xf32>
+  return %o : tensor<2x3x5x4xf32>
+}
+
+// -----
+
+// Grouped-query attention as the exporters write repeat_interleave: K
+// through a mul by ones, V through a concat of copies, each between
+// reshapes; kᵀ as reshape, transpose, reshape, scaled by a constant. The
+// attention reads the two key/value heads in place; the repeats die.
+// CHECK-LABEL: func.func @grouped(
+// CHECK-NEXT: %[[O:.*]], %{{.*}} = memopt.attention %arg0, %arg1, %arg2 {scale = 5.000000e-01 : f64} : tensor<2x4x3x2xf32>, tensor<2x2x3x2xf32>, tensor<2x2x3x2xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @grouped(%q: tensor<2x4x3x2xf32>, %k: tensor<2x2x3x2xf32>, %v: tensor<2x2x3x2xf32>)
+    -> tensor<2x4x3x2xf32> {
+  %ku = memopt.reshape %k : tensor<2x2x3x2xf32> -> tensor<2x2x1x3x2xf32>
+  %ones = arith.constant dense<1.000000e+00> : tensor<1x1x2x1x1xf32>
+  %ke = memopt.mul %ones, %ku : tensor<1x1x2x1x1xf32>, tensor<2x2x1x3x2xf32>
+  %kr = memopt.reshape %ke : tensor<2x2x2x3x2xf32> -> tensor<2x4x3x2xf32>
+  %vu = memopt.reshape %v : tensor<2x2x3x2xf32> -> tensor<2x2x1x3x2xf32>
+  %ve = memopt.concat %vu, %vu {axis = 2 : i64} : tensor<2x2x1x3x2xf32>, tensor<2x2x1x3x2xf32>
+  %vr = memopt.reshape %ve : tensor<2x2x2x3x2xf32> -> tensor<2x4x3x2xf32>
+  %kf = memopt.reshape %kr : tensor<2x4x3x2xf32> -> tensor<8x3x2xf32>
+  %kft = memopt.transpose %kf {permutation = array<i64: 0, 2, 1>} : tensor<8x3x2xf32>
+  %kt = memopt.reshape %kft : tensor<8x2x3xf32> -> tensor<2x4x2x3xf32>
+  %c = arith.constant dense<5.000000e-01> : tensor<f32>
+  %kts = memopt.mul %kt, %c : tensor<2x4x2x3xf32>, tensor<f32>
+  // expected-remark @+1 {{fused attention}}
+  %s = memopt.matmul %q, %kts : tensor<2x4x3x2xf32>, tensor<2x4x2x3xf32>
+  %p = memopt.softmax %s : tensor<2x4x3x3xf32>
+  %o = memopt.matmul %p, %vr : tensor<2x4x3x3xf32>, tensor<2x4x3x2xf32>
+  return %o : tensor<2x4x3x2xf32>
+}
+
+// -----
+
+// Only K repeated (V has all the heads): K stays materialised, as the
+// attention needs k and v with one head count.
+// CHECK-LABEL: func.func @only_keys_grouped(
+// CHECK: %[[KR:.*]] = memopt.reshape %{{.*}} : tensor<2x2x2x3x2xf32> -> tensor<2x4x3x2xf32>
+// CHECK: memopt.attention %arg0, %[[KR]], %arg2
+func.func @only_keys_grouped(%q: tensor<2x4x3x2xf32>, %k: tensor<2x2x3x2xf32>, %v: tensor<2x4x3x2xf32>)
+    -> tensor<2x4x3x2xf32> {
+  %ku = memopt.reshape %k : tensor<2x2x3x2xf32> -> tensor<2x2x1x3x2xf32>
+  %ke = memopt.concat %ku, %ku {axis = 2 : i64} : tensor<2x2x1x3x2xf32>, tensor<2x2x1x3x2xf32>
+  %kr = memopt.reshape %ke : tensor<2x2x2x3x2xf32> -> tensor<2x4x3x2xf32>
+  // expected-remark @+1 {{fused attention}}
+  %s = memopt.matmul %q, %kr {transpose_b = true} : tensor<2x4x3x2xf32>, tensor<2x4x3x2xf32>
+  %p = memopt.softmax %s : tensor<2x4x3x3xf32>
+  %o = memopt.matmul %p, %v : tensor<2x4x3x3xf32>, tensor<2x4x3x2xf32>
+  return %o : tensor<2x4x3x2xf32>
+}
+
+// -----
+
+// BERT's key-padding mask, (1 - mask) · finfo.min broadcast as B×1×1×Sk and
+// added to the scaled scores, becomes the attention's key bias (a B×Sk view).
+// CHECK-LABEL: func.func @key_padding_bias(
+// CHECK: %[[B:.*]] = memopt.reshape %{{.*}} : tensor<2x1x1x3xf32> -> tensor<2x3xf32>
+// CHECK-NEXT: %[[O:.*]], %{{.*}} = memopt.attention %arg0, %arg0, %arg0 key_bias %[[B]] {scale = 5.000000e-01 : f64} : tensor<2x4x3x2xf32>, tensor<2x4x3x2xf32>, tensor<2x4x3x2xf32>, tensor<2x3xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @key_padding_bias(%x: tensor<2x4x3x2xf32>, %mask: tensor<2x3xf32>) -> tensor<2x4x3x2xf32> {
+  %m = memopt.reshape %mask : tensor<2x3xf32> -> tensor<2x1x1x3xf32>
+  %one = arith.constant dense<1.000000e+00> : tensor<f32>
+  %inv = memopt.sub %one, %m : tensor<f32>, tensor<2x1x1x3xf32>
+  %low = arith.constant dense<-3.40282347E+38> : tensor<f32>
+  %bias = memopt.mul %inv, %low : tensor<2x1x1x3xf32>, tensor<f32>
+  // expected-remark @+1 {{fused attention}}
+  %s = memopt.matmul %x, %x {transpose_b = true} : tensor<2x4x3x2xf32>, tensor<2x4x3x2xf32>
+  %c = arith.constant dense<2.000000e+00> : tensor<f32>
+  %t = memopt.div %s, %c : tensor<2x4x3x3xf32>, tensor<f32>
+  %u = memopt.add %t, %bias : tensor<2x4x3x3xf32>, tensor<2x1x1x3xf32>
+  %p = memopt.softmax %u : tensor<2x4x3x3xf32>
+  %o = memopt.matmul %p, %x : tensor<2x4x3x3xf32>, tensor<2x4x3x2xf32>
+  return %o : tensor<2x4x3x2xf32>
+}
+
+// -----
+
+// A causal mask and a key bias together, with grouped K and V.
+// CHECK-LABEL: func.func @causal_and_key_bias(
+// CHECK: memopt.attention %arg0, %arg1, %arg1 key_bias %{{.*}} {causal = true, scale = 1.000000e+00 : f64} : tensor<1x2x2x2xf32>, tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>, tensor<1x2xf32>
+func.func @causal_and_key_bias(%q: tensor<1x2x2x2xf32>, %k: tensor<1x1x2x2xf32>, %b: tensor<1x1x1x2xf32>) -> tensor<1x2x2x2xf32> {
+  %ku = memopt.reshape %k : tensor<1x1x2x2xf32> -> tensor<1x1x1x2x2xf32>
+  %ke = memopt.concat %ku, %ku {axis = 2 : i64} : tensor<1x1x1x2x2xf32>, tensor<1x1x1x2x2xf32>
+  %kr = memopt.reshape %ke : tensor<1x1x2x2x2xf32> -> tensor<1x2x2x2xf32>
+  %mask = arith.constant dense<[[0.0, 0xFF800000], [0.0, 0.0]]> : tensor<2x2xf32>
+  // expected-remark @+1 {{fused attention}}
+  %s = memopt.matmul %q, %kr {transpose_b = true} : tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>
+  %u = memopt.add %s, %b : tensor<1x2x2x2xf32>, tensor<1x1x1x2xf32>
+  %w = memopt.add %mask, %u : tensor<2x2xf32>, tensor<1x2x2x2xf32>
+  %p = memopt.softmax %w : tensor<1x2x2x2xf32>
+  %o = memopt.matmul %p, %kr : tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>
+  return %o : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// A bias computed from a parameter (a learned bias) would need a gradient
+// the key bias does not take: not fused.
+// CHECK-LABEL: func.func @parameter_bias(
+// CHECK: memopt.softmax
+func.func @parameter_bias(%x: tensor<2x4x3x2xf32>, %w: tensor<2x1x1x3xf32> {memopt.param}) -> tensor<2x4x3x2xf32> {
+  %s = memopt.matmul %x, %x {transpose_b = true} : tensor<2x4x3x2xf32>, tensor<2x4x3x2xf32>
+  %u = memopt.add %s, %w : tensor<2x4x3x3xf32>, tensor<2x1x1x3xf32>
+  // expected-remark @+1 {{attention not fused: the softmax reads 'memopt.add' at}}
+  %p = memopt.softmax %u : tensor<2x4x3x3xf32>
+  %o = memopt.matmul %p, %x : tensor<2x4x3x3xf32>, tensor<2x4x3x2xf32>
+  return %o : tensor<2x4x3x2xf32>
+}
+
+// -----
+
+// A constant that hides the diagonal is not a causal mask.
+// CHECK-LABEL: func.func @strict_mask(
+// CHECK: memopt.softmax
+func.func @strict_mask(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %mask = arith.constant dense<[[0xFF800000, 0xFF800000], [0.0, 0xFF800000]]> : tensor<2x2xf32>
+  %s = memopt.matmul %x, %x {transpose_b = true} : tensor<2x2xf32>, tensor<2x2xf32>
+  %m = memopt.add %s, %mask : tensor<2x2xf32>, tensor<2x2xf32>
+  // expected-remark @+1 {{attention not fused: the softmax reads 'memopt.add' at}}
+  %p = memopt.softmax %m : tensor<2x2xf32>
+  %o = memopt.matmul %p, %x : tensor<2x2xf32>, tensor<2x2xf32>
+  return %o : tensor<2x2xf32>
+}
+
+// -----
+
+// BERT's old -10000 does not hide a key exactly (exp(-10000 + s - max) is
+// not 0 for large scores), so it is not taken for a causal mask.
+// CHECK-LABEL: func.func @soft_mask(
+// CHECK: memopt.softmax
+func.func @soft_mask(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %mask = arith.constant dense<[[0.0, -1.0E+4], [0.0, 0.0]]> : tensor<2x2xf32>
+  %s = memopt.matmul %x, %x {transpose_b = true} : tensor<2x2xf32>, tensor<2x2xf32>
+  %m = memopt.add %s, %mask : tensor<2x2xf32>, tensor<2x2xf32>
+  // expected-remark @+1 {{which adds a constant that is not a causal mask: it holds -10000 at query 0, key 1; a causal mask holds 0 on and below the diagonal and -inf (or at most -1e30) above it}}
+  %p = memopt.softmax %m : tensor<2x2xf32>
+  %o = memopt.matmul %p, %x : tensor<2x2xf32>, tensor<2x2xf32>
+  return %o : tensor<2x2xf32>
+}
+
+// -----
+
+// The masked scores read elsewhere are kept anyway.
+// CHECK-LABEL: func.func @masked_scores_read(
+// CHECK: memopt.softmax
+func.func @masked_scores_read(%x: tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>) {
+  %mask = arith.constant dense<[[0.0, 0xFF800000], [0.0, 0.0]]> : tensor<2x2xf32>
+  %s = memopt.matmul %x, %x {transpose_b = true} : tensor<2x2xf32>, tensor<2x2xf32>
+  %m = memopt.add %s, %mask : tensor<2x2xf32>, tensor<2x2xf32>
+  // expected-remark @+1 {{attention not fused: the masked scores are also read by 'func.return' at}}
+  %p = memopt.softmax %m : tensor<2x2xf32>
+  %o = memopt.matmul %p, %x : tensor<2x2xf32>, tensor<2x2xf32>
+  return %o, %m : tensor<2x2xf32>, tensor<2x2xf32>
+}
+
+// -----
+
 // A scale that is not a constant.
 // CHECK-LABEL: func.func @variable_scale(
 // CHECK: memopt.softmax

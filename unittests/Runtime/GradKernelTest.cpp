@@ -136,15 +136,16 @@ TEST(ActivationBackwardTest, EluFromInputAndOutput) {
 }
 
 //===----------------------------------------------------------------------===//
-// Batch and layer normalisation
+// Batch, layer and RMS normalisation
 //===----------------------------------------------------------------------===//
 
 /// The forward ops in double: batch norm over every dimension but 1
-/// (`batch`), or layer norm over the trailing `width` elements.
+/// (`batch`), or layer norm over the trailing `width` elements, or (`rms`)
+/// RMS norm over them (no mean, `beta` unused).
 std::vector<double> normForward(const std::vector<double> &x, const Shape &xs,
                                 const std::vector<double> &gamma,
                                 const std::vector<double> &beta, bool batch,
-                                double eps) {
+                                double eps, bool rms = false) {
   int64_t groups, n, inner, stride;
   if (batch) {
     groups = xs[1];
@@ -167,7 +168,7 @@ std::vector<double> normForward(const std::vector<double> &x, const Shape &xs,
     for (int64_t i = 0; i < n; ++i)
       for (int64_t k = 0; k < inner; ++k)
         sum += x[index(g, i, k)];
-    double mean = sum / m;
+    double mean = rms ? 0.0 : sum / m;
     for (int64_t i = 0; i < n; ++i)
       for (int64_t k = 0; k < inner; ++k)
         sq += std::pow(x[index(g, i, k)] - mean, 2);
@@ -176,7 +177,7 @@ std::vector<double> normForward(const std::vector<double> &x, const Shape &xs,
       for (int64_t k = 0; k < inner; ++k) {
         int64_t e = index(g, i, k);
         int64_t p = batch ? g : k;
-        y[e] = (x[e] - mean) * inv * gamma[p] + beta[p];
+        y[e] = (x[e] - mean) * inv * gamma[p] + (rms ? 0.0 : beta[p]);
       }
   }
   return y;
@@ -184,14 +185,13 @@ std::vector<double> normForward(const std::vector<double> &x, const Shape &xs,
 
 /// The gradients of L = <normForward(x, gamma, beta), dy> by central
 /// differences: the reference independent of the kernel's formula.
-std::vector<std::vector<double>> numericNormGrads(const HostTensor &dy,
-                                                  const HostTensor &x,
-                                                  const HostTensor &gamma,
-                                                  bool batch, double eps) {
+std::vector<std::vector<double>>
+numericNormGrads(const HostTensor &dy, const HostTensor &x,
+                 const HostTensor &gamma, bool batch, double eps, bool rms) {
   std::vector<double> beta(gamma.values.size(), 0.3);
   auto loss = [&](const std::vector<double> &xv, const std::vector<double> &gv,
                   const std::vector<double> &bv) {
-    auto y = normForward(xv, x.shape, gv, bv, batch, eps);
+    auto y = normForward(xv, x.shape, gv, bv, batch, eps, rms);
     double s = 0;
     for (size_t i = 0; i < y.size(); ++i)
       s += y[i] * dy.values[i];
@@ -224,23 +224,28 @@ void checkNormBackward(const std::string &kernel, Shape xShape,
                << kernel << " " << formatShape(xShape) << " "
                << dtypeName(xType) << "/" << dtypeName(gType));
   bool batch = kernel == "batch_norm_backward";
+  bool rms = kernel == "rms_norm_backward";
   HostTensor x = randomTensor(xType, xShape, 41, -2, 3);
   HostTensor dy = randomTensor(xType, xShape, 42, -1, 1);
   HostTensor gamma = randomTensor(gType, gammaShape, 43, 0.5, 1.5);
-  auto want = numericNormGrads(dy, x, gamma, batch, eps);
-  auto got = runOp(kernel, {{"epsilon", eps}}, {dy, x, gamma},
-                   {{xType, xShape}, {gType, gammaShape}, {gType, gammaShape}});
+  auto want = numericNormGrads(dy, x, gamma, batch, eps, rms);
+  // rms_norm_backward has no grad_beta.
+  std::vector<OutputSpec> outs = {
+      {xType, xShape}, {gType, gammaShape}, {gType, gammaShape}};
+  if (rms)
+    outs.pop_back();
+  auto got = runOp(kernel, {{"epsilon", eps}}, {dy, x, gamma}, outs);
   // dgamma and dbeta sum over many elements.
   double rtol = std::max(toleranceFor(xType).rtol, 1e-6);
   EXPECT_TRUE(close(got[0], want[0], atol, rtol)) << "grad_x";
   EXPECT_TRUE(close(got[1], want[1], 8 * atol, rtol)) << "grad_gamma";
-  EXPECT_TRUE(close(got[2], want[2], 8 * atol, rtol)) << "grad_beta";
+  if (!rms) {
+    EXPECT_TRUE(close(got[2], want[2], 8 * atol, rtol)) << "grad_beta";
+  }
   // In place over grad_output and over x.
   for (size_t over : {0, 1}) {
-    auto inPlace = runOpInPlace(
-        kernel, {{"epsilon", eps}}, {dy, x, gamma},
-        {{xType, xShape}, {gType, gammaShape}, {gType, gammaShape}},
-        {{0, over}});
+    auto inPlace = runOpInPlace(kernel, {{"epsilon", eps}}, {dy, x, gamma},
+                                outs, {{0, over}});
     EXPECT_EQ(inPlace, got) << "in place over input " << over;
   }
 }
@@ -280,6 +285,16 @@ TEST(NormBackwardTest, LayerNormAgainstCentralDifferences) {
                     1e-5, 2e-5);
   checkNormBackward("layer_norm_backward", {4, 8}, {8}, DType::F16, DType::F32,
                     1e-5, 2e-2);
+}
+TEST(NormBackwardTest, RmsNormAgainstCentralDifferences) {
+  checkNormBackward("rms_norm_backward", {3, 4, 6}, {6}, DType::F64, DType::F64,
+                    1e-6, 1e-7);
+  checkNormBackward("rms_norm_backward", {2, 3, 4}, {3, 4}, DType::F64,
+                    DType::F64, 1e-2, 1e-7);
+  checkNormBackward("rms_norm_backward", {4, 7}, {7}, DType::F32, DType::F32,
+                    1e-6, 2e-5);
+  checkNormBackward("rms_norm_backward", {4, 8}, {8}, DType::F16, DType::F32,
+                    1e-6, 2e-2);
 }
 
 //===----------------------------------------------------------------------===//

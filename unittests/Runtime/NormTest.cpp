@@ -1,11 +1,11 @@
-//===- NormTest.cpp - batch_norm and layer_norm kernels -------------------===//
+//===- NormTest.cpp - batch_norm, layer_norm and rms_norm kernels ---------===//
 //
 // batch_norm in training mode (biased variance for normalising, unbiased for
 // the running variance, PyTorch's momentum rule), including per-channel
-// operands in a wider dtype than x; layer_norm over one and two trailing
-// dimensions; InPlace-ABN's batch_norm_act (bit-identical to batch_norm and
-// the activation) and its backward, which rebuilds x̂ from the output, against
-// the gradients computed from x, and both in place.
+// operands in a wider dtype than x; layer_norm and rms_norm over one and two
+// trailing dimensions; InPlace-ABN's batch_norm_act (bit-identical to
+// batch_norm and the activation) and its backward, which rebuilds x̂ from the
+// output, against the gradients computed from x, and both in place.
 //
 //===----------------------------------------------------------------------===//
 
@@ -138,6 +138,45 @@ void checkLayerNorm(Shape xShape, Shape gShape, DType xType, DType gType,
       runOp1("layer_norm", {{"epsilon", eps}}, {x, g, b}, {xType, xShape});
   Tolerance tol = toleranceFor(xType);
   EXPECT_TRUE(close(got, want, 4 * tol.atol, tol.rtol));
+}
+
+/// rms_norm against x / sqrt(mean(x^2) + eps) * gamma in double, rounded
+/// once; also written over x.
+void checkRmsNorm(Shape xShape, Shape gShape, DType xType, double eps) {
+  SCOPED_TRACE(::testing::Message() << "rms_norm " << formatShape(xShape));
+  HostTensor x = randomTensor(xType, xShape, 21, -3, 2);
+  HostTensor g = randomTensor(xType, gShape, 22, 0.5, 1.5);
+  int64_t width = count(gShape), rows = count(xShape) / width;
+  std::vector<double> want(x.values.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    double sq = 0;
+    for (int64_t i = 0; i < width; ++i)
+      sq += x.values[r * width + i] * x.values[r * width + i];
+    double inv = 1 / std::sqrt(sq / width + eps);
+    for (int64_t i = 0; i < width; ++i)
+      want[r * width + i] =
+          roundTo(xType, x.values[r * width + i] * inv * g.values[i]);
+  }
+  auto got = runOp1("rms_norm", {{"epsilon", eps}}, {x, g}, {xType, xShape});
+  Tolerance tol = toleranceFor(xType);
+  EXPECT_TRUE(close(got, want, 4 * tol.atol, tol.rtol));
+  auto inPlace = runOpInPlace("rms_norm", {{"epsilon", eps}}, {x, g},
+                              {{xType, xShape}}, {{0, 0}});
+  EXPECT_EQ(inPlace[0], got);
+}
+
+TEST(RmsNormKernelTest, LastDimAndTwoTrailingDims) {
+  checkRmsNorm({2, 3, 8}, {8}, DType::F32, 1e-6);
+  checkRmsNorm({2, 3, 4, 5}, {4, 5}, DType::F64, 1e-3);
+  checkRmsNorm({4, 16}, {16}, DType::F16, 1e-5);
+}
+
+TEST(RmsNormKernelTest, ZeroRowIsZero) {
+  // mean(x^2) = 0: x / sqrt(eps) is 0, not NaN.
+  HostTensor x{DType::F32, {1, 3}, {0, 0, 0}};
+  HostTensor g{DType::F32, {3}, {1, 2, 3}};
+  EXPECT_EQ(runOp1("rms_norm", json::object(), {x, g}, {DType::F32, {1, 3}}),
+            (std::vector<double>{0, 0, 0}));
 }
 
 TEST(LayerNormKernelTest, LastDim) {

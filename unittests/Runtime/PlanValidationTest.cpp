@@ -521,6 +521,16 @@ TEST(PlanValidationTest, AttentionAndLinearCrossEntropy) {
                     "expected v to have k's sequence length (4), got 2x6x3");
   expectStepRefused("attention", {{"scale", 1.0}, {"dropout", 0.1}}, {q, k, v},
                     out, "unknown attribute 'dropout' for kernel 'attention'");
+  // The key bias is q's dimensions before its heads, then the keys.
+  expectStepRefused("attention", {{"scale", 1.0}}, {q, k, v, q}, out,
+                    "expected key_bias of shape 6, got 2x4x8");
+  // Key/value groups must divide the query heads.
+  HostTensor q6{DType::F32, {1, 6, 4, 8}, {}}, k4{DType::F32, {1, 4, 4, 8}, {}};
+  expectStepRefused("attention", {{"scale", 1.0}}, {q6, k4, k4},
+                    {{DType::F32, {1, 6, 4, 8}}, {DType::F32, {1, 6, 4}}},
+                    "expected q, k and v to share their leading (batch and "
+                    "head) dimensions, or k and v to have a divisor of q's "
+                    "heads (dimension 1), got 1x6x4x8, 1x4x4x8 and 1x4x4x8");
   HostTensor h{DType::F32, {5, 8}, {}}, w{DType::F32, {10, 8}, {}},
       labels{DType::I64, {5}, {}};
   const std::vector<OutputSpec> loss{{DType::F32, {}}, {DType::F32, {5}}};
@@ -727,6 +737,19 @@ TEST(PlanValidationTest, BackwardKernelRules) {
   expectStepRefused("layer_norm_backward", json::object(),
                     {t({2, 4}), t({2, 4}), t({4})}, {{f32, {2, 4}}, {f32, {4}}},
                     "expected 3 output(s), got 2");
+  // rms_norm_backward has no grad_beta; rms_norm no beta.
+  expectStepRefused(
+      "rms_norm_backward", json::object(), {t({2, 4}), t({2, 4}), t({4})},
+      {{f32, {2, 4}}, {f32, {4}}, {f32, {4}}}, "expected 2 output(s), got 3");
+  expectStepRefused("rms_norm_backward", {{"epsilon", 0.0}},
+                    {t({2, 4}), t({2, 4}), t({4})}, {{f32, {2, 4}}, {f32, {4}}},
+                    "expected 'epsilon' > 0, got 0");
+  expectStepRefused("rms_norm", json::object(), {t({2, 4}), t({4}), t({4})},
+                    {{f32, {2, 4}}}, "expected 2 input(s), got 3");
+  expectStepRefused("rms_norm", json::object(), {t({2, 4}), t({2})},
+                    {{f32, {2, 4}}},
+                    "expected gamma's shape (2) to be a non-empty suffix of "
+                    "x's shape (2x4)");
   // Pooling.
   json pool = {{"kernel_size", {2, 2}}, {"strides", {2, 2}}};
   expectStepRefused("max_pool2d_backward", pool,

@@ -85,6 +85,35 @@ func.func @zoo(%w: tensor<4x3x3x3xf32> {memopt.param}, %s: tensor<4x1x1xf32> {me
 }
 )mlir";
 
+/// A LLaMA block's memory-saving ops: rms_norm (and its backward) and
+/// causal grouped-query attention (4 query heads over 2 key/value heads,
+/// whose backward adds each group into one head) over 70 tokens, a full
+/// tile and a partial one; then attention with a key bias (a key-padding
+/// mask from the data).
+const char *kLlamaBlock = R"mlir(
+func.func @llama(%x: tensor<2x70x16xf32>, %g: tensor<16xf32> {memopt.param},
+                 %wq: tensor<16x16xf32> {memopt.param}, %wk: tensor<8x16xf32> {memopt.param},
+                 %wv: tensor<8x16xf32> {memopt.param}, %kb: tensor<2x70xf32>,
+                 %t: tensor<2x4x70x4xf32>) -> tensor<f32> {
+  %h = memopt.rms_norm %x, %g {epsilon = 1.0e-6 : f64} : tensor<2x70x16xf32>, tensor<16xf32>
+  %q0 = memopt.linear %h, %wq : tensor<2x70x16xf32>, tensor<16x16xf32>
+  %k0 = memopt.linear %h, %wk : tensor<2x70x16xf32>, tensor<8x16xf32>
+  %v0 = memopt.linear %h, %wv : tensor<2x70x16xf32>, tensor<8x16xf32>
+  %q1 = memopt.reshape %q0 : tensor<2x70x16xf32> -> tensor<2x70x4x4xf32>
+  %k1 = memopt.reshape %k0 : tensor<2x70x8xf32> -> tensor<2x70x2x4xf32>
+  %v1 = memopt.reshape %v0 : tensor<2x70x8xf32> -> tensor<2x70x2x4xf32>
+  %q = memopt.transpose %q1 {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x70x4x4xf32>
+  %k = memopt.transpose %k1 {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x70x2x4xf32>
+  %v = memopt.transpose %v1 {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x70x2x4xf32>
+  %o, %lse = memopt.attention %q, %k, %v {causal = true, scale = 5.000000e-01 : f64}
+      : tensor<2x4x70x4xf32>, tensor<2x2x70x4xf32>, tensor<2x2x70x4xf32>
+  %o2, %lse2 = memopt.attention %o, %k, %v key_bias %kb {scale = 5.000000e-01 : f64}
+      : tensor<2x4x70x4xf32>, tensor<2x2x70x4xf32>, tensor<2x2x70x4xf32>, tensor<2x70xf32>
+  %loss = memopt.mse_loss %o2, %t : tensor<2x4x70x4xf32>
+  return %loss : tensor<f32>
+}
+)mlir";
+
 struct Case {
   const char *name;
   /// Example file (examples/), suite model (built by the tests' CMake) or
@@ -153,6 +182,8 @@ const Case kCases[] = {
     {"Gpt2Unfused", Case::Suite, "gpt2",
      "memopt-pipeline{optimizer=momentum lr=0.01 fuse-attention=false}", 1e-3,
      2},
+    {"LlamaRmsNormGroupedAttention", Case::Inline, kLlamaBlock,
+     "memopt-pipeline{optimizer=momentum lr=0.01}", 1e-3, 2},
     // Fused attention over 67 tokens (tiles not dividing it), 3 heads of 8.
     {"Gpt2OddAttention", Case::Suite, "gpt2-odd",
      "memopt-pipeline{optimizer=momentum lr=0.01}", 1e-3, 2},

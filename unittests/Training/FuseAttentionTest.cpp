@@ -10,7 +10,9 @@
 // with 67 tokens (a full 64-row strip and a partial one) and 3 heads of 8,
 // causal with dropout; and hand-written attention with the scale on q, a
 // division by √d, k transposed by memopt.transpose, three separate
-// projections, no mask and no dropout.
+// projections, no mask and no dropout; and LLaMA's grouped-query attention
+// with a constant causal mask as the exporters write it, and BERT's
+// key-padding bias.
 //
 // The gradient rule itself is checked against finite differences in
 // GradCheckTest.cpp.
@@ -111,6 +113,95 @@ func.func @f(%x: tensor<2x10x8xf32>, %wq: tensor<8x8xf32> {memopt.param},
 TEST(FuseAttention, SeparateProjectionsMatchUnfused) {
   expectFusedMatchesUnfused(kSeparateProjections,
                             "memopt-autodiff{optimizer=none}", "", 2);
+}
+
+/// LLaMA's attention as both of PyTorch's exporters write it: 4 query
+/// heads over 2 key/value heads, K repeated by a mul with ones and V by a
+/// concat of copies (repeat_interleave), kᵀ as reshape, transpose,
+/// reshape, √scale on q and on kᵀ, and SDPA's is_causal as an additive
+/// mask of float32's lowest value. The fusion reads K and V in place.
+const char *kGroupedCausal = R"mlir(
+func.func @f(%x: tensor<2x6x8xf32>, %wq: tensor<8x8xf32> {memopt.param},
+             %wk: tensor<4x8xf32> {memopt.param}, %wv: tensor<4x8xf32> {memopt.param},
+             %t: tensor<2x4x6x2xf32>) -> tensor<f32> {
+  %q0 = memopt.linear %x, %wq : tensor<2x6x8xf32>, tensor<8x8xf32>
+  %k0 = memopt.linear %x, %wk : tensor<2x6x8xf32>, tensor<4x8xf32>
+  %v0 = memopt.linear %x, %wv : tensor<2x6x8xf32>, tensor<4x8xf32>
+  %q1 = memopt.reshape %q0 : tensor<2x6x8xf32> -> tensor<2x6x4x2xf32>
+  %k1 = memopt.reshape %k0 : tensor<2x6x4xf32> -> tensor<2x6x2x2xf32>
+  %v1 = memopt.reshape %v0 : tensor<2x6x4xf32> -> tensor<2x6x2x2xf32>
+  %q = memopt.transpose %q1 {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x4x2xf32>
+  %k = memopt.transpose %k1 {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x2x2xf32>
+  %v = memopt.transpose %v1 {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x2x2xf32>
+  %ku = memopt.reshape %k : tensor<2x2x6x2xf32> -> tensor<2x2x1x6x2xf32>
+  %ones = arith.constant dense<1.000000e+00> : tensor<1x1x2x1x1xf32>
+  %ke = memopt.mul %ku, %ones : tensor<2x2x1x6x2xf32>, tensor<1x1x2x1x1xf32>
+  %kr = memopt.reshape %ke : tensor<2x2x2x6x2xf32> -> tensor<2x4x6x2xf32>
+  %vu = memopt.reshape %v : tensor<2x2x6x2xf32> -> tensor<2x2x1x6x2xf32>
+  %ve = memopt.concat %vu, %vu {axis = 2 : i64} : tensor<2x2x1x6x2xf32>, tensor<2x2x1x6x2xf32>
+  %vr = memopt.reshape %ve : tensor<2x2x2x6x2xf32> -> tensor<2x4x6x2xf32>
+  %kf = memopt.reshape %kr : tensor<2x4x6x2xf32> -> tensor<8x6x2xf32>
+  %kft = memopt.transpose %kf {permutation = array<i64: 0, 2, 1>} : tensor<8x6x2xf32>
+  %kt = memopt.reshape %kft : tensor<8x2x6xf32> -> tensor<2x4x2x6xf32>
+  %c = arith.constant dense<8.408964e-01> : tensor<1xf32>
+  %qs = memopt.mul %q, %c : tensor<2x4x6x2xf32>, tensor<1xf32>
+  %kts = memopt.mul %kt, %c : tensor<2x4x2x6xf32>, tensor<1xf32>
+  %s = memopt.matmul %qs, %kts : tensor<2x4x6x2xf32>, tensor<2x4x2x6xf32>
+  %mask = arith.constant dense<[
+      [0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38],
+      [0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38],
+      [0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38],
+      [0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38],
+      [0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38],
+      [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]> : tensor<6x6xf32>
+  %m = memopt.add %s, %mask : tensor<2x4x6x6xf32>, tensor<6x6xf32>
+  %p = memopt.softmax %m : tensor<2x4x6x6xf32>
+  %o = memopt.matmul %p, %vr : tensor<2x4x6x6xf32>, tensor<2x4x6x2xf32>
+  %loss = memopt.mse_loss %o, %t : tensor<2x4x6x2xf32>
+  return %loss : tensor<f32>
+}
+)mlir";
+
+/// BERT's attention: a key-padding bias from the data (B×1×1×Sk) added to
+/// the scores divided by √d, k transposed by memopt.transpose.
+const char *kKeyPadding = R"mlir(
+func.func @f(%x: tensor<2x6x8xf32>, %wq: tensor<8x8xf32> {memopt.param},
+             %wk: tensor<8x8xf32> {memopt.param}, %kb: tensor<2x6xf32>,
+             %t: tensor<2x2x6x4xf32>) -> tensor<f32> {
+  %q0 = memopt.linear %x, %wq : tensor<2x6x8xf32>, tensor<8x8xf32>
+  %k0 = memopt.linear %x, %wk : tensor<2x6x8xf32>, tensor<8x8xf32>
+  %q1 = memopt.reshape %q0 : tensor<2x6x8xf32> -> tensor<2x6x2x4xf32>
+  %k1 = memopt.reshape %k0 : tensor<2x6x8xf32> -> tensor<2x6x2x4xf32>
+  %q = memopt.transpose %q1 {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x2x4xf32>
+  %k = memopt.transpose %k1 {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x2x4xf32>
+  %kt = memopt.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : tensor<2x2x6x4xf32>
+  %s = memopt.matmul %q, %kt : tensor<2x2x6x4xf32>, tensor<2x2x4x6xf32>
+  %c = arith.constant dense<2.000000e+00> : tensor<f32>
+  %d = memopt.div %s, %c : tensor<2x2x6x6xf32>, tensor<f32>
+  %b = memopt.reshape %kb : tensor<2x6xf32> -> tensor<2x1x1x6xf32>
+  %m = memopt.add %d, %b : tensor<2x2x6x6xf32>, tensor<2x1x1x6xf32>
+  %p = memopt.softmax %m : tensor<2x2x6x6xf32>
+  %o = memopt.matmul %p, %q : tensor<2x2x6x6xf32>, tensor<2x2x6x4xf32>
+  %loss = memopt.mse_loss %o, %t : tensor<2x2x6x4xf32>
+  return %loss : tensor<f32>
+}
+)mlir";
+
+TEST(FuseAttention, KeyPaddingBiasMatchesUnfused) {
+  expectFusedMatchesUnfused(kKeyPadding, "memopt-autodiff{optimizer=none}", "",
+                            1);
+}
+
+TEST(FuseAttention, GroupedQueriesWithCausalMaskMatchUnfused) {
+  expectFusedMatchesUnfused(kGroupedCausal, "memopt-autodiff{optimizer=none}",
+                            "", 1);
+  // K and V are read in place (no mul by ones, no concat of copies left),
+  // the scales folded into the attention.
+  auto fused = CompiledStep::compile(
+      kGroupedCausal, "memopt-fuse-attention,memopt-autodiff{optimizer=none}");
+  ASSERT_TRUE(fused);
+  EXPECT_EQ(countKernels(*fused, runtime::KernelKind::Concat), 0u);
+  EXPECT_EQ(countKernels(*fused, runtime::KernelKind::Mul), 0u);
 }
 
 } // namespace

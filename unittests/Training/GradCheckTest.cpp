@@ -146,6 +146,12 @@ std::vector<GradCase> &cases() {
                   "  %y = memopt.layer_norm %x, %g, %b : tensor<2x3x4xf64>, "
                   "tensor<3x4xf64>",
                   "tensor<2x3x4xf64>"));
+  add("rms_norm_two_dims",
+      withMseLoss(p("x", "tensor<2x3x4xf64>") + ", " +
+                      p("g", "tensor<3x4xf64>"),
+                  "  %y = memopt.rms_norm %x, %g {epsilon = 1.0e-2 : f64} : "
+                  "tensor<2x3x4xf64>, tensor<3x4xf64>",
+                  "tensor<2x3x4xf64>"));
   add("max_pool2d_overlapping_padded",
       withMseLoss(
           p("x", "tensor<2x2x5x5xf64>"),
@@ -193,6 +199,26 @@ std::vector<GradCase> &cases() {
           "  %y, %lse = memopt.attention %q, %k, %v {scale = 0.5 : f64} : "
           "tensor<2x3x4xf64>, tensor<2x5x4xf64>, tensor<2x5x2xf64>",
           "tensor<2x3x2xf64>"));
+  // Grouped-query attention: 6 query heads over 2 key/value heads, each
+  // key/value head's gradient summed over its 3 query heads.
+  add("attention_grouped_causal_dropout",
+      withMseLoss(
+          p("q", "tensor<2x6x5x3xf64>") + ", " + p("k", "tensor<2x2x5x3xf64>") +
+              ", " + p("v", "tensor<2x2x5x2xf64>"),
+          "  %y, %lse = memopt.attention %q, %k, %v {causal = true, scale = "
+          "0.57 : f64, p = 0.3 : f64, seed = 5 : i64} : tensor<2x6x5x3xf64>, "
+          "tensor<2x2x5x3xf64>, tensor<2x2x5x2xf64>",
+          "tensor<2x6x5x2xf64>"));
+  // A key bias from the data (a key-padding mask), added to every head's
+  // scaled scores of its batch row, with key/value groups.
+  add("attention_key_bias_grouped",
+      withMseLoss(
+          p("q", "tensor<2x4x3x2xf64>") + ", " + p("k", "tensor<2x2x5x2xf64>") +
+              ", " + p("v", "tensor<2x2x5x3xf64>") + ", %kb: tensor<2x5xf64>",
+          "  %y, %lse = memopt.attention %q, %k, %v key_bias %kb {scale = "
+          "0.7 : f64} : tensor<2x4x3x2xf64>, tensor<2x2x5x2xf64>, "
+          "tensor<2x2x5x3xf64>, tensor<2x5xf64>",
+          "tensor<2x4x3x3xf64>"));
   // 70 queries: a full strip of 64 rows and a partial one.
   add("attention_two_strips",
       withMseLoss(

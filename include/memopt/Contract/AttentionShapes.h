@@ -6,7 +6,10 @@
 // reserves for them (lib/Dialect/MemOpt/IR/WorkspaceModel.cpp).
 //
 // q is ...xSqxD, k ...xSkxD and v ...xSkxDv with the same leading
-// dimensions (no broadcasting); the result is ...xSqxDv and the per-row
+// dimensions (no broadcasting), except that k and v may have fewer heads
+// (dimension rank - 3) than q, a divisor of q's: grouped-query attention,
+// each key/value head read by q heads / k heads consecutive query heads
+// without being repeated in memory. The result is ...xSqxDv and the per-row
 // log-sum-exp ...xSq. A causal attention (query i sees keys j <= i) needs
 // Sq == Sk, as a causal softmax needs square scores.
 //
@@ -24,20 +27,36 @@
 
 namespace memopt::shapes {
 
+/// Query heads per key/value head: q's head dimension (rank - 3) over k's,
+/// 1 below rank 3. attentionShape checks that it divides evenly.
+inline int64_t attentionGroups(const Dims &q, const Dims &k) {
+  size_t rank = q.size();
+  if (rank < 3 || k.size() != rank || k[rank - 3] <= 0)
+    return 1;
+  return q[rank - 3] / k[rank - 3];
+}
+
 /// The result and log-sum-exp shapes of attention over `q`, `k`, `v` (each
-/// of rank >= 2, as each side checks); `causal` needs square scores.
+/// of rank >= 2, as each side checks); `causal` needs square scores. k and
+/// v may have fewer heads than q (grouped-query attention): dimension
+/// rank - 3 of k and v divides q's, and query head h reads key/value head
+/// h / (q heads / k heads), as K/V repeated by repeat_interleave.
 inline ShapeProblem attentionShape(const Dims &q, const Dims &k, const Dims &v,
                                    bool causal, Dims &result, Dims &lse) {
   size_t rank = q.size();
   if (k.size() != rank || v.size() != rank)
     return problem("expected q, k and v of one rank, got ", formatDims(q), ", ",
                    formatDims(k), " and ", formatDims(v));
-  for (size_t d = 0; d + 2 < rank; ++d)
+  for (size_t d = 0; d + 2 < rank; ++d) {
+    if (d + 3 == rank && k[d] == v[d] && k[d] > 0 && q[d] % k[d] == 0)
+      continue; // key/value groups
     if (k[d] != q[d] || v[d] != q[d])
       return problem("expected q, k and v to share their leading (batch and "
-                     "head) dimensions, got ",
-                     formatDims(q), ", ", formatDims(k), " and ",
-                     formatDims(v));
+                     "head) dimensions, or k and v to have a divisor of q's "
+                     "heads (dimension ",
+                     rank - 3, "), got ", formatDims(q), ", ", formatDims(k),
+                     " and ", formatDims(v));
+  }
   int64_t sq = q[rank - 2], depth = q[rank - 1], sk = k[rank - 2];
   if (k[rank - 1] != depth)
     return problem("expected k's last dimension to be q's (", depth, "), got ",
@@ -51,6 +70,20 @@ inline ShapeProblem attentionShape(const Dims &q, const Dims &k, const Dims &v,
   result = q;
   result[rank - 1] = v[rank - 1];
   lse.assign(q.begin(), q.end() - 1);
+  return {};
+}
+
+/// The shape of attention's optional key bias over `q` (rank >= 3) and
+/// `k`: q's dimensions before its heads (rank - 3), then Sk. Query head h
+/// (flat over q's leading dimensions) reads row h / (q's heads).
+inline ShapeProblem attentionKeyBiasShape(const Dims &q, const Dims &k,
+                                          Dims &bias) {
+  size_t rank = q.size();
+  if (rank < 3 || k.size() != rank)
+    return problem("a key bias needs q of rank >= 3 (...xHxSqxD), got ",
+                   formatDims(q));
+  bias.assign(q.begin(), q.end() - 3);
+  bias.push_back(k[rank - 2]);
   return {};
 }
 

@@ -284,11 +284,14 @@ private:
   /// Nodes folded into a fused op, and the fused op's input by last node.
   std::set<const onnx::NodeProto *> fusedAway;
   std::map<const onnx::NodeProto *, std::string> geluInput;
-  /// An RMSNorm by its last node (the Mul by x): x, its ReduceMean, eps.
+  /// An RMSNorm by its last node (the Mul by x, or the Mul of that by a
+  /// weight): x, its ReduceMean, eps, and the weight's input index in the
+  /// last node (-1 when there is none).
   struct RmsNorm {
     std::string x;
     const onnx::NodeProto *mean;
     double eps;
+    int weight = -1;
   };
   std::map<const onnx::NodeProto *, RmsNorm> rmsNorms;
   /// Batch-norm running statistics the step returns (training graphs).

@@ -5,14 +5,12 @@
 // and maps each to one memopt op; a chain that does not match exactly stays
 // node by node.
 //
-// RMSNorm, x * rsqrt(mean(x^2, -1, keepdim) + eps) -- Pow(x, 2), ReduceMean
-// over the last axis, Add eps, Sqrt, then Reciprocal (dynamo) or Div(1, .)
-// (TorchScript), then Mul by x -- is layer_norm over [x, -x] (concatenated on
-// the last axis, ones and zeros for scale and bias), its first half: the
-// mean of [x, -x] is 0 and its variance mean(x^2), so this is RMSNorm exactly
-// in real arithmetic, with layer_norm's gradient. It keeps twice x's bytes
-// for the backward pass; a memopt.rms_norm op saving one value per row is
-// the better form (issue 52).
+// RMSNorm, x * rsqrt(mean(x^2, -1, keepdim) + eps) * w -- Pow(x, 2),
+// ReduceMean over the last axis, Add eps, Sqrt, then Reciprocal (dynamo) or
+// Div(1, .) (TorchScript), then Mul by x, then (when that product has no
+// other reader) Mul by the weight -- is memopt.rms_norm(x, w), whose
+// backward pass keeps x and w only. A weight that is not one value per
+// feature stays a Mul of its own after rms_norm(x, ones).
 //
 //===----------------------------------------------------------------------===//
 
@@ -160,7 +158,7 @@ void Importer::findRmsNormPatterns() {
     if (!add || add->op_type() != "Add" || add->input_size() != 2)
       continue;
     std::optional<double> eps = scalar(other(*add, mean.output(0)));
-    if (!eps || !(*eps >= 0))
+    if (!eps || !(*eps > 0))
       continue;
     const onnx::NodeProto *sqrt = soleUser(add->output(0));
     if (!sqrt || sqrt->op_type() != "Sqrt")
@@ -176,6 +174,14 @@ void Importer::findRmsNormPatterns() {
         other(*mul, inv->output(0)) != x)
       continue;
     fusedAway.insert({pow, &mean, add, sqrt, inv});
+    const onnx::NodeProto *scaled = soleUser(mul->output(0));
+    if (scaled && scaled->op_type() == "Mul" && scaled->input_size() == 2 &&
+        other(*scaled, mul->output(0)) != mul->output(0)) {
+      fusedAway.insert(mul);
+      int weight = scaled->input(0) == mul->output(0) ? 1 : 0;
+      rmsNorms[scaled] = {x, &mean, *eps, weight};
+      continue;
+    }
     rmsNorms[mul] = {x, &mean, *eps};
   }
 }
@@ -209,24 +215,28 @@ LogicalResult Importer::convertRmsNorm(const onnx::NodeProto &node,
     return emitError(loc) << "RMSNorm: only the mean over the last axis, "
                              "kept (mean(-1, keepdim=True)), is supported";
   int64_t d = type.getShape().back();
-  FailureOr<Value> neg =
-      emit1("memopt.mul", loc, {x, splat({}, el, -1.0, loc)});
-  if (failed(neg))
-    return failure();
-  FailureOr<Value> both =
-      emit1("memopt.concat", loc, {x, *neg}, {i64("axis", rank - 1)});
-  if (failed(both))
-    return failure();
-  FailureOr<Value> normed =
-      emit1("memopt.layer_norm", loc,
-            {*both, splat({2 * d}, el, 1.0, loc), splat({2 * d}, el, 0.0, loc)},
-            {f64("epsilon", r.eps)});
-  if (failed(normed))
-    return failure();
-  std::vector<int64_t> offsets(rank, 0), strides(rank, 1);
-  FailureOr<Value> y = slice(*normed, offsets, type.getShape(), strides, loc);
+  // The weight is gamma when it is one value per feature of x's type;
+  // otherwise a Mul of its own after rms_norm(x, ones).
+  Value weight, gamma;
+  if (r.weight >= 0) {
+    FailureOr<Value> w = valueOf(node, r.weight);
+    if (failed(w))
+      return failure();
+    weight = *w;
+    auto wt = typeOf(weight);
+    if (wt.getRank() == 1 && wt.getDimSize(0) == d && wt.getElementType() == el)
+      gamma = weight;
+  }
+  FailureOr<Value> y = emit1("memopt.rms_norm", loc,
+                             {x, gamma ? gamma : splat({d}, el, 1.0, loc)},
+                             {f64("epsilon", r.eps)});
   if (failed(y))
     return failure();
+  if (weight && !gamma) {
+    y = emit1("memopt.mul", loc, {*y, weight});
+    if (failed(y))
+      return failure();
+  }
   values[node.output(0)] = *y;
   return success();
 }

@@ -17,6 +17,15 @@
 // dq = scale · dS·k and dk += scale · dSᵀ·q. It costs one more q·kᵀ than
 // the unfused backward and needs two strips.
 //
+// An optional key bias (a key-padding mask, …×Sk) is added to each row's
+// scaled scores before the softmax, forward and when the backward pass
+// recomputes the probabilities.
+//
+// With fewer key/value heads than query heads (grouped-query attention),
+// query head h reads key/value head h / groups in place, and the backward
+// pass adds each group's dk and dv into its one key/value head, in head
+// order: the repeated K/V are never materialised.
+//
 // The matrix products are the BLAS GEMMs of Gemm.h; in f32 the exponentials
 // are VectorMath.h's, a row at a time, as memopt.softmax's. The (batch,
 // head) problems split over the kernel threads (ParallelFor.h), each part
@@ -45,9 +54,10 @@ namespace memopt::runtime::cpu {
 namespace {
 
 /// The sizes of one attention call: `heads` independent (batch, head)
-/// problems of Sq queries, Sk keys, depth D and value depth Dv.
+/// problems of Sq queries, Sk keys, depth D and value depth Dv, query head
+/// h reading key/value head h / groups.
 struct AttentionSizes {
-  int64_t heads, sq, sk, d, dv;
+  int64_t heads, sq, sk, d, dv, groups;
   /// d and dv as BLAS leading dimensions, which must be at least 1 even
   /// when a depth is 0 (and nothing is read).
   int64_t ldd, ldv;
@@ -55,9 +65,36 @@ struct AttentionSizes {
   AttentionSizes(const TensorRef &q, const TensorRef &k, const TensorRef &v)
       : heads(1), sq(q.dim(q.rank() - 2)), sk(k.dim(k.rank() - 2)),
         d(q.dim(q.rank() - 1)), dv(v.dim(v.rank() - 1)),
+        groups(shapes::attentionGroups(*q.shape, *k.shape)),
         ldd(std::max<int64_t>(d, 1)), ldv(std::max<int64_t>(dv, 1)) {
     for (size_t i = 0; i + 2 < q.rank(); ++i)
       heads *= q.dim(i);
+  }
+  /// The key/value head of query head `h`.
+  int64_t kv(int64_t h) const { return h / groups; }
+};
+
+/// The optional key bias (…×Sk, q's dimensions before its heads): query
+/// head h adds row h / heads to its scaled scores.
+template <typename T> struct KeyBias {
+  const T *data = nullptr;
+  int64_t heads = 1, sk = 0;
+
+  KeyBias(const KernelCall &call, size_t index, const TensorRef &q,
+          const AttentionSizes &z)
+      : sk(z.sk) {
+    if (call.inputs.size() > index) {
+      data = call.in(index).as<const T>();
+      heads = q.dim(q.rank() - 3);
+    }
+  }
+  /// Adds head h's bias to the first `width` scores of a row.
+  void apply(T *p, int64_t width, int64_t h) const {
+    if (!data)
+      return;
+    const T *row = data + (h / heads) * sk;
+    for (int64_t j = 0; j < width; ++j)
+      p[j] += row[j];
   }
 };
 
@@ -93,18 +130,21 @@ template <typename T> struct Strips {
 /// problems [h0, h1) with the part's own share of the strips, the parts on
 /// the kernel threads. As many parts as the threads, the problems and the
 /// strips' rows (each part's strips need one) allow, and only where each
-/// part gets enough work.
+/// part gets enough work. With `wholeGroups` a part takes whole groups of
+/// query heads (the backward pass: a group's heads add into one dk and dv).
 template <typename T, typename F>
-void forEachHeadPart(const AttentionSizes &z, Strips<T> &strips, F &&f) {
+void forEachHeadPart(const AttentionSizes &z, Strips<T> &strips, F &&f,
+                     bool wholeGroups = false) {
+  const int64_t unit = wholeGroups ? z.groups : 1, units = z.heads / unit;
   const int64_t work = z.heads * z.sq * z.sk * (z.d + z.dv);
   const int parts = static_cast<int>(std::max<int64_t>(
       1,
-      std::min<int64_t>({kernelThreads(), z.heads, strips.rows,
+      std::min<int64_t>({kernelThreads(), units, strips.rows,
                          std::max<int64_t>(1, work / kMinElementsPerPart)})));
   parallelFor(parts, [&](int part) {
-    int64_t h0, h1;
-    splitRange(z.heads, parts, part, h0, h1);
-    f(strips.part(part, parts), h0, h1);
+    int64_t u0, u1;
+    splitRange(units, parts, part, u0, u1);
+    f(strips.part(part, parts), u0 * unit, u1 * unit);
   });
 }
 
@@ -150,6 +190,7 @@ template <typename T> void attentionImpl(const KernelCall &call) {
   const AttentionSizes z(tq, tk, tv);
   const T scale = static_cast<T>(a.scale);
   const Mask<T> mask(a, z, call.context);
+  const KeyBias<T> bias(call, 3, tq, z);
   Strips<T> strips(call, z, attention::kForwardStrips);
   const T *q = tq.as<const T>(), *k = tk.as<const T>(), *v = tv.as<const T>();
   T *out = call.out(0).as<T>(), *lse = call.out(1).as<T>();
@@ -161,8 +202,8 @@ template <typename T> void attentionImpl(const KernelCall &call) {
       [&](const typename Strips<T>::Part &own, int64_t h0, int64_t h1) {
         T *s = own.strip(0);
         for (int64_t h = h0; h < h1; ++h) {
-          const T *qh = q + h * z.sq * z.d, *kh = k + h * z.sk * z.d,
-                  *vh = v + h * z.sk * z.dv;
+          const T *qh = q + h * z.sq * z.d, *kh = k + z.kv(h) * z.sk * z.d,
+                  *vh = v + z.kv(h) * z.sk * z.dv;
           T *oh = out + h * z.sq * z.dv, *lh = lse + h * z.sq;
           for (int64_t r0 = 0; r0 < z.sq; r0 += own.rows) {
             const int64_t r1 = std::min(z.sq, r0 + own.rows), rows = r1 - r0;
@@ -179,6 +220,7 @@ template <typename T> void attentionImpl(const KernelCall &call) {
               const int64_t row = r0 + i;
               const int64_t valid = a.causal ? row + 1 : width;
               T *p = s + i * width;
+              bias.apply(p, valid, h);
               T max = p[0];
               for (int64_t j = 1; j < valid; ++j)
                 max = p[j] > max ? p[j] : max;
@@ -217,6 +259,7 @@ template <typename T> void attentionBackwardImpl(const KernelCall &call) {
   const AttentionSizes z(tq, tk, tv);
   const T scale = static_cast<T>(a.scale);
   const Mask<T> mask(a, z, call.context);
+  const KeyBias<T> bias(call, 6, tq, z);
   Strips<T> strips(call, z, attention::kBackwardStrips);
   const T *g = tg.as<const T>(), *q = tq.as<const T>(), *k = tk.as<const T>(),
           *v = tv.as<const T>(), *lse = tl.as<const T>();
@@ -225,8 +268,9 @@ template <typename T> void attentionBackwardImpl(const KernelCall &call) {
   std::fill(dk, dk + call.out(1).numElements, T(0));
   std::fill(dv, dv + call.out(2).numElements, T(0));
 
-  // Split by (batch, head), as the forward pass: each head's dk and dv sum
-  // over its row strips within one part.
+  // Split by (batch, head), as the forward pass, in whole groups: each
+  // key/value head's dk and dv sum over its query heads' row strips within
+  // one part.
   forEachHeadPart(
       z, strips,
       [&](const typename Strips<T>::Part &own, int64_t h0, int64_t h1) {
@@ -234,11 +278,11 @@ template <typename T> void attentionBackwardImpl(const KernelCall &call) {
         // then dP.
         T *pStrip = own.strip(0), *dStrip = own.strip(1);
         for (int64_t h = h0; h < h1; ++h) {
-          const T *qh = q + h * z.sq * z.d, *kh = k + h * z.sk * z.d,
-                  *vh = v + h * z.sk * z.dv, *gh = g + h * z.sq * z.dv,
+          const T *qh = q + h * z.sq * z.d, *kh = k + z.kv(h) * z.sk * z.d,
+                  *vh = v + z.kv(h) * z.sk * z.dv, *gh = g + h * z.sq * z.dv,
                   *lh = lse + h * z.sq;
-          T *dqh = dq + h * z.sq * z.d, *dkh = dk + h * z.sk * z.d,
-            *dvh = dv + h * z.sk * z.dv;
+          T *dqh = dq + h * z.sq * z.d, *dkh = dk + z.kv(h) * z.sk * z.d,
+            *dvh = dv + z.kv(h) * z.sk * z.dv;
           for (int64_t r0 = 0; r0 < z.sq; r0 += own.rows) {
             const int64_t r1 = std::min(z.sq, r0 + own.rows), rows = r1 - r0;
             const int64_t width = keysSeen(z, a.causal, r1);
@@ -252,6 +296,7 @@ template <typename T> void attentionBackwardImpl(const KernelCall &call) {
               const int64_t row = r0 + i;
               const int64_t valid = a.causal ? row + 1 : width;
               T *p = pStrip + i * width, *kept = dStrip + i * width;
+              bias.apply(p, valid, h);
               if constexpr (std::is_same_v<T, float>) {
                 for (int64_t j = 0; j < valid; ++j)
                   p[j] -= lh[row];
@@ -288,7 +333,8 @@ template <typename T> void attentionBackwardImpl(const KernelCall &call) {
                     qh + r0 * z.d, z.ldd, T(1), dkh, z.ldd);
           }
         }
-      });
+      },
+      /*wholeGroups=*/true);
 }
 
 } // namespace

@@ -69,6 +69,8 @@ KernelEntry lookup(KernelKind kind) {
     return {cpu::batchNormInference, true};
   case KernelKind::LayerNorm:
     return {cpu::layerNorm, true};
+  case KernelKind::RmsNorm:
+    return {cpu::rmsNorm, true};
   case KernelKind::MaxPool2D:
     return {cpu::maxPool2d, true};
   case KernelKind::AvgPool2D:
@@ -113,6 +115,8 @@ KernelEntry lookup(KernelKind kind) {
     return {cpu::batchNormBackward, true};
   case KernelKind::LayerNormBackward:
     return {cpu::layerNormBackward, true};
+  case KernelKind::RmsNormBackward:
+    return {cpu::rmsNormBackward, true};
   case KernelKind::BatchNormAct:
     return {cpu::batchNormAct, true};
   case KernelKind::BatchNormActBackward:

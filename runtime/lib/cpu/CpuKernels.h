@@ -91,8 +91,10 @@ void activationBackward(const KernelCall &call);
 void batchNorm(const KernelCall &call);
 void batchNormInference(const KernelCall &call);
 void layerNorm(const KernelCall &call);
+void rmsNorm(const KernelCall &call);
 void batchNormBackward(const KernelCall &call);
 void layerNormBackward(const KernelCall &call);
+void rmsNormBackward(const KernelCall &call);
 void batchNormAct(const KernelCall &call);
 void batchNormActBackward(const KernelCall &call);
 

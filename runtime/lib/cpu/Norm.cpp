@@ -1,4 +1,4 @@
-//===- Norm.cpp - batch_norm (training mode), layer_norm, their gradients -===//
+//===- Norm.cpp - batch_norm (training), layer_norm, rms_norm, gradients --===//
 //
 // Statistics are accumulated in double with two passes (mean, then the
 // centred sum of squares), which is exact enough to serve as the reference
@@ -13,7 +13,10 @@
 // xhat = (x - mean) * invStd and M values per statistic:
 //   dx = gamma * invStd * (dy - sum(dy)/M - xhat * sum(dy * xhat)/M)
 // (for layer norm with dy * gamma in place of gamma * dy, as gamma varies
-// within the row), dgamma = sum(dy * xhat), dbeta = sum(dy).
+// within the row), dgamma = sum(dy * xhat), dbeta = sum(dy). RMS norm is
+// layer norm with the mean fixed at 0 (invStd = 1/sqrt(mean(x^2) + eps)) and
+// no shift, so its dx drops the sum(dy)/M term: dy * gamma * invStd minus
+// xhat * invStd * mean(dy * gamma * xhat).
 //
 //===----------------------------------------------------------------------===//
 
@@ -197,24 +200,45 @@ template <typename T> void batchNormInferenceImpl(const KernelCall &call) {
   });
 }
 
-template <typename T> void layerNormImpl(const KernelCall &call) {
+/// The statistics of one row of `width` elements: layer norm's (a row is
+/// channel 0 of a 1 x 1 x width tensor), or RMS norm's, a mean of 0 and
+/// the inverse root mean square.
+template <bool Rms, typename T>
+Stats rowStats(const T *p, int64_t width, double epsilon) {
+  if constexpr (!Rms)
+    return channelStats(p, 1, 1, 0, width, epsilon);
+  Stats s;
+  s.squares = sumsOf(width, [&](int64_t i) {
+    const double v = static_cast<double>(p[i]);
+    return v * v;
+  })[0];
+  s.invStd = math::inverseStd(s.squares / static_cast<double>(width), epsilon);
+  return s;
+}
+
+/// layer_norm, (x - mean) * invStd * gamma + beta, or rms_norm,
+/// x * invStd * gamma, each in the compute type.
+template <bool Rms, typename T> void rowNormImpl(const KernelCall &call) {
   const TensorRef &x = call.in(0), &g = call.in(1);
   const double epsilon = call.step.get<LayerNormAttrs>().epsilon;
   const int64_t width = g.numElements;
   const int64_t rows = x.numElements / width;
   const T *px = x.as<const T>(), *gamma = g.as<const T>();
-  const T *beta = call.in(2).as<const T>();
+  const T *beta = Rms ? nullptr : call.in(2).as<const T>();
   T *py = call.out(0).as<T>();
   parallelRange(rows, 3 * width, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const T *p = px + r * width;
       T *q = py + r * width;
-      // The statistics the backward pass takes (a row is channel 0 of a
-      // 1 x 1 x width tensor).
-      const Stats st = channelStats(p, 1, 1, 0, width, epsilon);
+      // The statistics the backward pass takes.
+      const Stats st = rowStats<Rms>(p, width, epsilon);
       const T m = static_cast<T>(st.mean), s = static_cast<T>(st.invStd);
-      for (int64_t i = 0; i < width; ++i)
-        q[i] = (p[i] - m) * s * gamma[i] + beta[i];
+      for (int64_t i = 0; i < width; ++i) {
+        if constexpr (Rms)
+          q[i] = p[i] * s * gamma[i];
+        else
+          q[i] = (p[i] - m) * s * gamma[i] + beta[i];
+      }
     }
   });
 }
@@ -345,7 +369,10 @@ template <typename T> void batchNormActBackwardImpl(const KernelCall &call) {
       });
 }
 
-template <typename T> void layerNormBackwardImpl(const KernelCall &call) {
+/// layer_norm_backward, or rms_norm_backward (no mean, so no mean(g) term
+/// and no grad_beta).
+template <bool Rms, typename T>
+void rowNormBackwardImpl(const KernelCall &call) {
   const TensorRef &dy = call.in(0), &x = call.in(1), &g = call.in(2);
   const double epsilon = call.step.get<NormBackwardAttrs>().epsilon;
   const int64_t width = g.numElements;
@@ -358,7 +385,7 @@ template <typename T> void layerNormBackwardImpl(const KernelCall &call) {
   for (int64_t r = 0; r < rows; ++r) {
     const T *p = px + r * width, *d = pdy + r * width;
     T *q = pdx + r * width;
-    const Stats st = channelStats(p, 1, 1, 0, width, epsilon);
+    const Stats st = rowStats<Rms>(p, width, epsilon);
     double sumG = 0, sumGXhat = 0;
     for (int64_t i = 0; i < width; ++i) {
       const double xhat = (static_cast<double>(p[i]) - st.mean) * st.invStd;
@@ -369,7 +396,8 @@ template <typename T> void layerNormBackwardImpl(const KernelCall &call) {
       dgamma[i] += dyi * xhat;
       dbeta[i] += dyi;
     }
-    const double meanG = sumG / count, meanGXhat = sumGXhat / count;
+    const double meanG = Rms ? 0.0 : sumG / count;
+    const double meanGXhat = sumGXhat / count;
     for (int64_t i = 0; i < width; ++i) {
       const double xhat = (static_cast<double>(p[i]) - st.mean) * st.invStd;
       const double gi =
@@ -377,10 +405,13 @@ template <typename T> void layerNormBackwardImpl(const KernelCall &call) {
       q[i] = static_cast<T>(st.invStd * (gi - meanG - xhat * meanGXhat));
     }
   }
-  T *pdgamma = call.out(1).as<T>(), *pdbeta = call.out(2).as<T>();
-  for (int64_t i = 0; i < width; ++i) {
+  T *pdgamma = call.out(1).as<T>();
+  for (int64_t i = 0; i < width; ++i)
     pdgamma[i] = static_cast<T>(dgamma[i]);
-    pdbeta[i] = static_cast<T>(dbeta[i]);
+  if constexpr (!Rms) {
+    T *pdbeta = call.out(2).as<T>();
+    for (int64_t i = 0; i < width; ++i)
+      pdbeta[i] = static_cast<T>(dbeta[i]);
   }
 }
 
@@ -392,8 +423,15 @@ void batchNormBackward(const KernelCall &call) {
 }
 
 void layerNormBackward(const KernelCall &call) {
-  dispatchFloat(call.out(0).dtype,
-                [&](auto tag) { layerNormBackwardImpl<decltype(tag)>(call); });
+  dispatchFloat(call.out(0).dtype, [&](auto tag) {
+    rowNormBackwardImpl<false, decltype(tag)>(call);
+  });
+}
+
+void rmsNormBackward(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype, [&](auto tag) {
+    rowNormBackwardImpl<true, decltype(tag)>(call);
+  });
 }
 
 void batchNormAct(const KernelCall &call) {
@@ -419,7 +457,12 @@ void batchNormInference(const KernelCall &call) {
 
 void layerNorm(const KernelCall &call) {
   dispatchFloat(call.out(0).dtype,
-                [&](auto tag) { layerNormImpl<decltype(tag)>(call); });
+                [&](auto tag) { rowNormImpl<false, decltype(tag)>(call); });
+}
+
+void rmsNorm(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype,
+                [&](auto tag) { rowNormImpl<true, decltype(tag)>(call); });
 }
 
 } // namespace memopt::runtime::cpu

@@ -40,6 +40,14 @@
 //    key. (For f16 and bf16 it therefore sees out rounded to the tensor's
 //    dtype, as FlashAttention's does.)
 //
+// An optional key bias (a key-padding mask, …×Sk) is added to the scaled
+// scores wherever they are formed (Problem::logit), forward and backward.
+//
+// With fewer key/value heads than query heads (grouped-query attention),
+// query head h reads key/value head h / groups in place, and a grad k/v
+// block loops over its group's query heads in order, so the repeated K/V
+// are never materialised and the sums stay deterministic.
+//
 // Rows and columns beyond the tensors' edges are loaded as 0 and masked,
 // so any Sq, Sk, D and Dv work, 0 included; work beyond the grid's size is
 // taken by a grid-stride loop over the blocks' work items.
@@ -48,6 +56,7 @@
 
 #include "Device.cuh"
 
+#include "memopt/Contract/AttentionShapes.h"
 #include "memopt/runtime/Dropout.h"
 #include "memopt/runtime/ElementwiseMath.h"
 
@@ -95,6 +104,9 @@ unsigned gridFor(int64_t work) {
 /// compute type.
 template <typename C> struct Problem {
   int64_t heads, sq, sk, d, dv;
+  /// Query heads per key/value head: query head h reads key/value head
+  /// h / groups (grouped-query attention; 1 without).
+  int64_t groups;
   C scale;
   bool causal;
   bool dropout;
@@ -104,6 +116,20 @@ template <typename C> struct Problem {
   /// On rank r of a data-parallel job, r·heads·Sq·Sk: the mask of its rows
   /// of the global batch, as on the CPU (StepContext::rank).
   uint64_t maskOffset;
+  /// The optional key bias (…×Sk, of dtype biasType): query head h adds
+  /// row h / biasHeads to its scaled scores.
+  const void *keyBias;
+  DType biasType;
+  int64_t biasHeads;
+
+  /// The score of query head h against key j (j < Sk) that the softmax
+  /// sees: scale · q·kᵀ, plus the key bias.
+  __device__ C logit(C s, int64_t h, int64_t j) const {
+    const C scaled = s * scale;
+    return keyBias
+               ? scaled + loadAs<C>(keyBias, biasType, h / biasHeads * sk + j)
+               : scaled;
+  }
 
   /// Whether query i sees key j (i in range).
   __device__ bool visible(int64_t i, int64_t j) const {
@@ -152,12 +178,12 @@ __host__ __device__ Items forwardItems(const Problem<C> &pb) {
           std::max<int64_t>(1, ceilDiv(pb.dv, kColumns)), true};
 }
 
-/// grad k and v's items: (head, B keys, 64 columns of dK or, after
-/// ceil(D / 64) of those, of dV), the first key tiles first: with `causal`
-/// the most queries see them.
+/// grad k and v's items: (key/value head, B keys, 64 columns of dK or,
+/// after ceil(D / 64) of those, of dV), the first key tiles first: with
+/// `causal` the most queries see them.
 template <typename C>
 __host__ __device__ Items gradKVItems(const Problem<C> &pb) {
-  return {pb.heads, ceilDiv(pb.sk, TileSize<C>::value),
+  return {pb.heads / pb.groups, ceilDiv(pb.sk, TileSize<C>::value),
           ceilDiv(pb.d, kColumns) + ceilDiv(pb.dv, kColumns), false};
 }
 
@@ -171,7 +197,8 @@ __host__ __device__ Items gradQItems(const Problem<C> &pb) {
 
 template <typename C>
 Problem<C> problemOf(const KernelCall &call, const TensorRef &q,
-                     const TensorRef &k, const TensorRef &v) {
+                     const TensorRef &k, const TensorRef &v,
+                     size_t keyBiasIndex) {
   const AttentionAttrs &a = call.step.get<AttentionAttrs>();
   const size_t rank = q.rank();
   Problem<C> pb;
@@ -182,6 +209,7 @@ Problem<C> problemOf(const KernelCall &call, const TensorRef &q,
   pb.d = q.dim(rank - 1);
   pb.sk = k.dim(rank - 2);
   pb.dv = v.dim(rank - 1);
+  pb.groups = shapes::attentionGroups(*q.shape, *k.shape);
   pb.scale = static_cast<C>(a.scale);
   pb.causal = a.causal;
   pb.dropout = a.p > 0;
@@ -190,6 +218,10 @@ Problem<C> problemOf(const KernelCall &call, const TensorRef &q,
   pb.keepScale = dropout::scale<C>(a.p);
   pb.maskOffset = call.context.rank * static_cast<uint64_t>(pb.heads) *
                   static_cast<uint64_t>(pb.sq) * static_cast<uint64_t>(pb.sk);
+  const bool biased = call.inputs.size() > keyBiasIndex;
+  pb.keyBias = biased ? call.in(keyBiasIndex).data : nullptr;
+  pb.biasType = biased ? call.in(keyBiasIndex).dtype : q.dtype;
+  pb.biasHeads = biased ? q.dim(rank - 3) : 1;
   return pb;
 }
 
@@ -396,11 +428,11 @@ __device__ __forceinline__ void
 writeGradScores(const Problem<C> &pb, int64_t h, int64_t q0, int64_t k0,
                 const C (&s)[R][R], const C (&dp)[R][R], const C *lseRows,
                 const C *dotRows, C *tile) {
-  writeScores<C, R>(pb, q0, k0, tile,
-                    [&](int a, int b, int r, int64_t i, int64_t j) {
-                      const C p = math::exp(s[a][b] * pb.scale - lseRows[r]);
-                      return p * (pb.drop(dp[a][b], h, i, j) - dotRows[r]);
-                    });
+  writeScores<C, R>(
+      pb, q0, k0, tile, [&](int a, int b, int r, int64_t i, int64_t j) {
+        const C p = math::exp(pb.logit(s[a][b], h, j) - lseRows[r]);
+        return p * (pb.drop(dp[a][b], h, i, j) - dotRows[r]);
+      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -422,8 +454,9 @@ __global__ void __launch_bounds__(kAttnThreads, 2)
   for (int64_t w = blockIdx.x; w < items.count(); w += gridDim.x) {
     const Item it = items.at(w);
     const int64_t h = it.h, q0 = it.tile * B, c0 = it.chunk * kColumns;
-    const int64_t qBase = h * pb.sq * pb.d, kBase = h * pb.sk * pb.d,
-                  vBase = h * pb.sk * pb.dv;
+    const int64_t qBase = h * pb.sq * pb.d,
+                  kBase = h / pb.groups * pb.sk * pb.d,
+                  vBase = h / pb.groups * pb.sk * pb.dv;
 
     C m[R], l[R], acc[R][RV];
 #pragma unroll
@@ -448,7 +481,7 @@ __global__ void __launch_bounds__(kAttnThreads, 2)
 #pragma unroll
         for (int b = 0; b < R; ++b) {
           const int64_t j = k0 + tx + kSide * b;
-          s[a][b] = pb.visible(i, j) ? s[a][b] * pb.scale : minusInf;
+          s[a][b] = pb.visible(i, j) ? pb.logit(s[a][b], h, j) : minusInf;
           tileMax = s[a][b] > tileMax ? s[a][b] : tileMax;
         }
         tileMax = groupMax(tileMax);
@@ -510,43 +543,47 @@ __global__ void __launch_bounds__(kAttnThreads, 2)
   for (int64_t w = blockIdx.x; w < items.count(); w += gridDim.x) {
     const Item it = items.at(w);
     const bool forV = it.chunk >= kChunks;
-    const int64_t h = it.h, k0 = it.tile * B;
+    const int64_t hk = it.h, k0 = it.tile * B;
     const int64_t c0 = (forV ? it.chunk - kChunks : it.chunk) * kColumns;
     const int64_t width = forV ? pb.dv : pb.d;
-    const int64_t qBase = h * pb.sq * pb.d, kBase = h * pb.sk * pb.d,
-                  vBase = h * pb.sk * pb.dv, gBase = h * pb.sq * pb.dv;
+    const int64_t kBase = hk * pb.sk * pb.d, vBase = hk * pb.sk * pb.dv;
 
     C acc[R][RV];
     fill(acc, C(0));
 
-    for (int64_t q0 = pb.causal ? k0 / B * B : 0; q0 < pb.sq; q0 += B) {
-      stageRows<C, T, B>(pb, h, q0, grad, out, lse, lt, lseRows, dotRows,
-                         !forV);
-      C s[R][R], dp[R][R];
-      scoreTile<C, T, R, R>(s, q, qBase, pb.sq, q0, k, kBase, pb.sk, k0, pb.d,
-                            operands);
-      if (forV) {
-        // dV += (P∘mask)ᵀ·dO.
-        writeScores<C, R>(
-            pb, q0, k0, scores, [&](int a, int b, int r, int64_t i, int64_t j) {
-              return pb.drop(math::exp(s[a][b] * pb.scale - lseRows[r]), h, i,
-                             j);
-            });
-      } else {
-        // dK += scale · dSᵀ·q.
-        scoreTile<C, T, R, R>(dp, grad, gBase, pb.sq, q0, v, vBase, pb.sk, k0,
-                              pb.dv, operands);
-        writeGradScores(pb, h, q0, k0, s, dp, lseRows, dotRows, scores);
+    // Every query head of the key/value head's group, in order.
+    for (int64_t h = hk * pb.groups; h < (hk + 1) * pb.groups; ++h) {
+      const int64_t qBase = h * pb.sq * pb.d, gBase = h * pb.sq * pb.dv;
+      for (int64_t q0 = pb.causal ? k0 / B * B : 0; q0 < pb.sq; q0 += B) {
+        stageRows<C, T, B>(pb, h, q0, grad, out, lse, lt, lseRows, dotRows,
+                           !forV);
+        C s[R][R], dp[R][R];
+        scoreTile<C, T, R, R>(s, q, qBase, pb.sq, q0, k, kBase, pb.sk, k0, pb.d,
+                              operands);
+        if (forV) {
+          // dV += (P∘mask)ᵀ·dO.
+          writeScores<C, R>(
+              pb, q0, k0, scores,
+              [&](int a, int b, int r, int64_t i, int64_t j) {
+                return pb.drop(math::exp(pb.logit(s[a][b], h, j) - lseRows[r]),
+                               h, i, j);
+              });
+        } else {
+          // dK += scale · dSᵀ·q.
+          scoreTile<C, T, R, R>(dp, grad, gBase, pb.sq, q0, v, vBase, pb.sk, k0,
+                                pb.dv, operands);
+          writeGradScores(pb, h, q0, k0, s, dp, lseRows, dotRows, scores);
+        }
+        // The score operands are free (past the last barrier): stage dO's or
+        // q's columns.
+        accumulateTile<true, C, T>(acc, scores, forV ? grad : q,
+                                   forV ? gBase : qBase, pb.sq, width, q0, c0,
+                                   operands);
       }
-      // The score operands are free (past the last barrier): stage dO's or q's
-      // columns.
-      accumulateTile<true, C, T>(acc, scores, forV ? grad : q,
-                                 forV ? gBase : qBase, pb.sq, width, q0, c0,
-                                 operands);
     }
 
     const C factor = forV ? C(1) : pb.scale;
-    storeTile<C, T>(forV ? dv : dk, h, pb.sk, width, k0, c0, acc,
+    storeTile<C, T>(forV ? dv : dk, hk, pb.sk, width, k0, c0, acc,
                     [&](int) { return factor; });
   }
 }
@@ -566,8 +603,10 @@ __global__ void __launch_bounds__(kAttnThreads, 2)
   for (int64_t w = blockIdx.x; w < items.count(); w += gridDim.x) {
     const Item it = items.at(w);
     const int64_t h = it.h, q0 = it.tile * B, c0 = it.chunk * kColumns;
-    const int64_t qBase = h * pb.sq * pb.d, kBase = h * pb.sk * pb.d,
-                  vBase = h * pb.sk * pb.dv, gBase = h * pb.sq * pb.dv;
+    const int64_t qBase = h * pb.sq * pb.d,
+                  kBase = h / pb.groups * pb.sk * pb.d,
+                  vBase = h / pb.groups * pb.sk * pb.dv,
+                  gBase = h * pb.sq * pb.dv;
     // The previous item's readers of the rows passed its last barrier.
     stageRows<C, T, B>(pb, h, q0, grad, out, lse, lt, lseRows, dotRows, true);
 
@@ -615,7 +654,7 @@ template <typename F> void dispatchAttention(DType dtype, F &&f) {
 template <typename C, DType T> void attentionImpl(const KernelCall &call) {
   const TensorRef &q = call.in(0), &k = call.in(1), &v = call.in(2);
   const TensorRef &out = call.out(0), &lse = call.out(1);
-  const Problem<C> pb = problemOf<C>(call, q, k, v);
+  const Problem<C> pb = problemOf<C>(call, q, k, v, 3);
   const int64_t work = forwardItems(pb).count();
   if (work == 0)
     return;
@@ -629,7 +668,7 @@ void attentionBackwardImpl(const KernelCall &call) {
   const TensorRef &grad = call.in(0), &q = call.in(1), &k = call.in(2),
                   &v = call.in(3), &out = call.in(4), &lse = call.in(5);
   const TensorRef &dq = call.out(0), &dk = call.out(1), &dv = call.out(2);
-  const Problem<C> pb = problemOf<C>(call, q, k, v);
+  const Problem<C> pb = problemOf<C>(call, q, k, v, 6);
   // Two independent kernels (each writes only its own outputs), so their
   // order does not matter; neither reads what the other writes.
   const int64_t kvWork = gradKVItems(pb).count();

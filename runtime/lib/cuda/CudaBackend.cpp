@@ -128,6 +128,8 @@ KernelFn lookup(KernelKind kind) {
     return cuda::batchNormInference;
   case KernelKind::LayerNorm:
     return cuda::layerNorm;
+  case KernelKind::RmsNorm:
+    return cuda::rmsNorm;
   case KernelKind::MaxPool2D:
     return cuda::maxPool2D;
   case KernelKind::AvgPool2D:
@@ -172,6 +174,8 @@ KernelFn lookup(KernelKind kind) {
     return cuda::batchNormBackward;
   case KernelKind::LayerNormBackward:
     return cuda::layerNormBackward;
+  case KernelKind::RmsNormBackward:
+    return cuda::rmsNormBackward;
   case KernelKind::MaxPool2DBackward:
     return cuda::maxPool2DBackward;
   case KernelKind::AvgPool2DBackward:

@@ -144,6 +144,8 @@ void mseLossBackward(const KernelCall &call);
 void batchNormInference(const KernelCall &call);
 void layerNorm(const KernelCall &call);
 void layerNormBackward(const KernelCall &call);
+void rmsNorm(const KernelCall &call);
+void rmsNormBackward(const KernelCall &call);
 void batchNormAct(const KernelCall &call);
 void batchNormActBackward(const KernelCall &call);
 

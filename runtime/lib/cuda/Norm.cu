@@ -1,4 +1,4 @@
-//===- Norm.cu - layer_norm, batch_norm_act, batch_norm_inference (GPU) ---===//
+//===- Norm.cu - layer/rms_norm, batch_norm_act and _inference (GPU) -----===//
 //
 // The CPU kernels' arithmetic (cpu/Norm.cpp) with deterministic parallel
 // reductions: statistics in double with two passes (mean, then the centred
@@ -9,7 +9,8 @@
 // CPU build has none, and a contraction would change the last bit.
 //
 //  * layer_norm: one warp per row, reading the row before writing it (so y
-//    may overwrite x).
+//    may overwrite x). rms_norm and its backward are the same kernels with
+//    the mean fixed at 0, no shift and no grad_beta.
 //  * layer_norm_backward: grad_gamma and grad_beta sum over rows, and
 //    grad_x may overwrite grad_output or x, so the column sums finish before
 //    grad_x is written: per-row statistics, then column partial sums over
@@ -24,8 +25,8 @@
 
 #include "Device.cuh"
 
-#include "memopt/runtime/ElementwiseMath.h"
 #include "memopt/Contract/ReductionLayout.h"
+#include "memopt/runtime/ElementwiseMath.h"
 
 #include <type_traits>
 
@@ -57,21 +58,24 @@ unsigned blocksForRows(int64_t rows) {
 //===----------------------------------------------------------------------===//
 
 /// The mean and inverse standard deviation (of the biased variance) of the
-/// `width` elements of `x` from `base`, summed by the calling warp.
+/// `width` elements of `x` from `base`, summed by the calling warp; for
+/// rms_norm (`rms`) a mean of 0 and the inverse root mean square.
 struct Stats {
   double mean = 0, invStd = 0;
 };
 
 template <typename C>
 __device__ Stats warpRowStats(const void *x, DType xt, int64_t base,
-                              int64_t width, double epsilon) {
+                              int64_t width, double epsilon, bool rms) {
   const int lane = threadIdx.x & 31;
   const double count = static_cast<double>(width);
-  double sum = 0;
-  for (int64_t i = lane; i < width; i += 32)
-    sum += static_cast<double>(loadAs<C>(x, xt, base + i));
   Stats s;
-  s.mean = warpSum(sum) / count;
+  if (!rms) {
+    double sum = 0;
+    for (int64_t i = lane; i < width; i += 32)
+      sum += static_cast<double>(loadAs<C>(x, xt, base + i));
+    s.mean = warpSum(sum) / count;
+  }
   double squares = 0;
   for (int64_t i = lane; i < width; i += 32) {
     const double d = static_cast<double>(loadAs<C>(x, xt, base + i)) - s.mean;
@@ -84,17 +88,21 @@ __device__ Stats warpRowStats(const void *x, DType xt, int64_t base,
 template <typename C>
 __global__ void layerNormKernel(const void *x, DType xt, const void *gamma,
                                 const void *beta, DType gt, void *y,
-                                int64_t rows, int64_t width, double epsilon) {
+                                int64_t rows, int64_t width, double epsilon,
+                                bool rms) {
   const int lane = threadIdx.x & 31;
   MEMOPT_WARP_ROWS(r, rows) {
     const int64_t base = r * width;
-    const Stats st = warpRowStats<C>(x, xt, base, width, epsilon);
+    const Stats st = warpRowStats<C>(x, xt, base, width, epsilon, rms);
     const C m = static_cast<C>(st.mean), s = static_cast<C>(st.invStd);
-    // (x - m) * s * gamma + beta in the compute type, as the CPU.
+    // (x - m) * s * gamma + beta, or x * s * gamma (rms_norm), in the
+    // compute type, as the CPU.
     for (int64_t i = lane; i < width; i += 32) {
       const C v = loadAs<C>(x, xt, base + i);
-      const C q = addRn(mulRn(mulRn(subRn(v, m), s), loadAs<C>(gamma, gt, i)),
-                        loadAs<C>(beta, gt, i));
+      const C q =
+          rms ? mulRn(mulRn(v, s), loadAs<C>(gamma, gt, i))
+              : addRn(mulRn(mulRn(subRn(v, m), s), loadAs<C>(gamma, gt, i)),
+                      loadAs<C>(beta, gt, i));
       storeAs(y, xt, base + i, q);
     }
   }
@@ -106,9 +114,10 @@ __global__ void layerNormKernel(const void *x, DType xt, const void *gamma,
 
 template <typename C>
 __global__ void rowStatsKernel(const void *x, DType xt, double *stats,
-                               int64_t rows, int64_t width, double epsilon) {
+                               int64_t rows, int64_t width, double epsilon,
+                               bool rms) {
   MEMOPT_WARP_ROWS(r, rows) {
-    const Stats st = warpRowStats<C>(x, xt, r * width, width, epsilon);
+    const Stats st = warpRowStats<C>(x, xt, r * width, width, epsilon, rms);
     if ((threadIdx.x & 31) == 0) {
       stats[2 * r] = st.mean;
       stats[2 * r + 1] = st.invStd;
@@ -143,7 +152,8 @@ __global__ void columnPartialsKernel(const void *dy, const void *x, DType xt,
   partials[2 * (chunk * width + col) + 1] = dbeta;
 }
 
-/// Thread per column: the chunks' partial sums added in order.
+/// Thread per column: the chunks' partial sums added in order (dbeta null
+/// for rms_norm, which has none).
 template <typename C>
 __global__ void columnFinishKernel(const double *partials, int64_t chunks,
                                    int64_t width, void *dgamma, void *dbeta,
@@ -155,7 +165,8 @@ __global__ void columnFinishKernel(const double *partials, int64_t chunks,
       b += partials[2 * (chunk * width + col) + 1];
     }
     storeAs(dgamma, gt, col, static_cast<C>(g));
-    storeAs(dbeta, gt, col, static_cast<C>(b));
+    if (dbeta)
+      storeAs(dbeta, gt, col, static_cast<C>(b));
   }
 }
 
@@ -175,12 +186,13 @@ layerNormGradX(const void *dy, const void *x, DType xt, const void *gamma,
               mulRn(invStd, subRn(subRn(g, meanG), mulRn(xhat, meanGXhat)))));
 }
 
-/// grad_x, one warp per row, with the statistics of rowStatsKernel.
+/// grad_x, one warp per row, with the statistics of rowStatsKernel
+/// (rms_norm's without the mean(g) term).
 template <typename C>
 __global__ void layerNormGradXKernel(const void *dy, const void *x, DType xt,
                                      const void *gamma, DType gt,
                                      const double *stats, void *dx,
-                                     int64_t rows, int64_t width) {
+                                     int64_t rows, int64_t width, bool rms) {
   const int lane = threadIdx.x & 31;
   const double count = static_cast<double>(width);
   MEMOPT_WARP_ROWS(r, rows) {
@@ -196,7 +208,7 @@ __global__ void layerNormGradXKernel(const void *dy, const void *x, DType xt,
       sumGXhat += g * xhat;
     }
     // Every lane has read its elements: the row may be overwritten.
-    const double meanG = warpSum(sumG) / count;
+    const double meanG = rms ? 0.0 : warpSum(sumG) / count;
     const double meanGXhat = warpSum(sumGXhat) / count;
     for (int64_t i = lane; i < width; i += 32)
       layerNormGradX<C>(dy, x, xt, gamma, gt, dx, base, i, mean, invStd, meanG,
@@ -213,7 +225,8 @@ __global__ void __launch_bounds__(kFallbackThreads)
     layerNormBackwardSingleBlockKernel(const void *dy, const void *x, DType xt,
                                        const void *gamma, DType gt, void *dx,
                                        void *dgamma, void *dbeta, int64_t rows,
-                                       int64_t width, double epsilon) {
+                                       int64_t width, double epsilon,
+                                       bool rms) {
   const int t = threadIdx.x;
   const double count = static_cast<double>(width);
   const int64_t tile = int64_t(kFallbackColumns) * kFallbackThreads;
@@ -226,9 +239,10 @@ __global__ void __launch_bounds__(kFallbackThreads)
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t base = r * width;
       double sum = 0;
-      for (int64_t i = t; i < width; i += kFallbackThreads)
-        sum += static_cast<double>(loadAs<C>(x, xt, base + i));
-      const double mean = blockSum(sum) / count;
+      if (!rms)
+        for (int64_t i = t; i < width; i += kFallbackThreads)
+          sum += static_cast<double>(loadAs<C>(x, xt, base + i));
+      const double mean = rms ? 0.0 : blockSum(sum) / count;
       double squares = 0;
       for (int64_t i = t; i < width; i += kFallbackThreads) {
         const double d = static_cast<double>(loadAs<C>(x, xt, base + i)) - mean;
@@ -247,7 +261,7 @@ __global__ void __launch_bounds__(kFallbackThreads)
           sumG += g;
           sumGXhat += g * xhat;
         }
-        meanG = blockSum(sumG) / count;
+        meanG = rms ? 0.0 : blockSum(sumG) / count;
         meanGXhat = blockSum(sumGXhat) / count;
         for (int64_t i = t; i < tile0; i += kFallbackThreads)
           layerNormGradX<C>(dy, x, xt, gamma, gt, dx, base, i, mean, invStd,
@@ -273,7 +287,8 @@ __global__ void __launch_bounds__(kFallbackThreads)
       const int64_t i = tile0 + t + int64_t(k) * kFallbackThreads;
       if (i < width) {
         storeAs(dgamma, gt, i, static_cast<C>(accG[k]));
-        storeAs(dbeta, gt, i, static_cast<C>(accB[k]));
+        if (dbeta)
+          storeAs(dbeta, gt, i, static_cast<C>(accB[k]));
       }
     }
   }
@@ -453,31 +468,35 @@ Rows layerNormRows(const TensorRef &x, const TensorRef &gamma) {
 
 } // namespace
 
-void layerNorm(const KernelCall &call) {
-  const TensorRef &x = call.in(0), &gamma = call.in(1), &beta = call.in(2),
-                  &y = call.out(0);
+namespace {
+
+/// layer_norm (x, gamma, beta) or rms_norm (x, gamma).
+void rowNorm(const KernelCall &call, bool rms) {
+  const TensorRef &x = call.in(0), &gamma = call.in(1), &y = call.out(0);
+  const void *beta = rms ? nullptr : call.in(2).data;
   const double epsilon = call.step.get<LayerNormAttrs>().epsilon;
   const Rows r = layerNormRows(x, gamma);
   if (computesInDouble(call))
     layerNormKernel<double>
         <<<blocksForRows(r.rows), kThreads, 0, call.cuda.stream>>>(
-            x.data, x.dtype, gamma.data, beta.data, gamma.dtype, y.data, r.rows,
-            r.width, epsilon);
+            x.data, x.dtype, gamma.data, beta, gamma.dtype, y.data, r.rows,
+            r.width, epsilon, rms);
   else
     layerNormKernel<float>
         <<<blocksForRows(r.rows), kThreads, 0, call.cuda.stream>>>(
-            x.data, x.dtype, gamma.data, beta.data, gamma.dtype, y.data, r.rows,
-            r.width, epsilon);
-  checkLaunch("layer_norm");
+            x.data, x.dtype, gamma.data, beta, gamma.dtype, y.data, r.rows,
+            r.width, epsilon, rms);
+  checkLaunch(rms ? "rms_norm" : "layer_norm");
 }
 
-namespace {
-
+/// layer_norm_backward, or rms_norm_backward (`rms`: no grad_beta).
 template <typename C>
-void layerNormBackwardImpl(const KernelCall &call, double epsilon) {
+void rowNormBackwardImpl(const KernelCall &call, bool rms) {
+  const double epsilon = call.step.get<NormBackwardAttrs>().epsilon;
+  const char *name = rms ? "rms_norm_backward" : "layer_norm_backward";
   const TensorRef &dy = call.in(0), &x = call.in(1), &gamma = call.in(2);
-  const TensorRef &dx = call.out(0), &dgamma = call.out(1),
-                  &dbeta = call.out(2);
+  const TensorRef &dx = call.out(0), &dgamma = call.out(1);
+  void *dbeta = rms ? nullptr : call.out(2).data;
   const Rows r = layerNormRows(x, gamma);
   cudaStream_t stream = call.cuda.stream;
   // The split the compiler reserved the workspace for (ReductionLayout.h),
@@ -490,8 +509,8 @@ void layerNormBackwardImpl(const KernelCall &call, double epsilon) {
   if (available < statsBytes + chunkBytes) {
     layerNormBackwardSingleBlockKernel<C><<<1, kFallbackThreads, 0, stream>>>(
         dy.data, x.data, x.dtype, gamma.data, gamma.dtype, dx.data, dgamma.data,
-        dbeta.data, r.rows, r.width, epsilon);
-    checkLaunch("layer_norm_backward");
+        dbeta, r.rows, r.width, epsilon, rms);
+    checkLaunch(name);
     return;
   }
   const reduction::LayerNormBackwardChunks plan =
@@ -502,32 +521,43 @@ void layerNormBackwardImpl(const KernelCall &call, double epsilon) {
   double *partials = stats + 2 * r.rows;
 
   rowStatsKernel<C><<<blocksForRows(r.rows), kThreads, 0, stream>>>(
-      x.data, x.dtype, stats, r.rows, r.width, epsilon);
-  checkLaunch("layer_norm_backward");
+      x.data, x.dtype, stats, r.rows, r.width, epsilon, rms);
+  checkLaunch(name);
   const dim3 grid(static_cast<unsigned>((r.width + kThreads - 1) / kThreads),
                   static_cast<unsigned>(plan.chunks));
   columnPartialsKernel<C>
       <<<grid, kThreads, 0, stream>>>(dy.data, x.data, x.dtype, stats, partials,
                                       r.rows, r.width, plan.rowsPerChunk);
-  checkLaunch("layer_norm_backward");
+  checkLaunch(name);
   columnFinishKernel<C><<<blocksFor(r.width), kThreads, 0, stream>>>(
-      partials, plan.chunks, r.width, dgamma.data, dbeta.data, gamma.dtype);
-  checkLaunch("layer_norm_backward");
+      partials, plan.chunks, r.width, dgamma.data, dbeta, gamma.dtype);
+  checkLaunch(name);
   // After the column sums (stream order): grad_x may overwrite dy or x.
   layerNormGradXKernel<C><<<blocksForRows(r.rows), kThreads, 0, stream>>>(
       dy.data, x.data, x.dtype, gamma.data, gamma.dtype, stats, dx.data, r.rows,
-      r.width);
-  checkLaunch("layer_norm_backward");
+      r.width, rms);
+  checkLaunch(name);
+}
+
+void rowNormBackward(const KernelCall &call, bool rms) {
+  if (computesInDouble(call))
+    rowNormBackwardImpl<double>(call, rms);
+  else
+    rowNormBackwardImpl<float>(call, rms);
 }
 
 } // namespace
 
+void layerNorm(const KernelCall &call) { rowNorm(call, /*rms=*/false); }
+
+void rmsNorm(const KernelCall &call) { rowNorm(call, /*rms=*/true); }
+
 void layerNormBackward(const KernelCall &call) {
-  const double epsilon = call.step.get<NormBackwardAttrs>().epsilon;
-  if (computesInDouble(call))
-    layerNormBackwardImpl<double>(call, epsilon);
-  else
-    layerNormBackwardImpl<float>(call, epsilon);
+  rowNormBackward(call, /*rms=*/false);
+}
+
+void rmsNormBackward(const KernelCall &call) {
+  rowNormBackward(call, /*rms=*/true);
 }
 
 void batchNormAct(const KernelCall &call) {

@@ -116,9 +116,35 @@ func.func @batch_norm_act_backward_relu(%dy: tensor<8x64xf32>, %g: tensor<64xf32
 // -----
 
 func.func @attention_batch_broadcast(%q: tensor<2x4x16x8xf32>, %k: tensor<1x4x16x8xf32>) {
-  // expected-error @+1 {{'memopt.attention' op expected q, k and v to share their leading (batch and head) dimensions, got 2x4x16x8, 1x4x16x8 and 1x4x16x8}}
+  // expected-error @+1 {{'memopt.attention' op expected q, k and v to share their leading (batch and head) dimensions, or k and v to have a divisor of q's heads (dimension 1), got 2x4x16x8, 1x4x16x8 and 1x4x16x8}}
   %o, %l = memopt.attention %q, %k, %k {scale = 1.0 : f64} : tensor<2x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>
   return
+}
+
+// -----
+
+// Key/value groups must divide the query heads evenly.
+func.func @attention_groups_uneven(%q: tensor<2x6x16x8xf32>, %k: tensor<2x4x16x8xf32>) {
+  // expected-error @+1 {{'memopt.attention' op expected q, k and v to share their leading (batch and head) dimensions, or k and v to have a divisor of q's heads (dimension 1), got 2x6x16x8, 2x4x16x8 and 2x4x16x8}}
+  %o, %l = memopt.attention %q, %k, %k {scale = 1.0 : f64} : tensor<2x6x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>
+  return
+}
+
+// -----
+
+// k and v must have one head count.
+func.func @attention_groups_differ(%q: tensor<2x4x16x8xf32>, %k: tensor<2x2x16x8xf32>, %v: tensor<2x1x16x8xf32>) {
+  // expected-error @+1 {{'memopt.attention' op expected q, k and v to share their leading (batch and head) dimensions, or k and v to have a divisor of q's heads (dimension 1), got 2x4x16x8, 2x2x16x8 and 2x1x16x8}}
+  %o, %l = memopt.attention %q, %k, %v {scale = 1.0 : f64} : tensor<2x4x16x8xf32>, tensor<2x2x16x8xf32>, tensor<2x1x16x8xf32>
+  return
+}
+
+// -----
+
+// Grouped-query attention: 4 query heads over 2 key/value heads.
+func.func @attention_groups(%q: tensor<2x4x16x8xf32>, %k: tensor<2x2x16x8xf32>) -> tensor<2x4x16x8xf32> {
+  %o, %l = memopt.attention %q, %k, %k {causal = true, scale = 1.0 : f64} : tensor<2x4x16x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32>
+  return %o : tensor<2x4x16x8xf32>
 }
 
 // -----
@@ -296,5 +322,30 @@ func.func @linear_cross_entropy_with_grad_labels(%g: tensor<f32>, %h: tensor<8x4
   // expected-error @+1 {{'memopt.linear_cross_entropy_with_grad' op expected 8 labels (one per row of hidden), got 7}}
   %loss, %dh, %dw = memopt.linear_cross_entropy_with_grad %g, %h, %w, %l {chunk = 2 : i64}
       : (tensor<f32>, tensor<8x4xf32>, tensor<100x4xf32>, tensor<7xi64>) -> (tensor<f32>, tensor<8x4xf32>, tensor<100x4xf32>)
+  return
+}
+
+// -----
+
+// A key bias is one row of keys per leading index before the heads.
+func.func @attention_key_bias_shape(%q: tensor<2x4x16x8xf32>, %b: tensor<2x4x16xf32>) {
+  // expected-error @+1 {{'memopt.attention' op expected key_bias of shape 2x16 (q's dimensions before its heads, then the keys), got 'tensor<2x4x16xf32>'}}
+  %o, %l = memopt.attention %q, %q, %q key_bias %b {scale = 1.0 : f64} : tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_key_bias_rank(%q: tensor<16x8xf32>, %b: tensor<16xf32>) {
+  // expected-error @+1 {{'memopt.attention' op a key bias needs q of rank >= 3 (...xHxSqxD), got 16x8}}
+  %o, %l = memopt.attention %q, %q, %q key_bias %b {scale = 1.0 : f64} : tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_key_bias_type(%q: tensor<1x2x4x8xf32>, %b: tensor<1x4xf16>) {
+  // expected-error @+1 {{'memopt.attention' op}}
+  %o, %l = memopt.attention %q, %q, %q key_bias %b {scale = 1.0 : f64} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x4xf16>
   return
 }

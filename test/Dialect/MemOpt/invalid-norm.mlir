@@ -1,6 +1,6 @@
 // RUN: memopt-opt %s -split-input-file -verify-diagnostics
 
-// Normalization ops: batch_norm, layer_norm.
+// Normalization ops: batch_norm, layer_norm, rms_norm.
 
 //===----------------------------------------------------------------------===//
 // batch_norm
@@ -135,5 +135,49 @@ func.func @layer_norm_epsilon(%x: tensor<4x768xf32>, %g: tensor<768xf32>) {
 func.func @layer_norm_beta_type(%x: tensor<4x768xf32>, %g: tensor<768xf32>, %b: tensor<768xf16>) {
   // expected-error @+1 {{'memopt.layer_norm' op failed to verify that all of {gamma, beta} have same type}}
   %0 = "memopt.layer_norm"(%x, %g, %b) : (tensor<4x768xf32>, tensor<768xf32>, tensor<768xf16>) -> tensor<4x768xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// rms_norm
+//===----------------------------------------------------------------------===//
+
+func.func @rms_norm_not_suffix(%x: tensor<4x128x768xf32>, %g: tensor<128xf32>) {
+  // expected-error @+1 {{'memopt.rms_norm' op expected gamma's shape (128) to be a non-empty suffix of x's shape (4x128x768)}}
+  %0 = memopt.rms_norm %x, %g : tensor<4x128x768xf32>, tensor<128xf32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_epsilon(%x: tensor<4x768xf32>, %g: tensor<768xf32>) {
+  // expected-error @+1 {{'memopt.rms_norm' op expected 'epsilon' > 0, got 0.000000e+00}}
+  %0 = memopt.rms_norm %x, %g {epsilon = 0.0 : f64} : tensor<4x768xf32>, tensor<768xf32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_integer(%x: tensor<4x8xi32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{'memopt.rms_norm' op operand #0 must be}}
+  %0 = "memopt.rms_norm"(%x, %g) : (tensor<4x8xi32>, tensor<8xf32>) -> tensor<4x8xi32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_backward_gamma_grad(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{'memopt.rms_norm_backward' op expected grad_gamma shape 8, got 4x8}}
+  %dx, %dg = memopt.rms_norm_backward %dy, %x, %g : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @rms_norm_backward_not_suffix(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'memopt.rms_norm_backward' op expected gamma's shape (4) to be a non-empty suffix of x's shape (4x8)}}
+  %dx, %dg = memopt.rms_norm_backward %dy, %x, %g : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> (tensor<4x8xf32>, tensor<4xf32>)
   return
 }

@@ -173,6 +173,23 @@ func.func @binary(%a: tensor<8x64x32x32xf32>, %b: tensor<64x1x1xf32>, %c: tensor
 // Normalisation
 //===----------------------------------------------------------------------===//
 
+// RMS norm: the default epsilon (1e-6) is elided; its backward prints in
+// the functional form of the gradient ops, its results named.
+// GENERIC-LABEL: sym_name = "rms_norms"
+// GENERIC: "memopt.rms_norm"(%{{.*}}, %{{.*}}) <{epsilon = 9.9999999999999995E-7 : f64}> : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+// CHECK-LABEL: func.func @rms_norms(
+// CHECK-NEXT: %0 = memopt.rms_norm %arg0, %arg1 : tensor<4x16xf32>, tensor<16xf32>{{$}}
+// CHECK-NEXT: %1 = memopt.rms_norm %arg0, %arg1 {epsilon = 1.000000e-05 : f64} : tensor<4x16xf32>, tensor<16xf32>{{$}}
+// CHECK-NEXT: %grad_x, %grad_gamma = memopt.rms_norm_backward %arg0, %arg0, %arg1 {epsilon = 1.000000e-05 : f64} : (tensor<4x16xf32>, tensor<4x16xf32>, tensor<16xf32>) -> (tensor<4x16xf32>, tensor<16xf32>)
+func.func @rms_norms(%x: tensor<4x16xf32>, %g: tensor<16xf32>)
+    -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<16xf32>) {
+  %a = memopt.rms_norm %x, %g {epsilon = 1.0e-6 : f64} : tensor<4x16xf32>, tensor<16xf32>
+  %b = memopt.rms_norm %x, %g {epsilon = 1.0e-5 : f64} : tensor<4x16xf32>, tensor<16xf32>
+  %dx, %dg = memopt.rms_norm_backward %x, %x, %g {epsilon = 1.0e-5 : f64}
+      : (tensor<4x16xf32>, tensor<4x16xf32>, tensor<16xf32>) -> (tensor<4x16xf32>, tensor<16xf32>)
+  return %a, %b, %dx, %dg : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<16xf32>
+}
+
 // GENERIC-LABEL: sym_name = "norms"
 // GENERIC: %{{.*}}:3 = "memopt.batch_norm"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{epsilon = 1.000000e-05 : f64, momentum = 1.000000e-01 : f64}> : (tensor<8x64x32x32xbf16>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<8x64x32x32xbf16>, tensor<64xf32>, tensor<64xf32>)
 

@@ -100,6 +100,14 @@ int64_t LayerNormOp::getFlops() {
   return product(kNormFlopsPerElement, numElements(getX()));
 }
 
+int64_t RmsNormOp::getFlops() {
+  return product(kNormFlopsPerElement, numElements(getX()));
+}
+
+int64_t RmsNormBackwardOp::getFlops() {
+  return product(kNormFlopsPerElement, numElements(getX()));
+}
+
 int64_t BatchNormBackwardOp::getFlops() {
   return product(kNormFlopsPerElement, numElements(getX()));
 }

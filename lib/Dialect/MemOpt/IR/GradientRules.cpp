@@ -357,19 +357,28 @@ LogicalResult BatchNormActOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
 /// log-sum-exp, linear in the sequence length; the backward recomputes the
 /// probabilities. The lse result has no gradient of its own.
 SmallVector<Value> AttentionOp::getSavedForBackward() {
-  return {getQ(), getK(), getV(), getResult(), getLse()};
+  SmallVector<Value> saved{getQ(), getK(), getV(), getResult(), getLse()};
+  if (getKeyBias())
+    saved.push_back(getKeyBias());
+  return saved;
 }
 
+/// The key bias (operand 3) is a mask from the data: its gradient is not
+/// written, and a graph that needs it is refused rather than given zero.
 LogicalResult AttentionOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
                                           ArrayRef<bool> needed, Grads &grads) {
   resizeGrads(*this, grads);
+  if (dys[0] && getKeyBias() && needed.size() > 3 && needed[3])
+    return emitOpError("the gradient of key_bias is not implemented: the key "
+                       "bias must not depend on a parameter (a key-padding "
+                       "mask from the data needs none)");
   if (!dys[0] || !(needed[0] || needed[1] || needed[2]))
     return success();
   auto bwd = AttentionBackwardOp::create(
       b, getLoc(),
       TypeRange{getQ().getType(), getK().getType(), getV().getType()}, dys[0],
-      getQ(), getK(), getV(), getResult(), getLse(), getCausalAttr(),
-      getScaleAttr(), getPAttr(), getSeedAttr());
+      getQ(), getK(), getV(), getResult(), getLse(), getKeyBias(),
+      getCausalAttr(), getScaleAttr(), getPAttr(), getSeedAttr());
   for (int i = 0; i < 3; ++i)
     if (needed[i])
       grads[i] = bwd->getResult(i);
@@ -415,6 +424,26 @@ SmallVector<Value> LayerNormOp::getSavedForBackward() {
 LogicalResult LayerNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
                                           ArrayRef<bool> needed, Grads &grads) {
   return buildNormGradients<LayerNormBackwardOp>(*this, b, dys, needed, grads);
+}
+
+/// RMS norm keeps x and gamma; the backward recomputes each row's root
+/// mean square, so nothing per row is saved.
+SmallVector<Value> RmsNormOp::getSavedForBackward() {
+  return {getX(), getGamma()};
+}
+
+LogicalResult RmsNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                        ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(*this, grads);
+  if (!dys[0] || !(needed[0] || needed[1]))
+    return success();
+  auto bwd = RmsNormBackwardOp::create(
+      b, getLoc(), TypeRange{getX().getType(), getGamma().getType()}, dys[0],
+      getX(), getGamma(), getEpsilonAttr());
+  for (int i = 0; i < 2; ++i)
+    if (needed[i])
+      grads[i] = bwd->getResult(i);
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

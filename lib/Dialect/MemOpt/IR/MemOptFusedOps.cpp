@@ -84,10 +84,10 @@ Type lseElementType(Type element) {
   return element.isF64() ? element : Float32Type::get(element.getContext());
 }
 
-/// Checks q, k, v and the attributes shared by attention and its backward
-/// op; sets the result and log-sum-exp types.
+/// Checks q, k, v, the optional key bias and the attributes shared by
+/// attention and its backward op; sets the result and log-sum-exp types.
 LogicalResult checkAttention(const ShapeChecker &check, Value qv, Value kv,
-                             Value vv, bool causal, double p,
+                             Value vv, Value biasv, bool causal, double p,
                              RankedTensorType &result, RankedTensorType &lse) {
   auto q = check.tensor(qv, "q");
   auto k = check.tensor(kv, "k");
@@ -107,6 +107,23 @@ LogicalResult checkAttention(const ShapeChecker &check, Value qv, Value kv,
           resultDims, lseDims);
       !problem.empty())
     return check.error(problem);
+  if (biasv) {
+    auto bias = check.tensor(biasv, "key_bias");
+    if (failed(bias) ||
+        failed(check.sameElementType(*q, "q", *bias, "key_bias")))
+      return failure();
+    shapes::Dims biasDims;
+    if (shapes::ShapeProblem problem = shapes::attentionKeyBiasShape(
+            q->getShape().vec(), k->getShape().vec(), biasDims);
+        !problem.empty())
+      return check.error(problem);
+    if (bias->getShape() != ArrayRef<int64_t>(biasDims))
+      return check.error("expected key_bias of shape ",
+                         shapes::formatDims(biasDims),
+                         " (q's dimensions before its heads, then the keys), "
+                         "got ",
+                         *bias);
+  }
   Type element = q->getElementType();
   result = RankedTensorType::get(resultDims, element);
   lse = RankedTensorType::get(lseDims, lseElementType(element));
@@ -122,7 +139,8 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   ShapeChecker check(loc, getOperationName());
   RankedTensorType result, lse;
   if (failed(checkAttention(check, adaptor.getQ(), adaptor.getK(),
-                            adaptor.getV(), adaptor.getCausal(),
+                            adaptor.getV(), adaptor.getKeyBias(),
+                            adaptor.getCausal(),
                             adaptor.getP().convertToDouble(), result, lse)))
     return failure();
   results.push_back(result);
@@ -133,8 +151,9 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
 LogicalResult AttentionBackwardOp::verify() {
   ShapeChecker check(getLoc(), getOperationName());
   RankedTensorType result, lse;
-  if (failed(checkAttention(check, getQ(), getK(), getV(), getCausal(),
-                            getP().convertToDouble(), result, lse)))
+  if (failed(checkAttention(check, getQ(), getK(), getV(), getKeyBias(),
+                            getCausal(), getP().convertToDouble(), result,
+                            lse)))
     return failure();
   if (getGrad().getType() != result)
     return emitOpError("expected grad of type ")

@@ -258,6 +258,24 @@ LogicalResult LayerNormBackwardOp::verify() {
   return verifyNormBackward(*this);
 }
 
+LogicalResult RmsNormBackwardOp::verify() {
+  if (shapes::ShapeProblem problem =
+          shapes::layerNormShape(getX().getType().getShape().vec(),
+                                 getGamma().getType().getShape().vec());
+      !problem.empty())
+    return emitOpError(problem);
+  if (failed(expectType(*this, "grad_output", getX().getType(),
+                        getGradOutput().getType())) ||
+      failed(expectType(*this, "grad_x", getX().getType(),
+                        getGradX().getType())) ||
+      failed(expectType(*this, "grad_gamma", getGamma().getType(),
+                        getGradGamma().getType())))
+    return failure();
+  if (!(getEpsilon().convertToDouble() > 0))
+    return emitOpError("expected 'epsilon' > 0");
+  return success();
+}
+
 LogicalResult MaxPool2DBackwardOp::verify() {
   if (failed(expectType(*this, "result", getX().getType(), getType())))
     return failure();

@@ -70,25 +70,44 @@ LogicalResult BatchNormActOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
-                                            std::optional<Location> loc,
-                                            Adaptor adaptor,
-                                            SmallVectorImpl<Type> &results) {
-  ShapeChecker check(loc, getOperationName());
-  auto x = check.tensor(adaptor.getX(), "x");
-  auto gamma = check.tensor(adaptor.getGamma(), "gamma");
+/// layer_norm and rms_norm: gamma's shape a suffix of x's, `beta` (layer
+/// norm's; null for rms_norm) of gamma's type, epsilon > 0; the result is
+/// x's type.
+static LogicalResult inferRowNorm(std::optional<Location> loc, StringRef name,
+                                  Value xv, Value gammav, Value beta,
+                                  double eps, SmallVectorImpl<Type> &results) {
+  ShapeChecker check(loc, name);
+  auto x = check.tensor(xv, "x");
+  auto gamma = check.tensor(gammav, "gamma");
   if (failed(x) || failed(gamma))
     return failure();
   if (shapes::ShapeProblem problem =
           shapes::layerNormShape(x->getShape().vec(), gamma->getShape().vec());
       !problem.empty())
     return check.error(problem);
-  if (adaptor.getBeta().getType() != *gamma)
+  if (beta && beta.getType() != *gamma)
     return check.error("expected beta of type ", *gamma, " (as gamma), got ",
-                       adaptor.getBeta().getType());
-  double eps = adaptor.getEpsilon().convertToDouble();
+                       beta.getType());
   if (!(eps > 0))
     return check.error("expected 'epsilon' > 0, got ", eps);
   results.push_back(*x);
   return success();
+}
+
+LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  return inferRowNorm(loc, getOperationName(), adaptor.getX(),
+                      adaptor.getGamma(), Value(),
+                      adaptor.getEpsilon().convertToDouble(), results);
+}
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  return inferRowNorm(loc, getOperationName(), adaptor.getX(),
+                      adaptor.getGamma(), adaptor.getBeta(),
+                      adaptor.getEpsilon().convertToDouble(), results);
 }

@@ -51,6 +51,7 @@ MEMOPT_PRECISION(LinearCrossEntropyOp, Allow)
 // losses, and reductions whose sums f16 would round away.
 MEMOPT_PRECISION(SoftmaxOp, Deny)
 MEMOPT_PRECISION(LayerNormOp, Deny)
+MEMOPT_PRECISION(RmsNormOp, Deny)
 MEMOPT_PRECISION(CrossEntropyOp, Deny)
 MEMOPT_PRECISION(MseLossOp, Deny)
 MEMOPT_PRECISION(GlobalAvgPool2DOp, Deny)

@@ -31,7 +31,8 @@
 //   kept even above a cap; clip_coefficient and square_sum: the running sum
 //   of squares and one gradient's partial sums, 8 KiB (none for
 //   clip_coefficient given the sum).
-// * layer_norm_backward: each row's mean and inverse deviation, then the
+// * layer_norm_backward and rms_norm_backward: each row's mean and inverse
+//   deviation (rms_norm: 0 and the inverse root mean square), then the
 //   (sum dy·x̂, sum dy) partials of every column over at most 1024 chunks of
 //   rows, chunks chosen so that about 16384 threads sum columns; all
 //   doubles.
@@ -171,12 +172,13 @@ int64_t MseLossOp::getWorkspaceBytes(int64_t limit) {
 
 /// Per-row statistics, then the column partials of as many chunks of rows
 /// as `limit` holds (all of them without a cap), none when it cannot hold
-/// one chunk.
-int64_t LayerNormBackwardOp::getWorkspaceBytes(int64_t limit) {
-  int64_t width = shapedType(getGamma()).getNumElements();
+/// one chunk: layer_norm_backward's split, which rms_norm_backward's
+/// kernels share.
+static int64_t rowNormBackwardBytes(Value x, Value gamma, int64_t limit) {
+  int64_t width = shapedType(gamma).getNumElements();
   if (width == 0)
     return 0;
-  int64_t rows = shapedType(getX()).getNumElements() / width;
+  int64_t rows = shapedType(x).getNumElements() / width;
   int64_t statsBytes = reduction::layerNormStatsBytes(rows);
   int64_t chunkBytes = reduction::layerNormChunkBytes(width);
   if (limit < statsBytes + chunkBytes)
@@ -184,6 +186,14 @@ int64_t LayerNormBackwardOp::getWorkspaceBytes(int64_t limit) {
   return reduction::layerNormBackwardChunks(rows, width,
                                             (limit - statsBytes) / chunkBytes)
       .bytes(rows, width);
+}
+
+int64_t LayerNormBackwardOp::getWorkspaceBytes(int64_t limit) {
+  return rowNormBackwardBytes(getX(), getGamma(), limit);
+}
+
+int64_t RmsNormBackwardOp::getWorkspaceBytes(int64_t limit) {
+  return rowNormBackwardBytes(getX(), getGamma(), limit);
 }
 
 /// The score strips of an attention kernel over `q` and `k`: up to

@@ -136,7 +136,13 @@ def MemOpt_AttentionOp : MemOpt_ForwardOp<"attention",
   let description = [{
     Computes `dropout(softmax(scale · q·kᵀ)) · v` over the two trailing
     dimensions of `q` (`…×Sq×D`), `k` (`…×Sk×D`) and `v` (`…×Sk×Dv`), whose
-    leading (batch, head) dimensions must be equal (no broadcasting).
+    leading (batch, head) dimensions must be equal (no broadcasting) except
+    that `k` and `v` may have fewer heads (dimension rank − 3) than `q`, a
+    divisor of its heads: grouped-query attention, query head `h` reading
+    key/value head `h / (q heads / k heads)`, exactly what attention over K
+    and V repeated by `repeat_interleave` computes, without the repeats in
+    memory (its backward adds each group's gradients into one key/value
+    head).
     With `causal = true` query `i` sees keys `j ≤ i` (which needs
     `Sq = Sk`), as `memopt.softmax {causal = true}`. Dropout with `p` and
     `seed` applies exactly the mask `memopt.dropout` would apply to the
@@ -151,6 +157,14 @@ def MemOpt_AttentionOp : MemOpt_ForwardOp<"attention",
     probabilities. The kernels work a strip of query rows at a time; the
     strip is the op's workspace.
 
+    An optional `key_bias` (`L×Sk`, where `L` is `q`'s dimensions before
+    its heads, dimension rank − 3; `q` of rank ≥ 3) is added to every
+    scaled score of key `j` in row `l` of the leading index, the same for
+    every head and query: `softmax(scale · q·kᵀ + key_bias)`, a key-padding
+    mask as BERT writes it (`(1 − mask) · finfo.min`, broadcast as
+    `B×1×1×Sk`). It takes no gradient (a mask computed from the data); the
+    gradient rule refuses one that needs it.
+
     Under mixed precision `q`, `k`, `v` and the result take the low
     precision (matmul's class); the softmax runs in f32 inside the kernel
     and `lse` stays f32.
@@ -164,13 +178,15 @@ def MemOpt_AttentionOp : MemOpt_ForwardOp<"attention",
   }];
   let arguments = (ins MemOpt_FloatTensor:$q, MemOpt_FloatTensor:$k,
                    MemOpt_FloatTensor:$v,
+                   Optional<MemOpt_FloatTensor>:$key_bias,
                    DefaultValuedAttr<BoolAttr, "false">:$causal,
                    F64Attr:$scale,
                    DefaultValuedAttr<F64Attr, "0.0">:$p,
                    DefaultValuedAttr<I64Attr, "0">:$seed);
   let results = (outs MemOpt_FloatTensor:$result, MemOpt_FloatTensor:$lse);
   let assemblyFormat = [{
-    $q `,` $k `,` $v attr-dict `:` type($q) `,` type($k) `,` type($v)
+    $q `,` $k `,` $v (`key_bias` $key_bias^)? attr-dict `:` type($q) `,`
+    type($k) `,` type($v) (`,` type($key_bias)^)?
   }];
 }
 
@@ -189,8 +205,8 @@ def MemOpt_AttentionBackwardOp
     chain's backward ops compute: `dv += (P∘mask)ᵀ·grad`,
     `dP = (grad·vᵀ)∘mask`, `dS = P∘(dP − Σⱼ P·dP)`, `dq = scale · dS·k`,
     `dk += scale · dSᵀ·q`. That is one more `q·kᵀ` product than the
-    unfused backward pass. `causal`, `scale`, `p` and `seed` are the
-    forward op's.
+    unfused backward pass. `causal`, `scale`, `p`, `seed` and the optional
+    `key_bias` (added to the scaled scores) are the forward op's.
 
     ```mlir
     %dq, %dk, %dv = memopt.attention_backward %do, %q, %k, %v, %o, %lse
@@ -205,6 +221,7 @@ def MemOpt_AttentionBackwardOp
   let arguments = (ins MemOpt_FloatTensor:$grad, MemOpt_FloatTensor:$q,
                    MemOpt_FloatTensor:$k, MemOpt_FloatTensor:$v,
                    MemOpt_FloatTensor:$out, MemOpt_FloatTensor:$lse,
+                   Optional<MemOpt_FloatTensor>:$key_bias,
                    DefaultValuedAttr<BoolAttr, "false">:$causal,
                    F64Attr:$scale,
                    DefaultValuedAttr<F64Attr, "0.0">:$p,

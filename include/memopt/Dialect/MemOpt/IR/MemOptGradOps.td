@@ -180,6 +180,30 @@ def MemOpt_LayerNormBackwardOp
                  MemOpt_FloatTensor:$grad_gamma, MemOpt_FloatTensor:$grad_beta);
 }
 
+def MemOpt_RmsNormBackwardOp
+    : MemOpt_GradOp<"rms_norm_backward",
+      [MemOpt_FlopModel, MemOpt_WorkspaceModel]> {
+  let summary = "gradients of RMS normalisation";
+  let description = [{
+    From the upstream gradient, the forward input `x` and `gamma`, computes
+    the gradients of `x` and `gamma`, each row's root mean square
+    recomputed: with `r = rsqrt(mean(x²) + ε)`, `x̂ = x · r` and
+    `g = dy · gamma`, `dx = r · (g − x̂ · mean(g · x̂))` and
+    `dgamma = Σ_rows dy · x̂`.
+
+    ```mlir
+    %dx, %dg = memopt.rms_norm_backward %dy, %x, %g {epsilon = 1.0e-06 : f64}
+        : (tensor<4x1024x4096xf32>, tensor<4x1024x4096xf32>, tensor<4096xf32>)
+        -> (tensor<4x1024x4096xf32>, tensor<4096xf32>)
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$grad_output, MemOpt_FloatTensor:$x,
+                   MemOpt_FloatTensor:$gamma,
+                   DefaultValuedAttr<F64Attr, "1e-06">:$epsilon);
+  let results = (outs MemOpt_FloatTensor:$grad_x,
+                 MemOpt_FloatTensor:$grad_gamma);
+}
+
 def MemOpt_MaxPool2DBackwardOp : MemOpt_GradOp<"max_pool2d_backward"> {
   let summary = "gradient of max pooling";
   let description = [{

@@ -271,6 +271,31 @@ def MemOpt_LayerNormOp : MemOpt_ForwardOp<"layer_norm",
       "$x `,` $gamma `,` $beta attr-dict `:` type($x) `,` type($gamma)";
 }
 
+def MemOpt_RmsNormOp : MemOpt_ForwardOp<"rms_norm",
+    [MemOpt_FlopModel, MemOpt_PrecisionModel]> {
+  let summary = "RMS normalisation over the trailing dimensions";
+  let description = [{
+    Divides `x` by the root mean square of its trailing dimensions given by
+    the shape of `gamma`, then scales by `gamma`:
+    `x · rsqrt(mean(x²) + epsilon) · gamma`, as `torch.nn.functional.rms_norm`
+    and LLaMA's `RMSNorm` (no mean subtracted, no shift).
+
+    Its gradient rule saves `x` and `gamma` only: the backward recomputes
+    each row's root mean square, so neither the normalised rows nor a
+    per-row statistic are kept. The ONNX importer recognises the exporters'
+    chain `x · 1/sqrt(mean(x^2) + eps) · w` as this op.
+
+    ```mlir
+    %y = memopt.rms_norm %x, %g {epsilon = 1.0e-06 : f64}
+        : tensor<4x1024x4096xf32>, tensor<4096xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$x, MemOpt_FloatTensor:$gamma,
+                   DefaultValuedAttr<F64Attr, "1e-06">:$epsilon);
+  let results = (outs MemOpt_FloatTensor:$result);
+  let assemblyFormat = "$x `,` $gamma attr-dict `:` type($x) `,` type($gamma)";
+}
+
 //===----------------------------------------------------------------------===//
 // Pooling
 //===----------------------------------------------------------------------===//

@@ -626,14 +626,23 @@ def MemOptFuseAttention : Pass<"memopt-fuse-attention"> {
     ```mlir
     %s = memopt.matmul %q, %k {transpose_b = true}   // or %q, transpose(%k)
     %t = memopt.mul %s, %c                           // optional: or %c·%s, %s / %c
-    %p = memopt.softmax %t {axis = -1, causal = ...}
+    %u = memopt.add %t, %mask                        // optional: a causal mask, a key bias
+    %p = memopt.softmax %u {axis = -1, causal = ...}
     %d = memopt.dropout %p {p, seed}                 // optional
     %o = memopt.matmul %d, %v
     ```
 
     with `%c` a constant splat (the 1/√d scale; it may instead multiply
     `%q` or `%k` beforehand, as a `memopt.mul` by a constant read only
-    there) and every intermediate read only by the next op becomes
+    there), `%mask` a constant causal mask (0 on and below the diagonal,
+    −inf or at most −1e30 above it, in every leading slice, without
+    broadcasting the scores to a larger shape: how both of PyTorch's
+    exporters write SDPA's `is_causal`, `masked_fill(~tril, -inf)` and an
+    additive mask buffer; the attention is then causal, the hidden keys'
+    probabilities exactly 0 both ways for finite scores) or a key bias
+    (`…×1×1×Sk` from the data, not from a parameter: BERT's key-padding
+    mask, then the attention's `key_bias`), or both, and every
+    intermediate read only by the next op becomes
 
     ```mlir
     %o, %lse = memopt.attention %q, %k, %v {causal, scale, p, seed}
@@ -651,7 +660,9 @@ def MemOptFuseAttention : Pass<"memopt-fuse-attention"> {
     Left alone, with a reason under `remarks=true`: a softmax on a matmul
     or feeding one whose chain differs — an intermediate read elsewhere
     (after autodiff the backward pass reads them), a scale that is not a
-    constant splat, an additive mask or bias on the scores, a softmax not
+    constant splat, an additive mask or bias on the scores other than a
+    constant causal mask or a key bias (a bias computed from a parameter, a
+    constant −10000, which does not hide a key exactly), a softmax not
     over the last axis, a transposed first operand or `v`, or q, k and v
     whose batch dimensions broadcast instead of matching.
   }];
