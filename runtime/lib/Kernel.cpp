@@ -52,6 +52,10 @@ bool kernelAllowsInPlace(KernelKind kind, size_t outputIndex,
   case KernelKind::Gelu:
   case KernelKind::Sigmoid:
   case KernelKind::Tanh:
+  case KernelKind::Exp:
+  case KernelKind::Log:
+  case KernelKind::Sqrt:
+  case KernelKind::Abs:
   case KernelKind::LeakyRelu:
   case KernelKind::Elu:
   case KernelKind::Clamp:
@@ -72,6 +76,10 @@ bool kernelAllowsInPlace(KernelKind kind, size_t outputIndex,
   case KernelKind::GeluBackward:
   case KernelKind::SigmoidBackward:
   case KernelKind::TanhBackward:
+  case KernelKind::ExpBackward:
+  case KernelKind::LogBackward:
+  case KernelKind::SqrtBackward:
+  case KernelKind::AbsBackward:
   case KernelKind::LeakyReluBackward:
   case KernelKind::EluBackward:
   case KernelKind::ClampBackward:

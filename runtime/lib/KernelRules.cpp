@@ -46,6 +46,10 @@ KernelAttrs checkStep(KernelKind kind, const json &attrs,
   case KernelKind::Gelu:
   case KernelKind::Sigmoid:
   case KernelKind::Tanh:
+  case KernelKind::Exp:
+  case KernelKind::Log:
+  case KernelKind::Sqrt:
+  case KernelKind::Abs:
     return unary(r, std::nullopt);
   case KernelKind::LeakyRelu:
     return unary(r, 0.01);
@@ -101,6 +105,10 @@ KernelAttrs checkStep(KernelKind kind, const json &attrs,
   case KernelKind::GeluBackward:
   case KernelKind::SigmoidBackward:
   case KernelKind::TanhBackward:
+  case KernelKind::ExpBackward:
+  case KernelKind::LogBackward:
+  case KernelKind::SqrtBackward:
+  case KernelKind::AbsBackward:
     return activationBackward(r, std::nullopt);
   case KernelKind::LeakyReluBackward:
     return activationBackward(r, 0.01);

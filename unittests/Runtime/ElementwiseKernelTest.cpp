@@ -58,6 +58,33 @@ TEST(ActivationKernelTest, Sigmoid) {
 TEST(ActivationKernelTest, Tanh) {
   checkUnary("tanh", json::object(), [](double x) { return std::tanh(x); });
 }
+// exp, log, sqrt and abs against <cmath> over [-3, 3] (log and sqrt NaN
+// below 0, as torch's), with their edges at 0.
+TEST(ActivationKernelTest, ExpLogSqrtAbs) {
+  const std::pair<const char *, double (*)(double)> ops[] = {
+      {"exp", [](double x) { return std::exp(x); }},
+      {"log", [](double x) { return std::log(x); }},
+      {"sqrt", [](double x) { return std::sqrt(x); }},
+      {"abs", [](double x) { return std::fabs(x); }}};
+  for (auto [kernel, f] : ops)
+    for (DType dtype : {DType::F32, DType::F64, DType::F16, DType::BF16}) {
+      HostTensor x = randomTensor(dtype, {3, 4, 5}, 98, -3, 3);
+      std::vector<double> want;
+      for (double v : x.values)
+        want.push_back(roundTo(dtype, f(v)));
+      std::vector<double> got =
+          runOp1(kernel, json::object(), {x}, {dtype, x.shape});
+      Tolerance tol = toleranceFor(dtype);
+      EXPECT_TRUE(close(got, want, tol.atol, tol.rtol))
+          << kernel << " " << dtypeName(dtype);
+    }
+  HostTensor edges{DType::F32, {3}, {0, -0.0, -1}};
+  EXPECT_EQ(runOp1("sqrt", json::object(), {edges}, {DType::F32, {3}})[1], 0);
+  EXPECT_TRUE(
+      std::isinf(runOp1("log", json::object(), {edges}, {DType::F32, {3}})[0]));
+  EXPECT_TRUE(std::signbit(
+      -runOp1("abs", json::object(), {edges}, {DType::F32, {3}})[1]));
+}
 TEST(ActivationKernelTest, LeakyReluWithAlphaAndDefault) {
   checkUnary("leaky_relu", {{"alpha", 0.2}},
              [](double x) { return x >= 0 ? x : 0.2 * x; });

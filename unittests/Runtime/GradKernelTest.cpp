@@ -88,6 +88,35 @@ TEST(ActivationBackwardTest, TanhFromOutput) {
       "tanh_backward", json::object(), [](double x) { return std::tanh(x); },
       [](double y) { return 1 - y * y; });
 }
+// exp, log, sqrt and abs as PyTorch's derivatives: grad·y, grad/x,
+// grad/(2y), grad·sgn(x); saved values kept finite and, for log and sqrt,
+// away from 0.
+TEST(ActivationBackwardTest, ExpLogSqrtAbs) {
+  checkActivationBackward(
+      "exp_backward", json::object(), [](double x) { return std::exp(x / 8); },
+      identity);
+  checkActivationBackward(
+      "log_backward", json::object(),
+      [](double x) { return std::fabs(x) + 0.5; },
+      [](double x) { return 1 / x; });
+  checkActivationBackward(
+      "sqrt_backward", json::object(),
+      [](double x) { return std::sqrt(std::fabs(x) + 0.5); },
+      [](double y) { return 1 / (2 * y); });
+  checkActivationBackward("abs_backward", json::object(), identity,
+                          [](double x) { return x > 0   ? 1
+                                                : x < 0 ? -1
+                                                        : 0; });
+}
+TEST(ActivationBackwardTest, AbsGradientIsZeroAtZeroAndPassesNaN) {
+  HostTensor g{DType::F32, {4}, {2, 2, 2, 2}};
+  HostTensor x{DType::F32, {4}, {0, -0.0, -3, NAN}};
+  auto got = runOp1("abs_backward", json::object(), {g, x}, {DType::F32, {4}});
+  EXPECT_EQ(got[0], 0);
+  EXPECT_EQ(got[1], 0);
+  EXPECT_EQ(got[2], -2);
+  EXPECT_TRUE(std::isnan(got[3]));
+}
 TEST(ActivationBackwardTest, LeakyReluFromInputAndOutput) {
   for (double alpha : {0.2, 0.01}) {
     json attrs = alpha == 0.01 ? json::object() : json{{"alpha", alpha}};

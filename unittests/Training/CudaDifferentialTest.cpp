@@ -55,10 +55,10 @@ std::optional<std::string> cudaUnavailable() {
 }
 
 /// A graph exercising the element-wise and pooling kernels the suite models
-/// do not all reach: sigmoid, tanh, ELU, leaky ReLU (unfused), clamp, mul,
-/// sub and div (a broadcast dividend, a divisor in (0.5, 1.5)), slices and
-/// their backward, transposes, average and max pooling, global average
-/// pooling and the MSE loss.
+/// do not all reach: sigmoid, tanh, ELU, leaky ReLU (unfused), clamp, abs,
+/// sqrt, log, exp, mul, sub and div (a broadcast dividend, a divisor in
+/// (0.5, 1.5)), slices and their backward, transposes, average and max
+/// pooling, global average pooling and the MSE loss.
 const char *kZoo = R"mlir(
 func.func @zoo(%w: tensor<4x3x3x3xf32> {memopt.param}, %s: tensor<4x1x1xf32> {memopt.param},
                %l: tensor<6x4xf32> {memopt.param}, %x: tensor<2x3x8x8xf32>,
@@ -75,7 +75,12 @@ func.func @zoo(%w: tensor<4x3x3x3xf32> {memopt.param}, %s: tensor<4x1x1xf32> {me
   %p = memopt.max_pool2d %a {kernel_size = array<i64: 2, 2>} : tensor<2x4x4x4xf32>
   %h0 = memopt.tanh %p : tensor<2x4x2x2xf32>
   %h1 = memopt.leaky_relu %h0 {alpha = 0.2 : f64} : tensor<2x4x2x2xf32>
-  %h = memopt.clamp %h1 {min = -0.5 : f64, max = 0.5 : f64} : tensor<2x4x2x2xf32>
+  %h2 = memopt.clamp %h1 {min = -0.5 : f64, max = 0.5 : f64} : tensor<2x4x2x2xf32>
+  %ha = memopt.abs %h2 : tensor<2x4x2x2xf32>
+  %hb = memopt.add %ha, %half : tensor<2x4x2x2xf32>, tensor<f32>
+  %hs = memopt.sqrt %hb : tensor<2x4x2x2xf32>
+  %hl = memopt.log %hs : tensor<2x4x2x2xf32>
+  %h = memopt.exp %hl : tensor<2x4x2x2xf32>
   %sl = memopt.slice %h {offsets = array<i64: 0, 0, 0, 0>, sizes = array<i64: 2, 4, 2, 1>} : tensor<2x4x2x2xf32>
   %tr = memopt.transpose %sl {permutation = array<i64: 0, 1, 3, 2>} : tensor<2x4x2x1xf32>
   %q = memopt.global_avg_pool2d %tr : tensor<2x4x1x2xf32>

@@ -146,6 +146,20 @@ std::vector<GradCase> &cases() {
                   "  %y = memopt.layer_norm %x, %g, %b : tensor<2x3x4xf64>, "
                   "tensor<3x4xf64>",
                   "tensor<2x3x4xf64>"));
+  // exp, log, sqrt and abs: log and sqrt of |x| + 0.5 (away from 0 and the
+  // kink of abs by the random inputs' spread).
+  add("exp_log_sqrt_abs",
+      withMseLoss(
+          p("x", "tensor<3x4xf64>"),
+          "  %a = memopt.abs %x : tensor<3x4xf64>\n"
+          "  %h = arith.constant dense<5.0e-01> : tensor<f64>\n"
+          "  %b = memopt.add %a, %h : tensor<3x4xf64>, tensor<f64>\n"
+          "  %s = memopt.sqrt %b : tensor<3x4xf64>\n"
+          "  %l = memopt.log %b : tensor<3x4xf64>\n"
+          "  %e = memopt.exp %x : tensor<3x4xf64>\n"
+          "  %sl = memopt.add %s, %l : tensor<3x4xf64>, tensor<3x4xf64>\n"
+          "  %y = memopt.add %sl, %e : tensor<3x4xf64>, tensor<3x4xf64>",
+          "tensor<3x4xf64>"));
   add("rms_norm_two_dims",
       withMseLoss(p("x", "tensor<2x3x4xf64>") + ", " +
                       p("g", "tensor<3x4xf64>"),

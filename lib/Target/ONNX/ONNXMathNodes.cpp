@@ -3,6 +3,8 @@
 // The ops of ONNXFoldNodes.cpp when an input is computed, each expressed
 // exactly with memopt's ops, or an error at the node:
 //
+// - Sqrt, Exp, Log and Abs are memopt.sqrt, exp, log and abs (torch's
+//   functions and gradients).
 // - Neg(x) is x * -1 and Reciprocal(x) is 1 / x (the same IEEE results);
 //   Pow(x, c) for c in {1, 2, 3, -1, -2} is the products PyTorch's own pow
 //   kernel computes for those exponents (x*x, x*x*x, 1/x, 1/(x*x)).
@@ -59,7 +61,8 @@ LogicalResult Importer::convertMath(const onnx::NodeProto &node, Location loc) {
     return define(seq->second[p]);
   }
 
-  if (type == "Neg" || type == "Reciprocal" || type == "Pow") {
+  // The computed float input 0 of an arithmetic node.
+  auto floatInput = [&]() -> FailureOr<Value> {
     FailureOr<Value> x = valueOf(node, 0);
     if (failed(x))
       return failure();
@@ -67,6 +70,21 @@ LogicalResult Importer::convertMath(const onnx::NodeProto &node, Location loc) {
       return emitError(loc) << type
                             << ": only float tensors are supported "
                                "on computed values";
+    return x;
+  };
+
+  if (type == "Sqrt" || type == "Exp" || type == "Log" || type == "Abs") {
+    FailureOr<Value> x = floatInput();
+    if (failed(x))
+      return failure();
+    FailureOr<Value> y = emit1("memopt." + StringRef(type).lower(), loc, {*x});
+    return failed(y) ? failure() : define(*y);
+  }
+
+  if (type == "Neg" || type == "Reciprocal" || type == "Pow") {
+    FailureOr<Value> x = floatInput();
+    if (failed(x))
+      return failure();
     Type el = typeOf(*x).getElementType();
     auto constant = [&](double v) { return splat({}, el, v, loc); };
     if (type == "Neg") {

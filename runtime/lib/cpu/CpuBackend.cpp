@@ -54,6 +54,10 @@ KernelEntry lookup(KernelKind kind) {
   case KernelKind::Gelu:
   case KernelKind::Sigmoid:
   case KernelKind::Tanh:
+  case KernelKind::Exp:
+  case KernelKind::Log:
+  case KernelKind::Sqrt:
+  case KernelKind::Abs:
   case KernelKind::LeakyRelu:
   case KernelKind::Elu:
   case KernelKind::Clamp:
@@ -107,6 +111,10 @@ KernelEntry lookup(KernelKind kind) {
   case KernelKind::GeluBackward:
   case KernelKind::SigmoidBackward:
   case KernelKind::TanhBackward:
+  case KernelKind::ExpBackward:
+  case KernelKind::LogBackward:
+  case KernelKind::SqrtBackward:
+  case KernelKind::AbsBackward:
   case KernelKind::LeakyReluBackward:
   case KernelKind::EluBackward:
   case KernelKind::ClampBackward:

@@ -96,6 +96,14 @@ template <typename T> void unaryImpl(const KernelCall &call) {
     return map<T>(x, y, [](T v) { return math::sigmoid(v); });
   case KernelKind::Tanh:
     return map<T>(x, y, [](T v) { return math::tanhForward(v); });
+  case KernelKind::Exp:
+    return map<T>(x, y, [](T v) { return math::exp(v); });
+  case KernelKind::Log:
+    return map<T>(x, y, [](T v) { return math::log(v); });
+  case KernelKind::Sqrt:
+    return map<T>(x, y, [](T v) { return math::sqrt(v); });
+  case KernelKind::Abs:
+    return map<T>(x, y, [](T v) { return math::fabs(v); });
   case KernelKind::LeakyRelu: {
     T alpha = static_cast<T>(call.step.get<AlphaAttrs>().alpha);
     return map<T>(x, y, [alpha](T v) { return math::leakyRelu(v, alpha); });
@@ -220,6 +228,16 @@ template <typename T> void activationBackwardImpl(const KernelCall &call) {
     return map2<T>(g, s, y, [](T dy, T out) {
       return dy * math::tanhGradFromOutput(out);
     });
+  case KernelKind::ExpBackward:
+    return map2<T>(
+        g, s, y, [](T dy, T out) { return math::expGradFromOutput(dy, out); });
+  case KernelKind::LogBackward:
+    return map2<T>(g, s, y, [](T dy, T x) { return math::logGrad(dy, x); });
+  case KernelKind::SqrtBackward:
+    return map2<T>(
+        g, s, y, [](T dy, T out) { return math::sqrtGradFromOutput(dy, out); });
+  case KernelKind::AbsBackward:
+    return map2<T>(g, s, y, [](T dy, T x) { return math::absGrad(dy, x); });
   case KernelKind::LeakyReluBackward: {
     // The sign test is the same from the input and from the output.
     const T alpha =

@@ -50,6 +50,26 @@ struct TanhOp {
     return math::tanhForward(v);
   }
 };
+struct ExpOp {
+  template <typename T> __device__ T operator()(T v) const {
+    return math::exp(v);
+  }
+};
+struct LogOp {
+  template <typename T> __device__ T operator()(T v) const {
+    return math::log(v);
+  }
+};
+struct SqrtOp {
+  template <typename T> __device__ T operator()(T v) const {
+    return math::sqrt(v);
+  }
+};
+struct AbsOp {
+  template <typename T> __device__ T operator()(T v) const {
+    return math::fabs(v);
+  }
+};
 template <typename T> struct LeakyReluOp {
   T alpha;
   __device__ T operator()(T v) const { return math::leakyRelu(v, alpha); }
@@ -89,6 +109,14 @@ template <typename T> void unaryImpl(const KernelCall &call) {
     return launchMap<T>(call, SigmoidOp{}, "sigmoid");
   case KernelKind::Tanh:
     return launchMap<T>(call, TanhOp{}, "tanh");
+  case KernelKind::Exp:
+    return launchMap<T>(call, ExpOp{}, "exp");
+  case KernelKind::Log:
+    return launchMap<T>(call, LogOp{}, "log");
+  case KernelKind::Sqrt:
+    return launchMap<T>(call, SqrtOp{}, "sqrt");
+  case KernelKind::Abs:
+    return launchMap<T>(call, AbsOp{}, "abs");
   case KernelKind::LeakyRelu:
     return launchMap<T>(
         call, LeakyReluOp<T>{static_cast<T>(call.step.get<AlphaAttrs>().alpha)},
@@ -289,6 +317,26 @@ struct TanhBackwardOp {
     return dy * math::tanhGradFromOutput(out);
   }
 };
+struct ExpBackwardOp {
+  template <typename T> __device__ T operator()(T dy, T out) const {
+    return math::expGradFromOutput(dy, out);
+  }
+};
+struct LogBackwardOp {
+  template <typename T> __device__ T operator()(T dy, T x) const {
+    return math::logGrad(dy, x);
+  }
+};
+struct SqrtBackwardOp {
+  template <typename T> __device__ T operator()(T dy, T out) const {
+    return math::sqrtGradFromOutput(dy, out);
+  }
+};
+struct AbsBackwardOp {
+  template <typename T> __device__ T operator()(T dy, T x) const {
+    return math::absGrad(dy, x);
+  }
+};
 /// The sign test is the same from the input and from the output.
 template <typename T> struct LeakyReluBackwardOp {
   T alpha;
@@ -344,6 +392,14 @@ template <typename T> void activationBackwardImpl(const KernelCall &call) {
     return launchMap2<T>(call, SigmoidBackwardOp{}, "sigmoid_backward");
   case KernelKind::TanhBackward:
     return launchMap2<T>(call, TanhBackwardOp{}, "tanh_backward");
+  case KernelKind::ExpBackward:
+    return launchMap2<T>(call, ExpBackwardOp{}, "exp_backward");
+  case KernelKind::LogBackward:
+    return launchMap2<T>(call, LogBackwardOp{}, "log_backward");
+  case KernelKind::SqrtBackward:
+    return launchMap2<T>(call, SqrtBackwardOp{}, "sqrt_backward");
+  case KernelKind::AbsBackward:
+    return launchMap2<T>(call, AbsBackwardOp{}, "abs_backward");
   case KernelKind::LeakyReluBackward: {
     const T alpha =
         static_cast<T>(call.step.get<ActivationBackwardAttrs>().alpha);

@@ -173,6 +173,28 @@ func.func @binary(%a: tensor<8x64x32x32xf32>, %b: tensor<64x1x1xf32>, %c: tensor
 // Normalisation
 //===----------------------------------------------------------------------===//
 
+// exp, log, sqrt and abs, and their backward ops.
+// CHECK-LABEL: func.func @unary_math(
+// CHECK-NEXT: %0 = memopt.exp %arg0 : tensor<4x8xf32>{{$}}
+// CHECK-NEXT: %1 = memopt.log %0 : tensor<4x8xf32>{{$}}
+// CHECK-NEXT: %2 = memopt.sqrt %1 : tensor<4x8xf32>{{$}}
+// CHECK-NEXT: %3 = memopt.abs %2 : tensor<4x8xf32>{{$}}
+// CHECK-NEXT: %4 = memopt.exp_backward %3, %0 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: %5 = memopt.log_backward %4, %arg0 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: %6 = memopt.sqrt_backward %5, %2 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: %7 = memopt.abs_backward %6, %arg0 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+func.func @unary_math(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = memopt.exp %x : tensor<4x8xf32>
+  %l = memopt.log %e : tensor<4x8xf32>
+  %s = memopt.sqrt %l : tensor<4x8xf32>
+  %a = memopt.abs %s : tensor<4x8xf32>
+  %de = memopt.exp_backward %a, %e : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %dl = memopt.log_backward %de, %x : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %ds = memopt.sqrt_backward %dl, %s : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %da = memopt.abs_backward %ds, %x : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %da : tensor<4x8xf32>
+}
+
 // RMS norm: the default epsilon (1e-6) is elided; its backward prints in
 // the functional form of the gradient ops, its results named.
 // GENERIC-LABEL: sym_name = "rms_norms"

@@ -159,6 +159,10 @@ MEMOPT_ACTIVATION_RULE(ReluOp, ReluBackwardOp, getResult())
 MEMOPT_ACTIVATION_RULE(GeluOp, GeluBackwardOp, getX())
 MEMOPT_ACTIVATION_RULE(SigmoidOp, SigmoidBackwardOp, getResult())
 MEMOPT_ACTIVATION_RULE(TanhOp, TanhBackwardOp, getResult())
+MEMOPT_ACTIVATION_RULE(ExpOp, ExpBackwardOp, getResult())
+MEMOPT_ACTIVATION_RULE(LogOp, LogBackwardOp, getX())
+MEMOPT_ACTIVATION_RULE(SqrtOp, SqrtBackwardOp, getResult())
+MEMOPT_ACTIVATION_RULE(AbsOp, AbsBackwardOp, getX())
 MEMOPT_ACTIVATION_RULE(EluOp, EluBackwardOp, getX(), , getAlphaAttr(),
                        b.getBoolAttr(false))
 #undef MEMOPT_ACTIVATION_RULE

@@ -50,6 +50,8 @@ MEMOPT_PRECISION(LinearCrossEntropyOp, Allow)
 // Autocast's "fp32" list: exponentials, normalisations over many elements,
 // losses, and reductions whose sums f16 would round away.
 MEMOPT_PRECISION(SoftmaxOp, Deny)
+MEMOPT_PRECISION(ExpOp, Deny)
+MEMOPT_PRECISION(LogOp, Deny)
 MEMOPT_PRECISION(LayerNormOp, Deny)
 MEMOPT_PRECISION(RmsNormOp, Deny)
 MEMOPT_PRECISION(CrossEntropyOp, Deny)

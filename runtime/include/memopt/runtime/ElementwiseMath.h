@@ -135,6 +135,24 @@ template <typename T> MEMOPT_HD inline T tanhGrad(T x) {
   return tanhGradFromOutput(tanh(x));
 }
 
+/// exp, log, sqrt and abs (torch.exp, torch.log, torch.sqrt, torch.abs),
+/// and their gradients as PyTorch's derivatives.yaml writes them:
+/// grad · y, grad / x, grad / (2 · y) and grad · sgn(x) (sgn 0 at 0, NaN
+/// passed through).
+template <typename T> MEMOPT_HD inline T expGradFromOutput(T dy, T y) {
+  return dy * y;
+}
+template <typename T> MEMOPT_HD inline T logGrad(T dy, T x) { return dy / x; }
+template <typename T> MEMOPT_HD inline T sqrtGradFromOutput(T dy, T y) {
+  return dy / (T(2) * y);
+}
+template <typename T> MEMOPT_HD inline T sign(T x) {
+  return x > T(0) ? T(1) : x < T(0) ? T(-1) : x == T(0) ? T(0) : x;
+}
+template <typename T> MEMOPT_HD inline T absGrad(T dy, T x) {
+  return dy * sign(x);
+}
+
 /// x for x >= 0, alpha * x otherwise (torch.nn.LeakyReLU).
 template <typename T> MEMOPT_HD inline T leakyRelu(T x, T alpha) {
   return x >= T(0) ? x : alpha * x;

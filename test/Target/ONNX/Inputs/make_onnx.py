@@ -113,6 +113,19 @@ def elementwise():
                  [init("bias", [8])])
 
 
+def unarymath():
+    """Abs, Sqrt, Log and Exp on computed tensors (not folded)."""
+    nodes = [
+        const("half", 0.5),
+        helper.make_node("Abs", ["x"], ["a"], name="/Abs"),
+        helper.make_node("Add", ["a", "half"], ["b"], name="/Add"),
+        helper.make_node("Sqrt", ["b"], ["s"], name="/Sqrt"),
+        helper.make_node("Log", ["s"], ["l"], name="/Log"),
+        helper.make_node("Exp", ["l"], ["output"], name="/Exp"),
+    ]
+    return model(nodes, [f32("x", [4, 8])], [f32("output", [4, 8])])
+
+
 def shapes():
     """A reshape computed from Shape like `x.view(x.size(0), -1)`, then
     Transpose, Slice, Split, Concat, Unsqueeze/Squeeze, Resize, pools."""
@@ -446,7 +459,7 @@ def boolmask(cast_to=TensorProto.FLOAT):
     return model(nodes, [f32("x", [2, 1, 4]), mask], [f32("output", [2, 1, 4])], inits)
 
 
-MODELS = {f.__name__: f for f in [cnn, elementwise, shapes, transformer, regression, typed, dupinit,
+MODELS = {f.__name__: f for f in [cnn, elementwise, unarymath, shapes, transformer, regression, typed, dupinit,
                                    unsupported, dynamic, opset11, asympads,
                                    badshape, folding, mulinf, rmsbad, reduce, boolmask]}
 MODELS["boolmask_int"] = lambda: boolmask(TensorProto.INT64)

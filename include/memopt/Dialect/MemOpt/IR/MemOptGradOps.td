@@ -108,6 +108,14 @@ def MemOpt_SigmoidBackwardOp : MemOpt_ActivationBackwardOp<"sigmoid",
     "the forward output `y`", "grad · y·(1 − y)">;
 def MemOpt_TanhBackwardOp : MemOpt_ActivationBackwardOp<"tanh",
     "the forward output `y`", "grad · (1 − y²)">;
+def MemOpt_ExpBackwardOp : MemOpt_ActivationBackwardOp<"exp",
+    "the forward output `y`", "grad · y">;
+def MemOpt_LogBackwardOp : MemOpt_ActivationBackwardOp<"log",
+    "the forward input `x`", "grad / x">;
+def MemOpt_SqrtBackwardOp : MemOpt_ActivationBackwardOp<"sqrt",
+    "the forward output `y`", "grad / (2·y)">;
+def MemOpt_AbsBackwardOp : MemOpt_ActivationBackwardOp<"abs",
+    "the forward input `x`", "grad · sgn(x) (0 at 0, as PyTorch)">;
 
 def MemOpt_LeakyReluBackwardOp : MemOpt_ActivationBackwardOp<"leaky_relu",
     "`saved`: the forward input, or with `from_output` its output (valid "

@@ -121,6 +121,15 @@ def MemOpt_GeluOp
 def MemOpt_SigmoidOp
     : MemOpt_UnaryOp<"sigmoid", "the logistic function `1/(1+e^(−x))`">;
 def MemOpt_TanhOp : MemOpt_UnaryOp<"tanh", "the hyperbolic tangent">;
+// exp and log run in f32 under mixed precision (autocast's fp32 list).
+def MemOpt_ExpOp
+    : MemOpt_UnaryOp<"exp", "`e^x` (`torch.exp`)", [MemOpt_PrecisionModel]>;
+def MemOpt_LogOp
+    : MemOpt_UnaryOp<"log", "the natural logarithm (`torch.log`; NaN below 0, −inf at 0)",
+                     [MemOpt_PrecisionModel]>;
+def MemOpt_SqrtOp
+    : MemOpt_UnaryOp<"sqrt", "the square root (`torch.sqrt`; NaN below 0)">;
+def MemOpt_AbsOp : MemOpt_UnaryOp<"abs", "`|x|` (`torch.abs`)">;
 
 def MemOpt_LeakyReluOp : MemOpt_UnaryOp<"leaky_relu",
     "`x` for `x ≥ 0` and `alpha·x` otherwise (`torch.nn.LeakyReLU`)"> {
