@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Byte-level mutation of an ONNX model: every mutant must import or be
 refused with an error (exit 1) -- never a crash, a hang or an output that
-does not parse back.
+does not parse back -- and an imported one must go through the attention
+and LM-head fusions without a crash or a hang.
 
     mutate_onnx.py MODEL.onnx SEED COUNT MEMOPT_TRANSLATE MEMOPT_OPT WORKDIR
 
@@ -60,6 +61,20 @@ def main():
             keep = os.path.join(work, f"reparse{i}.onnx")
             os.replace(mutant, keep)
             print(f"mutant {i}: output does not parse back; kept {keep}")
+            continue
+        # The fusions run on IR they did not write: a refusal is fine, a
+        # crash is not.
+        try:
+            f = subprocess.run([opt, out, "--memopt-fuse-attention",
+                                "--memopt-fuse-linear-cross-entropy", "-o", os.devnull],
+                               capture_output=True, timeout=60)
+        except subprocess.TimeoutExpired:
+            f = None
+        if f is None or f.returncode not in (0, 1):
+            failures += 1
+            keep = os.path.join(work, f"fuse{i}.onnx")
+            os.replace(mutant, keep)
+            print(f"mutant {i}: the fusions {'timed out' if f is None else 'exited %d' % f.returncode}; kept {keep}")
     print(f"{count} mutants: {imported} imported, {refused} refused, {failures} failures")
     return 1 if failures else 0
 
