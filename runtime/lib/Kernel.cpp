@@ -52,6 +52,7 @@ bool kernelAllowsInPlace(KernelKind kind, size_t outputIndex,
   case KernelKind::Gelu:
   case KernelKind::Sigmoid:
   case KernelKind::Tanh:
+  case KernelKind::Silu:
   case KernelKind::Exp:
   case KernelKind::Log:
   case KernelKind::Sqrt:
@@ -76,6 +77,7 @@ bool kernelAllowsInPlace(KernelKind kind, size_t outputIndex,
   case KernelKind::GeluBackward:
   case KernelKind::SigmoidBackward:
   case KernelKind::TanhBackward:
+  case KernelKind::SiluBackward:
   case KernelKind::ExpBackward:
   case KernelKind::LogBackward:
   case KernelKind::SqrtBackward:

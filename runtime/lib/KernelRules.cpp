@@ -46,6 +46,7 @@ KernelAttrs checkStep(KernelKind kind, const json &attrs,
   case KernelKind::Gelu:
   case KernelKind::Sigmoid:
   case KernelKind::Tanh:
+  case KernelKind::Silu:
   case KernelKind::Exp:
   case KernelKind::Log:
   case KernelKind::Sqrt:
@@ -105,6 +106,7 @@ KernelAttrs checkStep(KernelKind kind, const json &attrs,
   case KernelKind::GeluBackward:
   case KernelKind::SigmoidBackward:
   case KernelKind::TanhBackward:
+  case KernelKind::SiluBackward:
   case KernelKind::ExpBackward:
   case KernelKind::LogBackward:
   case KernelKind::SqrtBackward:

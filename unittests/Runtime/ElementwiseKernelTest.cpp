@@ -55,6 +55,10 @@ TEST(ActivationKernelTest, Sigmoid) {
   checkUnary("sigmoid", json::object(),
              [](double x) { return 1 / (1 + std::exp(-x)); });
 }
+TEST(ActivationKernelTest, Silu) {
+  checkUnary("silu", json::object(),
+             [](double x) { return x / (1 + std::exp(-x)); });
+}
 TEST(ActivationKernelTest, Tanh) {
   checkUnary("tanh", json::object(), [](double x) { return std::tanh(x); });
 }

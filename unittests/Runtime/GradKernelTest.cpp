@@ -88,6 +88,13 @@ TEST(ActivationBackwardTest, TanhFromOutput) {
       "tanh_backward", json::object(), [](double x) { return std::tanh(x); },
       [](double y) { return 1 - y * y; });
 }
+TEST(ActivationBackwardTest, SiluFromInput) {
+  checkActivationBackward("silu_backward", json::object(), identity,
+                          [](double x) {
+                            const double s = 1 / (1 + std::exp(-x));
+                            return s * (1 + x * (1 - s));
+                          });
+}
 // exp, log, sqrt and abs as PyTorch's derivatives: grad·y, grad/x,
 // grad/(2y), grad·sgn(x); saved values kept finite and, for log and sqrt,
 // away from 0.

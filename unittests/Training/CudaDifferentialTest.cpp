@@ -55,8 +55,8 @@ std::optional<std::string> cudaUnavailable() {
 }
 
 /// A graph exercising the element-wise and pooling kernels the suite models
-/// do not all reach: sigmoid, tanh, ELU, leaky ReLU (unfused), clamp, abs,
-/// sqrt, log, exp, mul, sub and div (a broadcast dividend, a divisor in
+/// do not all reach: sigmoid, tanh, ELU, leaky ReLU (unfused), clamp, SiLU,
+/// abs, sqrt, log, exp, mul, sub and div (a broadcast dividend, a divisor in
 /// (0.5, 1.5)), slices and their backward, transposes, average and max
 /// pooling, global average pooling and the MSE loss.
 const char *kZoo = R"mlir(
@@ -76,7 +76,8 @@ func.func @zoo(%w: tensor<4x3x3x3xf32> {memopt.param}, %s: tensor<4x1x1xf32> {me
   %h0 = memopt.tanh %p : tensor<2x4x2x2xf32>
   %h1 = memopt.leaky_relu %h0 {alpha = 0.2 : f64} : tensor<2x4x2x2xf32>
   %h2 = memopt.clamp %h1 {min = -0.5 : f64, max = 0.5 : f64} : tensor<2x4x2x2xf32>
-  %ha = memopt.abs %h2 : tensor<2x4x2x2xf32>
+  %hz = memopt.silu %h2 : tensor<2x4x2x2xf32>
+  %ha = memopt.abs %hz : tensor<2x4x2x2xf32>
   %hb = memopt.add %ha, %half : tensor<2x4x2x2xf32>, tensor<f32>
   %hs = memopt.sqrt %hb : tensor<2x4x2x2xf32>
   %hl = memopt.log %hs : tensor<2x4x2x2xf32>

@@ -148,6 +148,9 @@ std::vector<GradCase> &cases() {
                   "tensor<2x3x4xf64>"));
   // exp, log, sqrt and abs: log and sqrt of |x| + 0.5 (away from 0 and the
   // kink of abs by the random inputs' spread).
+  add("silu", withMseLoss(p("x", "tensor<3x5xf64>"),
+                          "  %y = memopt.silu %x : tensor<3x5xf64>",
+                          "tensor<3x5xf64>"));
   add("exp_log_sqrt_abs",
       withMseLoss(
           p("x", "tensor<3x4xf64>"),

@@ -150,6 +150,7 @@ private:
   /// signature or --param-names says what they are.
   LogicalResult checkParameters(ArrayRef<Argument> params);
   void findGeluPatterns();
+  void findSiluPatterns();
   /// RMSNorm, x * 1/sqrt(mean(x^2) + eps), as both exporters write it.
   void findRmsNormPatterns();
   LogicalResult convertRmsNorm(const onnx::NodeProto &node, Location loc);
@@ -283,7 +284,11 @@ private:
   llvm::StringMap<const onnx::NodeProto *> producer;
   /// Nodes folded into a fused op, and the fused op's input by last node.
   std::set<const onnx::NodeProto *> fusedAway;
-  std::map<const onnx::NodeProto *, std::string> geluInput;
+  /// A unary op by the last node of its chain: its name and input.
+  struct FusedUnary {
+    std::string op, x;
+  };
+  std::map<const onnx::NodeProto *, FusedUnary> fusedUnary;
   /// An RMSNorm by its last node (the Mul by x, or the Mul of that by a
   /// weight): x, its ReduceMean, eps, and the weight's input index in the
   /// last node (-1 when there is none).

@@ -495,6 +495,7 @@ FailureOr<ONNXImportResult> Importer::run(StringRef bytes) {
   if (failed(collectInitializers()))
     return failure();
   findGeluPatterns();
+  findSiluPatterns();
   findRmsNormPatterns();
 
   std::string name =
@@ -523,7 +524,7 @@ FailureOr<ONNXImportResult> Importer::run(StringRef bytes) {
   for (auto [index, node] : llvm::enumerate(graph.node())) {
     if (fusedAway.count(&node))
       continue;
-    bool fusedLast = geluInput.count(&node) || rmsNorms.count(&node);
+    bool fusedLast = fusedUnary.count(&node) || rmsNorms.count(&node);
     for (int i = 0; i < node.input_size() && !fusedLast; ++i)
       if (!node.input(i).empty() && !values.count(node.input(i)) &&
           !isConst(node.input(i)) && !sequences.count(node.input(i)))

@@ -46,13 +46,13 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
     return success();
   };
 
-  auto gelu = geluInput.find(&node);
-  if (gelu != geluInput.end()) {
-    Value x = values.lookup(gelu->second);
+  auto fused = fusedUnary.find(&node);
+  if (fused != fusedUnary.end()) {
+    Value x = values.lookup(fused->second.x);
     if (!x)
-      return emitError(loc)
-             << "GELU: input '" << gelu->second << "' is not a computed tensor";
-    FailureOr<Value> y = emit1("memopt.gelu", loc, {x});
+      return emitError(loc) << fused->second.op << ": input '"
+                            << fused->second.x << "' is not a computed tensor";
+    FailureOr<Value> y = emit1(fused->second.op, loc, {x});
     if (failed(y))
       return failure();
     define(*y);

@@ -126,7 +126,7 @@ void Importer::findGeluPatterns() {
           !near(scalar(other(*mul2, mul1->output(0))), 0.5))
         continue;
       fusedAway.insert({scale, &erf, add, mul1});
-      geluInput[mul2] = x;
+      fusedUnary[mul2] = {"memopt.gelu", x};
       continue;
     }
     // Mul(Mul(x, 0.5), Add(..))
@@ -137,7 +137,26 @@ void Importer::findGeluPatterns() {
         (half->input(0) != x && half->input(1) != x))
       continue;
     fusedAway.insert({scale, &erf, add, half});
-    geluInput[mul1] = x;
+    fusedUnary[mul1] = {"memopt.gelu", x};
+  }
+}
+
+/// Finds SiLU as both exporters write F.silu, Mul(x, Sigmoid(x)) (either
+/// order, the sigmoid read only there). It becomes one memopt.silu, whose
+/// backward pass keeps x alone instead of x and the sigmoid.
+void Importer::findSiluPatterns() {
+  ChainView g{consts, producer, consumer, useCount};
+  for (const onnx::NodeProto &sigmoid : model.graph().node()) {
+    if (sigmoid.op_type() != "Sigmoid" || sigmoid.input_size() != 1 ||
+        fusedAway.count(&sigmoid))
+      continue;
+    const onnx::NodeProto *mul = g.soleUser(sigmoid.output(0));
+    if (!mul || mul->op_type() != "Mul" || mul->input_size() != 2 ||
+        fusedAway.count(mul) || fusedUnary.count(mul) ||
+        other(*mul, sigmoid.output(0)) != sigmoid.input(0))
+      continue;
+    fusedAway.insert(&sigmoid);
+    fusedUnary[mul] = {"memopt.silu", sigmoid.input(0)};
   }
 }
 

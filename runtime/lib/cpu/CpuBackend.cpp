@@ -54,6 +54,7 @@ KernelEntry lookup(KernelKind kind) {
   case KernelKind::Gelu:
   case KernelKind::Sigmoid:
   case KernelKind::Tanh:
+  case KernelKind::Silu:
   case KernelKind::Exp:
   case KernelKind::Log:
   case KernelKind::Sqrt:
@@ -111,6 +112,7 @@ KernelEntry lookup(KernelKind kind) {
   case KernelKind::GeluBackward:
   case KernelKind::SigmoidBackward:
   case KernelKind::TanhBackward:
+  case KernelKind::SiluBackward:
   case KernelKind::ExpBackward:
   case KernelKind::LogBackward:
   case KernelKind::SqrtBackward:

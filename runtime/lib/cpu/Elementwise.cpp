@@ -96,6 +96,8 @@ template <typename T> void unaryImpl(const KernelCall &call) {
     return map<T>(x, y, [](T v) { return math::sigmoid(v); });
   case KernelKind::Tanh:
     return map<T>(x, y, [](T v) { return math::tanhForward(v); });
+  case KernelKind::Silu:
+    return map<T>(x, y, [](T v) { return math::silu(v); });
   case KernelKind::Exp:
     return map<T>(x, y, [](T v) { return math::exp(v); });
   case KernelKind::Log:
@@ -228,6 +230,8 @@ template <typename T> void activationBackwardImpl(const KernelCall &call) {
     return map2<T>(g, s, y, [](T dy, T out) {
       return dy * math::tanhGradFromOutput(out);
     });
+  case KernelKind::SiluBackward:
+    return map2<T>(g, s, y, [](T dy, T x) { return math::siluGrad(dy, x); });
   case KernelKind::ExpBackward:
     return map2<T>(
         g, s, y, [](T dy, T out) { return math::expGradFromOutput(dy, out); });

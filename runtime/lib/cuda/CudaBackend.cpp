@@ -113,6 +113,7 @@ KernelFn lookup(KernelKind kind) {
   case KernelKind::Gelu:
   case KernelKind::Sigmoid:
   case KernelKind::Tanh:
+  case KernelKind::Silu:
   case KernelKind::Exp:
   case KernelKind::Log:
   case KernelKind::Sqrt:
@@ -170,6 +171,7 @@ KernelFn lookup(KernelKind kind) {
   case KernelKind::GeluBackward:
   case KernelKind::SigmoidBackward:
   case KernelKind::TanhBackward:
+  case KernelKind::SiluBackward:
   case KernelKind::ExpBackward:
   case KernelKind::LogBackward:
   case KernelKind::SqrtBackward:

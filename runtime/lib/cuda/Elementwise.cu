@@ -50,6 +50,11 @@ struct TanhOp {
     return math::tanhForward(v);
   }
 };
+struct SiluOp {
+  template <typename T> __device__ T operator()(T v) const {
+    return math::silu(v);
+  }
+};
 struct ExpOp {
   template <typename T> __device__ T operator()(T v) const {
     return math::exp(v);
@@ -109,6 +114,8 @@ template <typename T> void unaryImpl(const KernelCall &call) {
     return launchMap<T>(call, SigmoidOp{}, "sigmoid");
   case KernelKind::Tanh:
     return launchMap<T>(call, TanhOp{}, "tanh");
+  case KernelKind::Silu:
+    return launchMap<T>(call, SiluOp{}, "silu");
   case KernelKind::Exp:
     return launchMap<T>(call, ExpOp{}, "exp");
   case KernelKind::Log:
@@ -317,6 +324,11 @@ struct TanhBackwardOp {
     return dy * math::tanhGradFromOutput(out);
   }
 };
+struct SiluBackwardOp {
+  template <typename T> __device__ T operator()(T dy, T x) const {
+    return math::siluGrad(dy, x);
+  }
+};
 struct ExpBackwardOp {
   template <typename T> __device__ T operator()(T dy, T out) const {
     return math::expGradFromOutput(dy, out);
@@ -392,6 +404,8 @@ template <typename T> void activationBackwardImpl(const KernelCall &call) {
     return launchMap2<T>(call, SigmoidBackwardOp{}, "sigmoid_backward");
   case KernelKind::TanhBackward:
     return launchMap2<T>(call, TanhBackwardOp{}, "tanh_backward");
+  case KernelKind::SiluBackward:
+    return launchMap2<T>(call, SiluBackwardOp{}, "silu_backward");
   case KernelKind::ExpBackward:
     return launchMap2<T>(call, ExpBackwardOp{}, "exp_backward");
   case KernelKind::LogBackward:

@@ -173,6 +173,16 @@ func.func @binary(%a: tensor<8x64x32x32xf32>, %b: tensor<64x1x1xf32>, %c: tensor
 // Normalisation
 //===----------------------------------------------------------------------===//
 
+// silu and its backward.
+// CHECK-LABEL: func.func @silu(
+// CHECK-NEXT: %0 = memopt.silu %arg0 : tensor<4x8xf32>{{$}}
+// CHECK-NEXT: %1 = memopt.silu_backward %0, %arg0 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+func.func @silu(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %y = memopt.silu %x : tensor<4x8xf32>
+  %d = memopt.silu_backward %y, %x : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %d : tensor<4x8xf32>
+}
+
 // exp, log, sqrt and abs, and their backward ops.
 // CHECK-LABEL: func.func @unary_math(
 // CHECK-NEXT: %0 = memopt.exp %arg0 : tensor<4x8xf32>{{$}}

@@ -127,6 +127,15 @@ template <typename T> MEMOPT_HD inline T sigmoidGrad(T x) {
   return sigmoidGradFromOutput(sigmoid(x));
 }
 
+/// SiLU, x · sigmoid(x) (the same product the unfused sigmoid and mul
+/// compute), and its gradient as PyTorch's silu_backward writes it:
+/// grad · s · (1 + x · (1 − s)).
+template <typename T> MEMOPT_HD inline T silu(T x) { return x * sigmoid(x); }
+template <typename T> MEMOPT_HD inline T siluGrad(T dy, T x) {
+  const T s = sigmoid(x);
+  return dy * s * (T(1) + x * (T(1) - s));
+}
+
 template <typename T> MEMOPT_HD inline T tanhForward(T x) { return tanh(x); }
 template <typename T> MEMOPT_HD inline T tanhGradFromOutput(T y) {
   return T(1) - y * y;

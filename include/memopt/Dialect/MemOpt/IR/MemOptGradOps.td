@@ -108,6 +108,8 @@ def MemOpt_SigmoidBackwardOp : MemOpt_ActivationBackwardOp<"sigmoid",
     "the forward output `y`", "grad · y·(1 − y)">;
 def MemOpt_TanhBackwardOp : MemOpt_ActivationBackwardOp<"tanh",
     "the forward output `y`", "grad · (1 − y²)">;
+def MemOpt_SiluBackwardOp : MemOpt_ActivationBackwardOp<"silu",
+    "the forward input `x`", "grad · s·(1 + x·(1 − s)), s = sigmoid(x)">;
 def MemOpt_ExpBackwardOp : MemOpt_ActivationBackwardOp<"exp",
     "the forward output `y`", "grad · y">;
 def MemOpt_LogBackwardOp : MemOpt_ActivationBackwardOp<"log",

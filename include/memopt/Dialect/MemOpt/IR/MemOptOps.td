@@ -121,6 +121,8 @@ def MemOpt_GeluOp
 def MemOpt_SigmoidOp
     : MemOpt_UnaryOp<"sigmoid", "the logistic function `1/(1+e^(−x))`">;
 def MemOpt_TanhOp : MemOpt_UnaryOp<"tanh", "the hyperbolic tangent">;
+def MemOpt_SiluOp : MemOpt_UnaryOp<"silu",
+    "SiLU, `x·sigmoid(x)` (`torch.nn.functional.silu`; its gradient rule keeps x alone)">;
 // exp and log run in f32 under mixed precision (autocast's fp32 list).
 def MemOpt_ExpOp
     : MemOpt_UnaryOp<"exp", "`e^x` (`torch.exp`)", [MemOpt_PrecisionModel]>;
