@@ -114,14 +114,20 @@ def elementwise():
 
 
 def unarymath():
-    """Abs, Sqrt, Log and Exp on computed tensors (not folded)."""
+    """Abs, Sqrt, Log and Exp on computed tensors (not folded); SiLU as
+    Mul(x, Sigmoid(x)), and a sigmoid read twice, which stays unfused."""
     nodes = [
         const("half", 0.5),
         helper.make_node("Abs", ["x"], ["a"], name="/Abs"),
         helper.make_node("Add", ["a", "half"], ["b"], name="/Add"),
         helper.make_node("Sqrt", ["b"], ["s"], name="/Sqrt"),
         helper.make_node("Log", ["s"], ["l"], name="/Log"),
-        helper.make_node("Exp", ["l"], ["output"], name="/Exp"),
+        helper.make_node("Exp", ["l"], ["e"], name="/Exp"),
+        helper.make_node("Sigmoid", ["e"], ["sg"], name="/act/Sigmoid"),
+        helper.make_node("Mul", ["sg", "e"], ["silu"], name="/act/Mul"),
+        helper.make_node("Sigmoid", ["silu"], ["sg2"], name="/Sigmoid_1"),
+        helper.make_node("Mul", ["silu", "sg2"], ["m2"], name="/Mul_1"),
+        helper.make_node("Add", ["m2", "sg2"], ["output"], name="/Add_1"),
     ]
     return model(nodes, [f32("x", [4, 8])], [f32("output", [4, 8])])
 
