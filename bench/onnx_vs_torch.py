@@ -93,7 +93,7 @@ def log(*args):
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--models", default="resnet18,mobilenet_v2,gpt,bert,vit,gptmask,llama,pool,mobilenet,mlp")
+    p.add_argument("--models", default="resnet18,mobilenet_v2,gpt,bert,vit,gptmask,llama,pool,mobilenet,mlp,padenc")
     p.add_argument("--exporters", default="ts,dyn,dynopt")
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--image-size", type=int, default=64)
@@ -162,7 +162,7 @@ def gpt_module(torch):
 
 
 FAMILIES = {"bert": "bert", "vit": "vit", "gptmask": "gpt", "llama": "llama",
-            "pool": "pool", "mobilenet": "mobilenet", "mlp": "mlp"}
+            "pool": "pool", "mobilenet": "mobilenet", "mlp": "mlp", "padenc": "padenc"}
 IMAGE_MODELS = ("resnet18", "mobilenet_v2")
 
 

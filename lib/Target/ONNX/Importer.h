@@ -151,6 +151,8 @@ private:
   LogicalResult checkParameters(ArrayRef<Argument> params);
   void findGeluPatterns();
   void findSiluPatterns();
+  LogicalResult convertBooleanMaskedFill(const onnx::NodeProto &node,
+                                         Location loc, int fillIndex);
   /// RMSNorm, x * 1/sqrt(mean(x^2) + eps), as both exporters write it.
   void findRmsNormPatterns();
   LogicalResult convertRmsNorm(const onnx::NodeProto &node, Location loc);
@@ -159,7 +161,11 @@ private:
   /// The float type every path from integer input `input` is cast to,
   /// through ops that only move values, if all are (an input that is
   /// then that float input); nullopt otherwise.
-  std::optional<int32_t> floatCastOfInput(const std::string &input);
+  /// The float type an integer, boolean or 8-bit input is only ever cast
+  /// to; with `boolean`, also through Not, Casts to bool and as a Where's
+  /// condition (f32 when nothing casts it).
+  std::optional<int32_t> floatCastOfInput(const std::string &input,
+                                          bool boolean = false);
   LogicalResult convertNode(const onnx::NodeProto &node, size_t index);
   /// Op types evaluated at import when all their inputs are constants.
   static bool isFoldable(StringRef opType);
@@ -299,6 +305,9 @@ private:
     int weight = -1;
   };
   std::map<const onnx::NodeProto *, RmsNorm> rmsNorms;
+  /// Computed booleans, held as 0/1 floats: boolean inputs, and what Not,
+  /// a Cast to bool and the ops that only move values make of them.
+  std::set<std::string> booleans;
   /// Batch-norm running statistics the step returns (training graphs).
   SmallVector<Value> stateResults;
   int64_t dropoutCount = 0;

@@ -86,6 +86,12 @@ LogicalResult Importer::convertCast(const onnx::NodeProto &node, Location loc) {
   FailureOr<Value> x = valueOf(node, 0);
   if (failed(x))
     return failure();
+  // A boolean (0/1 floats) cast to bool is itself.
+  if (to == onnx::TensorProto::BOOL && booleans.count(node.input(0))) {
+    values[node.output(0)] = *x;
+    booleans.insert(node.output(0));
+    return success();
+  }
   Type target = elementType(ctx, static_cast<int32_t>(to));
   if (!target)
     return emitError(loc) << "Cast: to "

@@ -392,7 +392,8 @@ LogicalResult Importer::collectInitializers() {
                     t.elem_type() == onnx::TensorProto::INT8 ||
                     t.elem_type() == onnx::TensorProto::UINT8;
     if (element ? isa<IntegerType>(element) : castable)
-      if (std::optional<int32_t> to = floatCastOfInput(input.name()))
+      if (std::optional<int32_t> to = floatCastOfInput(
+              input.name(), t.elem_type() == onnx::TensorProto::BOOL))
         element = elementType(ctx, *to);
     if (!element)
       return fileError() << "input '" << input.name() << "' has element type "
@@ -433,6 +434,8 @@ LogicalResult Importer::collectInitializers() {
       if (d <= 0)
         return fileError() << "input '" << input.name() << "': dimension " << d
                            << " must be positive";
+    if (t.elem_type() == onnx::TensorProto::BOOL)
+      booleans.insert(input.name());
     arguments.push_back({input.name(), uniqueName(input.name()),
                          RankedTensorType::get(shape, element), Argument::Data,
                          nullptr});
@@ -440,9 +443,13 @@ LogicalResult Importer::collectInitializers() {
   return success();
 }
 
-std::optional<int32_t> Importer::floatCastOfInput(const std::string &input) {
+std::optional<int32_t> Importer::floatCastOfInput(const std::string &input,
+                                                  bool boolean) {
   const onnx::GraphProto &graph = model.graph();
   std::optional<int32_t> castTo;
+  // A boolean input may also be negated (Not) and be a Where's condition
+  // (masked_fill): memopt holds it as 0/1 floats, Not as 1 - x.
+  bool logical = false;
   std::vector<std::string> work = {input};
   std::set<std::string> seen;
   while (!work.empty()) {
@@ -464,7 +471,20 @@ std::optional<int32_t> Importer::floatCastOfInput(const std::string &input) {
           work.push_back(node.output(0));
           continue;
         }
+        if (boolean && i == 0 && type == "Not") {
+          logical = true;
+          work.push_back(node.output(0));
+          continue;
+        }
+        if (boolean && i == 0 && type == "Where") {
+          logical = true;
+          continue;
+        }
         int32_t to = static_cast<int32_t>(attrInt(node, "to", 0));
+        if (boolean && type == "Cast" && to == onnx::TensorProto::BOOL) {
+          work.push_back(node.output(0));
+          continue;
+        }
         Type target = elementType(ctx, to);
         if (type != "Cast" || !target || !isa<FloatType>(target) ||
             (castTo && *castTo != to))
@@ -472,6 +492,8 @@ std::optional<int32_t> Importer::floatCastOfInput(const std::string &input) {
         castTo = to;
       }
   }
+  if (!castTo && logical)
+    return onnx::TensorProto::FLOAT;
   return castTo;
 }
 
@@ -534,6 +556,12 @@ FailureOr<ONNXImportResult> Importer::run(StringRef bytes) {
                   "topological order, or names an undefined value)";
     if (failed(convertNode(node, index)))
       return failure();
+    // Ops that only move values keep a boolean (0/1) tensor boolean.
+    StringRef op = node.op_type();
+    if (node.input_size() > 0 && booleans.count(node.input(0)) &&
+        (op == "Unsqueeze" || op == "Squeeze" || op == "Reshape" ||
+         op == "Flatten" || op == "Identity" || op == "Transpose"))
+      booleans.insert(node.output(0));
   }
   if (failed(buildReturn(func)))
     return failure();

@@ -35,6 +35,52 @@ using namespace mlir;
 using namespace memopt;
 using namespace memopt::onnx_import;
 
+/// Where(cond, -inf, x) (masked_fill(cond, -inf)) with `cond` a computed
+/// boolean (0/1 floats) and the result read only by a Softmax, `fillIndex`
+/// the -inf branch: x + log(1 - cond) (x + log(cond) with the -inf in the
+/// other branch). log(1) is 0 and log(0) is -inf exactly, so this is the
+/// Where for finite x; the fused attention then reads it as a key bias.
+LogicalResult Importer::convertBooleanMaskedFill(const onnx::NodeProto &node,
+                                                 Location loc, int fillIndex) {
+  const ConstTensor &fill = *constOf(node, fillIndex);
+  for (int64_t i = 0; i < fill.numElements(); ++i)
+    if (!fill.isFloat() ||
+        fill.at(i) != -std::numeric_limits<double>::infinity())
+      return emitError(loc) << "Where: with a computed condition only "
+                               "masked_fill(mask, -inf) before a Softmax is "
+                               "supported (the filled value must be -inf)";
+  FailureOr<Value> cond = valueOf(node, 0);
+  FailureOr<Value> x = valueOf(node, fillIndex == 1 ? 2 : 1);
+  if (failed(cond) || failed(x))
+    return failure();
+  Type el = typeOf(*x).getElementType();
+  if (typeOf(*cond).getElementType() != el)
+    return emitError(loc) << "Where: a boolean mask on " << typeOf(*x)
+                          << " scores is not supported (only on scores of "
+                             "the mask's float type, "
+                          << typeOf(*cond).getElementType() << ")";
+  Value kept = *cond;
+  if (fillIndex == 1) {
+    FailureOr<Value> inverse =
+        emit1("memopt.sub", loc, {splat({}, el, 1.0, loc), *cond});
+    if (failed(inverse))
+      return failure();
+    kept = *inverse;
+  }
+  FailureOr<Value> bias = emit1("memopt.log", loc, {kept});
+  if (failed(bias))
+    return failure();
+  FailureOr<Value> y = emit1("memopt.add", loc, {*x, *bias});
+  if (failed(y))
+    return failure();
+  if (typeOf(*y).getShape() != typeOf(*x).getShape())
+    return emitError(loc) << "Where: the mask " << typeOf(*cond)
+                          << " would broadcast " << typeOf(*x)
+                          << "; only a mask that fits the scores is supported";
+  values[node.output(0)] = *y;
+  return success();
+}
+
 LogicalResult Importer::convertMath(const onnx::NodeProto &node, Location loc) {
   const std::string &type = node.op_type();
   auto define = [&](Value v) {
@@ -72,6 +118,24 @@ LogicalResult Importer::convertMath(const onnx::NodeProto &node, Location loc) {
                                "on computed values";
     return x;
   };
+
+  // Not of a boolean input (0/1 floats) is 1 - x, the same 0/1 values.
+  if (type == "Not") {
+    if (!booleans.count(node.input(0)))
+      return emitError(loc) << "Not: only a boolean graph input (or what Not, "
+                               "reshapes and Casts to bool make of one) is "
+                               "supported on computed values";
+    FailureOr<Value> x = valueOf(node, 0);
+    if (failed(x))
+      return failure();
+    Type el = typeOf(*x).getElementType();
+    FailureOr<Value> y =
+        emit1("memopt.sub", loc, {splat({}, el, 1.0, loc), *x});
+    if (failed(y))
+      return failure();
+    booleans.insert(node.output(0));
+    return define(*y);
+  }
 
   if (type == "Sqrt" || type == "Exp" || type == "Log" || type == "Abs") {
     FailureOr<Value> x = floatInput();
@@ -196,6 +260,9 @@ LogicalResult Importer::convertMath(const onnx::NodeProto &node, Location loc) {
                                       ? consumer.lookup(node.output(0))
                                       : nullptr;
     bool softmaxNext = user && user->op_type() == "Softmax";
+    if (!cond && booleans.count(node.input(0)) &&
+        (c1 != nullptr) != (c2 != nullptr) && softmaxNext)
+      return convertBooleanMaskedFill(node, loc, c1 ? 1 : 2);
     if (!cond || (c1 != nullptr) == (c2 != nullptr) || !softmaxNext)
       return emitError(loc)
              << "Where: only masked_fill(mask, -inf) before a Softmax is "

@@ -465,10 +465,33 @@ def boolmask(cast_to=TensorProto.FLOAT):
     return model(nodes, [f32("x", [2, 1, 4]), mask], [f32("output", [2, 1, 4])], inits)
 
 
+def boolfill(case):
+    """masked_fill with a computed boolean condition: `ok` fills -inf before
+    a Softmax (imports); `value` fills -1e4 (refused); `notfloat` negates a
+    computed float (refused)."""
+    fill = -1e4 if case == "value" else -np.inf
+    nodes = [helper.make_node("Unsqueeze", ["mask", "ax"], ["m1"], name="/Unsqueeze"),
+             helper.make_node("Not", ["m1"], ["nm"], name="/Not"),
+             const("fill", fill),
+             helper.make_node("Where", ["nm", "fill", "x"], ["w"], name="/Where"),
+             helper.make_node("Softmax", ["w"], ["output"], name="/Softmax", axis=-1)]
+    inputs = [f32("x", [2, 3, 4]), helper.make_tensor_value_info("mask", TensorProto.BOOL, [2, 4])]
+    if case == "notfloat":
+        nodes = [helper.make_node("Sigmoid", ["x"], ["s"], name="/Sigmoid"),
+                 helper.make_node("Cast", ["s"], ["b"], name="/Cast", to=TensorProto.BOOL),
+                 helper.make_node("Not", ["b"], ["nb"], name="/Not"),
+                 helper.make_node("Cast", ["nb"], ["output"], name="/Cast_1", to=TensorProto.FLOAT)]
+        inputs = [f32("x", [2, 3, 4])]
+    inits = [numpy_helper.from_array(np.array([1], np.int64), "ax")]
+    return model(nodes, inputs, [f32("output", [2, 3, 4])], inits)
+
+
 MODELS = {f.__name__: f for f in [cnn, elementwise, unarymath, shapes, transformer, regression, typed, dupinit,
                                    unsupported, dynamic, opset11, asympads,
                                    badshape, folding, mulinf, rmsbad, reduce, boolmask]}
 MODELS["boolmask_int"] = lambda: boolmask(TensorProto.INT64)
+for _case in ("ok", "value", "notfloat"):
+    MODELS["boolfill_" + _case] = (lambda c: lambda: boolfill(c))(_case)
 for _case in ("where", "pow", "range", "tile", "clipnan", "clipcrossed", "clipinf",
               "clipcomputed", "gelu"):
     MODELS["foldbad_" + _case] = (lambda c: lambda: foldbad(c))(_case)

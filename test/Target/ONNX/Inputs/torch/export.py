@@ -57,6 +57,8 @@ def cases():
                       torch.randint(0, 10, (2,), generator=g)),
         "mlp": (families.Mlp, {"x": torch.randn(4, 12, generator=g)},
                 torch.randint(0, 5, (4,), generator=g)),
+        "padenc": (families.PadEnc, {"ids": ids, "mask": mask.bool()},
+                   torch.randint(0, 3, (2,), generator=g)),
     }
 
 

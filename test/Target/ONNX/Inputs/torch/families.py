@@ -14,6 +14,8 @@ importer's tests (export.py exports them; no test imports torch itself).
   mask input, (x * m).sum(1) / m.sum(1), then a mean over the features.
 - Mlp: nn.SiLU and nn.GELU(approximate="tanh") between linear layers (the
   dynamo export keeps its weights as external data).
+- PadEnc: a boolean key-padding mask input applied as masked_fill(~mask,
+  -inf) and as torch.where(mask, scores, -inf).
 - MobileNet: MobileNetV2 as torchvision writes it, scaled down: a strided
   stem, inverted residuals (1x1 expansion, 3x3 depthwise, linear 1x1
   projection, a residual where the shape allows), batch norm, nn.ReLU6, a
@@ -170,3 +172,25 @@ class Mlp(nn.Module):
                               nn.GELU(approximate="tanh"), nn.Linear(16, C))
     def forward(s, x):
         return s.net(x)
+
+
+class PadEnc(nn.Module):
+    """A sentence encoder over a boolean key-padding mask input (True: a
+    real token): one attention masks its scores with masked_fill(~mask,
+    -inf), the other with torch.where(mask, scores, -inf); mean pooling."""
+    def __init__(s, V=50, d=32, C=3, h=4):
+        super().__init__()
+        s.tok = nn.Embedding(V, d); s.qkv1 = nn.Linear(d, 3 * d); s.qkv2 = nn.Linear(d, 3 * d)
+        s.head = nn.Linear(d, C); s.h = h
+    def attend(s, x, lin, m, where):
+        B, T, D = x.shape
+        q, k, v = lin(x).view(B, T, 3, s.h, D // s.h).permute(2, 0, 3, 1, 4)
+        att = (q @ k.transpose(-1, -2)) / math.sqrt(D // s.h)
+        att = torch.where(m, att, float("-inf")) if where else att.masked_fill(~m, float("-inf"))
+        return (att.softmax(-1) @ v).transpose(1, 2).reshape(B, T, D)
+    def forward(s, ids, mask):
+        x = s.tok(ids)
+        m = mask[:, None, None, :]
+        x = x + s.attend(x, s.qkv1, m, False)
+        x = x + s.attend(x, s.qkv2, m, True)
+        return s.head(x.mean(1))
