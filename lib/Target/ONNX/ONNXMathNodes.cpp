@@ -54,15 +54,20 @@ LogicalResult Importer::convertBooleanMaskedFill(const onnx::NodeProto &node,
   if (failed(cond) || failed(x))
     return failure();
   Type el = typeOf(*x).getElementType();
-  if (typeOf(*cond).getElementType() != el)
-    return emitError(loc) << "Where: a boolean mask on " << typeOf(*x)
-                          << " scores is not supported (only on scores of "
-                             "the mask's float type, "
-                          << typeOf(*cond).getElementType() << ")";
+  if (!isa<FloatType>(el))
+    return emitError(loc) << "Where: masked_fill of " << typeOf(*x)
+                          << " is not supported (only of float tensors)";
+  // The mask's 0/1 in the scores' type (exact in every float type).
   Value kept = *cond;
+  if (typeOf(kept).getElementType() != el) {
+    OperationState state(loc, "memopt.cast");
+    state.addOperands(kept);
+    state.addTypes(typeOf(kept).clone(el));
+    kept = builder.create(state)->getResult(0);
+  }
   if (fillIndex == 1) {
     FailureOr<Value> inverse =
-        emit1("memopt.sub", loc, {splat({}, el, 1.0, loc), *cond});
+        emit1("memopt.sub", loc, {splat({}, el, 1.0, loc), kept});
     if (failed(inverse))
       return failure();
     kept = *inverse;
@@ -74,7 +79,7 @@ LogicalResult Importer::convertBooleanMaskedFill(const onnx::NodeProto &node,
   if (failed(y))
     return failure();
   if (typeOf(*y).getShape() != typeOf(*x).getShape())
-    return emitError(loc) << "Where: the mask " << typeOf(*cond)
+    return emitError(loc) << "Where: the mask " << typeOf(kept)
                           << " would broadcast " << typeOf(*x)
                           << "; only a mask that fits the scores is supported";
   values[node.output(0)] = *y;
