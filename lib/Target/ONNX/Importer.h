@@ -256,9 +256,15 @@ private:
   /// Neg, Reciprocal, Pow, Expand, Tile, Where, SplitToSequence,
   /// SequenceAt, CastLike (and the other foldable ops) on computed tensors.
   LogicalResult convertMath(const onnx::NodeProto &node, Location loc);
+  /// `x` cast to float type `target` (itself when it has that type).
+  FailureOr<Value> castValue(Value x, Type target, Location loc);
   /// Defines `output` as `x` cast to float type `target`.
   LogicalResult castTo(Value x, Type target, Location loc,
                        const std::string &output);
+  /// Defines Where `node`'s result as scores `x` plus additive `mask`,
+  /// which must not broadcast the scores to a larger shape.
+  LogicalResult addScoresMask(const onnx::NodeProto &node, Location loc,
+                              Value x, Value mask);
 
   /// Padding of a Conv/pool node as memopt's symmetric [ph, pw], or an
   /// error for asymmetric pads.

@@ -100,19 +100,24 @@ LogicalResult Importer::convertCast(const onnx::NodeProto &node, Location loc) {
   return castTo(*x, target, loc, node.output(0));
 }
 
-LogicalResult Importer::castTo(Value x, Type target, Location loc,
-                               const std::string &output) {
+FailureOr<Value> Importer::castValue(Value x, Type target, Location loc) {
   Type from = typeOf(x).getElementType();
-  if (target == from) {
-    values[output] = x;
-    return success();
-  }
+  if (target == from)
+    return x;
   if (!target || !isa<FloatType>(target) || !isa<FloatType>(from))
     return emitError(loc) << "cast from " << from << " to " << target
                           << " is not supported (only between float types)";
   OperationState state(loc, "memopt.cast");
   state.addOperands(x);
   state.addTypes(typeOf(x).clone(target));
-  values[output] = builder.create(state)->getResult(0);
+  return builder.create(state)->getResult(0);
+}
+
+LogicalResult Importer::castTo(Value x, Type target, Location loc,
+                               const std::string &output) {
+  FailureOr<Value> y = castValue(x, target, loc);
+  if (failed(y))
+    return failure();
+  values[output] = *y;
   return success();
 }

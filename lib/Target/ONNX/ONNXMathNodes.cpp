@@ -58,13 +58,10 @@ LogicalResult Importer::convertBooleanMaskedFill(const onnx::NodeProto &node,
     return emitError(loc) << "Where: masked_fill of " << typeOf(*x)
                           << " is not supported (only of float tensors)";
   // The mask's 0/1 in the scores' type (exact in every float type).
-  Value kept = *cond;
-  if (typeOf(kept).getElementType() != el) {
-    OperationState state(loc, "memopt.cast");
-    state.addOperands(kept);
-    state.addTypes(typeOf(kept).clone(el));
-    kept = builder.create(state)->getResult(0);
-  }
+  FailureOr<Value> cast01 = castValue(*cond, el, loc);
+  if (failed(cast01))
+    return failure();
+  Value kept = *cast01;
   if (fillIndex == 1) {
     FailureOr<Value> inverse =
         emit1("memopt.sub", loc, {splat({}, el, 1.0, loc), kept});
@@ -75,12 +72,19 @@ LogicalResult Importer::convertBooleanMaskedFill(const onnx::NodeProto &node,
   FailureOr<Value> bias = emit1("memopt.log", loc, {kept});
   if (failed(bias))
     return failure();
-  FailureOr<Value> y = emit1("memopt.add", loc, {*x, *bias});
+  return addScoresMask(node, loc, *x, *bias);
+}
+
+LogicalResult Importer::addScoresMask(const onnx::NodeProto &node, Location loc,
+                                      Value x, Value mask) {
+  FailureOr<Value> y = emit1("memopt.add", loc, {x, mask});
   if (failed(y))
     return failure();
-  if (typeOf(*y).getShape() != typeOf(*x).getShape())
-    return emitError(loc) << "Where: the mask " << typeOf(kept)
-                          << " would broadcast " << typeOf(*x)
+  if (typeOf(*y).getShape() != typeOf(x).getShape())
+    return emitError(loc) << "Where: the mask "
+                          << formatShape(typeOf(mask).getShape())
+                          << " would broadcast "
+                          << formatShape(typeOf(x).getShape())
                           << "; only a mask that fits the scores is supported";
   values[node.output(0)] = *y;
   return success();
@@ -296,18 +300,8 @@ LogicalResult Importer::convertMath(const onnx::NodeProto &node, Location loc) {
         return emitError(loc) << "Where: the filled value " << v
                               << " is not -inf; only masked_fill(mask, "
                                  "-inf) before a Softmax is supported";
-    Type el = typeOf(*x).getElementType();
-    FailureOr<Value> y =
-        emit1("memopt.add", loc, {*x, materialize(*mask, loc, el)});
-    if (failed(y))
-      return failure();
-    if (typeOf(*y).getShape() != typeOf(*x).getShape())
-      return emitError(loc)
-             << "Where: the mask " << formatShape(mask->shape)
-             << " would broadcast " << formatShape(typeOf(*x).getShape())
-             << "; only a mask that fits the scores is "
-                "supported";
-    return define(*y);
+    return addScoresMask(node, loc, *x,
+                         materialize(*mask, loc, typeOf(*x).getElementType()));
   }
 
   if (type == "Clip") {

@@ -381,7 +381,8 @@ void rowNormBackwardImpl(const KernelCall &call) {
   const T *px = x.as<const T>(), *pdy = dy.as<const T>();
   const T *gamma = g.as<const T>();
   T *pdx = call.out(0).as<T>();
-  std::vector<double> dgamma(width, 0.0), dbeta(width, 0.0);
+  // RMS norm has no shift: no sum(dy) per row, no grad_beta.
+  std::vector<double> dgamma(width, 0.0), dbeta(Rms ? 0 : width, 0.0);
   for (int64_t r = 0; r < rows; ++r) {
     const T *p = px + r * width, *d = pdy + r * width;
     T *q = pdx + r * width;
@@ -391,12 +392,14 @@ void rowNormBackwardImpl(const KernelCall &call) {
       const double xhat = (static_cast<double>(p[i]) - st.mean) * st.invStd;
       const double dyi = static_cast<double>(d[i]);
       const double gi = dyi * static_cast<double>(gamma[i]);
-      sumG += gi;
       sumGXhat += gi * xhat;
       dgamma[i] += dyi * xhat;
-      dbeta[i] += dyi;
+      if constexpr (!Rms) {
+        sumG += gi;
+        dbeta[i] += dyi;
+      }
     }
-    const double meanG = Rms ? 0.0 : sumG / count;
+    const double meanG = sumG / count;
     const double meanGXhat = sumGXhat / count;
     for (int64_t i = 0; i < width; ++i) {
       const double xhat = (static_cast<double>(p[i]) - st.mean) * st.invStd;

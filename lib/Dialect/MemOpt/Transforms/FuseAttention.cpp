@@ -3,17 +3,22 @@
 // `--memopt-fuse-attention` (Passes.td): on the forward graph, each
 //
 //   matmul(q, kᵀ) → [mul/div by a constant splat] → [add a constant
-//     causal mask] → softmax(last axis) → [dropout] → matmul(·, v)
+//     causal mask] → [add a key bias] → softmax(last axis) → [dropout]
+//     → matmul(·, v)
 //
 // whose intermediates nothing else reads becomes one memopt.attention, and
 // its backward pass then keeps O(Sq) per head instead of the Sq×Sk
-// probabilities. kᵀ is `transpose_b` or a memopt.transpose of k's last two
-// dimensions; a constant multiplying q or k beforehand (read only by the
+// probabilities. kᵀ is `transpose_b`, a memopt.transpose (of any
+// permutation: the fusion transposes k into place) or reshape, transpose,
+// reshape; a constant multiplying q, k or kᵀ beforehand (read only by the
 // chain) is folded into the scale as well. A constant causal mask (0 on and
 // below the diagonal, -inf or at most -1e30 above: how both of PyTorch's
 // exporters write SDPA's is_causal, masked_fill(~tril, -inf) and an
 // additive mask buffer) makes the attention causal: the probabilities are
-// the same, the hidden keys' exactly 0 either way.
+// the same, the hidden keys' exactly 0 either way. A …×1×1×Sk bias not
+// computed from a parameter (a key-padding mask) becomes the key bias. K
+// and V repeated over groups of query heads (repeat_interleave) are read in
+// place.
 //
 // The match starts at every softmax. A softmax that is neither fed by a
 // matmul (directly or through a scale) nor read by one (directly or
@@ -335,10 +340,9 @@ struct Chain {
 /// the reason when it is attention-like but does not fuse.
 std::optional<Chain> match(SoftmaxOp softmax, std::string &why) {
   Chain c;
-  // What feeds the softmax: scores, possibly scaled, possibly with a
-  // constant causal mask added (the exporters' spelling of is_causal).
-  // Up to two adds before the softmax: a constant causal mask and a key
-  // bias (a key-padding mask), in either order.
+  // What feeds the softmax: scores, possibly scaled, then up to two adds,
+  // in either order: a constant causal mask (the exporters' spelling of
+  // is_causal) and a key bias (a key-padding mask).
   Value masked = softmax.getX();
   AddOp maskOp, biasOp;
   Value keyBias;

@@ -15,6 +15,14 @@ import subprocess
 import sys
 
 
+def run(cmd):
+    """The finished process, or None when it ran past 60 seconds."""
+    try:
+        return subprocess.run(cmd, capture_output=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return None
+
+
 def main():
     model, seed, count, translate, opt, work = sys.argv[1:7]
     rng = random.Random(int(seed))
@@ -36,12 +44,8 @@ def main():
             f.write(b)
         if os.path.exists(out):
             os.remove(out)
-        try:
-            p = subprocess.run([translate, "--import-onnx", mutant, "--batch=2",
-                                "--loss=cross_entropy", "-o", out],
-                               capture_output=True, timeout=60)
-        except subprocess.TimeoutExpired:
-            p = None
+        p = run([translate, "--import-onnx", mutant, "--batch=2",
+                 "--loss=cross_entropy", "-o", out])
         if p is None or p.returncode not in (0, 1):
             failures += 1
             keep = os.path.join(work, f"failure{i}.onnx")
@@ -55,8 +59,8 @@ def main():
                 print(f"mutant {i}: refused but wrote {out}")
             continue
         imported += 1
-        q = subprocess.run([opt, out, "-o", os.devnull], capture_output=True, timeout=60)
-        if q.returncode != 0:
+        q = run([opt, out, "-o", os.devnull])
+        if q is None or q.returncode != 0:
             failures += 1
             keep = os.path.join(work, f"reparse{i}.onnx")
             os.replace(mutant, keep)
@@ -64,12 +68,8 @@ def main():
             continue
         # The fusions run on IR they did not write: a refusal is fine, a
         # crash is not.
-        try:
-            f = subprocess.run([opt, out, "--memopt-fuse-attention",
-                                "--memopt-fuse-linear-cross-entropy", "-o", os.devnull],
-                               capture_output=True, timeout=60)
-        except subprocess.TimeoutExpired:
-            f = None
+        f = run([opt, out, "--memopt-fuse-attention",
+                 "--memopt-fuse-linear-cross-entropy", "-o", os.devnull])
         if f is None or f.returncode not in (0, 1):
             failures += 1
             keep = os.path.join(work, f"fuse{i}.onnx")
