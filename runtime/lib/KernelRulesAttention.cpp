@@ -17,9 +17,11 @@ namespace memopt::runtime::detail {
 
 namespace {
 
-AttentionAttrs attentionAttrs(Rules &r) {
+AttentionAttrs attentionAttrs(Rules &r, bool forward) {
   AttentionAttrs a;
   a.causal = r.boolean("causal", false);
+  if (forward)
+    a.safe = r.boolean("safe", false);
   a.scale = r.f64("scale", std::nullopt);
   a.p = r.f64("p", 0.0);
   a.seed = r.i64("seed", 0);
@@ -65,7 +67,7 @@ void checkKeyBias(Rules &r, size_t first, size_t index) {
 
 KernelAttrs attention(Rules &r) {
   r.arity(3, 4, 2);
-  AttentionAttrs a = attentionAttrs(r);
+  AttentionAttrs a = attentionAttrs(r, /*forward=*/true);
   Shape result, lse;
   DType lseDType;
   checkQKV(r, 0, a.causal, result, lse, lseDType);
@@ -77,7 +79,7 @@ KernelAttrs attention(Rules &r) {
 
 KernelAttrs attentionBackward(Rules &r) {
   r.arity(6, 7, 3);
-  AttentionAttrs a = attentionAttrs(r);
+  AttentionAttrs a = attentionAttrs(r, /*forward=*/false);
   Shape result, lse;
   DType lseDType;
   checkQKV(r, 1, a.causal, result, lse, lseDType);

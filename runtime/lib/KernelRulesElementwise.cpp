@@ -45,6 +45,7 @@ KernelAttrs softmax(Rules &r) {
   SoftmaxAttrs a;
   int64_t axis = r.i64("axis", -1);
   a.causal = r.boolean("causal", false);
+  a.safe = r.boolean("safe", false);
   r.done();
   const TensorInfo &x = r.in(0);
   r.isFloat(x, "x");

@@ -238,6 +238,26 @@ func.func @only_keys_grouped(%q: tensor<2x4x3x2xf32>, %k: tensor<2x2x3x2xf32>, %
 
 // -----
 
+// SDPA's boolean attn_mask as imported: log(mask) as the key bias and the
+// safe softmax (fully masked rows 0), which the attention keeps as `safe`.
+// CHECK-LABEL: func.func @safe_key_padding(
+// CHECK: memopt.attention %arg0, %arg0, %arg0 key_bias %{{.*}} {safe = true, scale = 5.000000e-01 : f64}
+// CHECK-NOT: memopt.softmax
+func.func @safe_key_padding(%x: tensor<2x4x3x2xf32>, %mask: tensor<2x3xf32>) -> tensor<2x4x3x2xf32> {
+  %m = memopt.reshape %mask : tensor<2x3xf32> -> tensor<2x1x1x3xf32>
+  %bias = memopt.log %m : tensor<2x1x1x3xf32>
+  // expected-remark @+1 {{fused attention}}
+  %s = memopt.matmul %x, %x {transpose_b = true} : tensor<2x4x3x2xf32>, tensor<2x4x3x2xf32>
+  %c = arith.constant dense<2.000000e+00> : tensor<f32>
+  %t = memopt.div %s, %c : tensor<2x4x3x3xf32>, tensor<f32>
+  %u = memopt.add %t, %bias : tensor<2x4x3x3xf32>, tensor<2x1x1x3xf32>
+  %p = memopt.softmax %u {safe = true} : tensor<2x4x3x3xf32>
+  %o = memopt.matmul %p, %x : tensor<2x4x3x3xf32>, tensor<2x4x3x2xf32>
+  return %o : tensor<2x4x3x2xf32>
+}
+
+// -----
+
 // BERT's key-padding mask, (1 - mask) · finfo.min broadcast as B×1×1×Sk and
 // added to the scaled scores, becomes the attention's key bias (a B×Sk view).
 // CHECK-LABEL: func.func @key_padding_bias(

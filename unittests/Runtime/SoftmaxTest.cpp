@@ -1,7 +1,8 @@
 //===- SoftmaxTest.cpp - softmax kernel -----------------------------------===//
 //
 // Along the last, a middle and the first axis (strided rows), with values of
-// +-1000 that overflow a naive exp, and causally masked attention scores.
+// +-1000 that overflow a naive exp, causally masked attention scores, and
+// the safe softmax's rows of -inf.
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,6 +85,22 @@ TEST(SoftmaxKernelTest, CausalMasksTheFuture) {
   EXPECT_EQ(got[1], 0.0);
   EXPECT_EQ(got[2], 0.0);
   EXPECT_EQ(got[5], 0.0);
+}
+TEST(SoftmaxKernelTest, SafeZeroesRowsOfMinusInfinity) {
+  const double inf = INFINITY;
+  // Row 0 is every entry -inf (a fully masked row), row 1 partly.
+  HostTensor x{DType::F32, {2, 3}, {-inf, -inf, -inf, 0.0, -inf, 0.0}};
+  auto safe = runOp1("softmax", {{"axis", -1}, {"safe", true}}, {x},
+                     {DType::F32, {2, 3}});
+  EXPECT_EQ(safe, (std::vector<double>{0, 0, 0, 0.5, 0, 0.5}));
+  auto plain = runOp1("softmax", {{"axis", -1}}, {x}, {DType::F32, {2, 3}});
+  EXPECT_TRUE(std::isnan(plain[0]) && std::isnan(plain[2]));
+  EXPECT_EQ(plain[3], 0.5);
+  // Along a first axis (strided rows): column 1 is all -inf.
+  HostTensor y{DType::F64, {2, 2}, {1.0, -inf, 1.0, -inf}};
+  auto strided = runOp1("softmax", {{"axis", 0}, {"safe", true}}, {y},
+                        {DType::F64, {2, 2}});
+  EXPECT_EQ(strided, (std::vector<double>{0.5, 0, 0.5, 0}));
 }
 TEST(SoftmaxKernelTest, HalfPrecision) {
   checkSoftmax({3, 10}, -1, false, DType::F16, -8, 8);

@@ -120,6 +120,32 @@ func.func @llama(%x: tensor<2x70x16xf32>, %g: tensor<16xf32> {memopt.param},
 }
 )mlir";
 
+/// SDPA's boolean attn_mask: a key bias from the data that masks every key
+/// of the second sequence with -inf, through the safe softmax (fully masked
+/// rows 0) and the safe fused attention (its -inf log-sum-exp read as
+/// probabilities 0 by the backward kernels).
+const char *kSafeMasks = R"mlir(
+func.func @safe(%q: tensor<2x2x6x4xf32> {memopt.param}, %kb: tensor<2x6xf32>,
+                %t: tensor<2x2x6x4xf32>) -> tensor<f32> {
+  %zero = arith.constant dense<0.000000e+00> : tensor<f32>
+  %kz = memopt.mul %kb, %zero : tensor<2x6xf32>, tensor<f32>
+  %masked = arith.constant dense<[[0.0, 0.0, 0.0, 0.0, 0xFF800000, 0xFF800000],
+      [0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000]]> : tensor<2x6xf32>
+  %km = memopt.add %kz, %masked : tensor<2x6xf32>, tensor<2x6xf32>
+  %o, %lse = memopt.attention %q, %q, %q key_bias %km {safe = true, scale = 5.000000e-01 : f64}
+      : tensor<2x2x6x4xf32>, tensor<2x2x6x4xf32>, tensor<2x2x6x4xf32>, tensor<2x6xf32>
+  %s = memopt.matmul %o, %q {transpose_b = true} : tensor<2x2x6x4xf32>, tensor<2x2x6x4xf32>
+  %b = memopt.reshape %km : tensor<2x6xf32> -> tensor<2x1x1x6xf32>
+  %m = memopt.add %s, %b : tensor<2x2x6x6xf32>, tensor<2x1x1x6xf32>
+  %p = memopt.softmax %m {safe = true} : tensor<2x2x6x6xf32>
+  %pt = memopt.softmax %m {axis = 2 : i64, safe = true} : tensor<2x2x6x6xf32>
+  %ps = memopt.add %p, %pt : tensor<2x2x6x6xf32>, tensor<2x2x6x6xf32>
+  %y = memopt.matmul %ps, %q : tensor<2x2x6x6xf32>, tensor<2x2x6x4xf32>
+  %loss = memopt.mse_loss %y, %t : tensor<2x2x6x4xf32>
+  return %loss : tensor<f32>
+}
+)mlir";
+
 struct Case {
   const char *name;
   /// Example file (examples/), suite model (built by the tests' CMake) or
@@ -190,6 +216,9 @@ const Case kCases[] = {
      2},
     {"LlamaRmsNormGroupedAttention", Case::Inline, kLlamaBlock,
      "memopt-pipeline{optimizer=momentum lr=0.01}", 1e-3, 2},
+    {"SafeMasks", Case::Inline, kSafeMasks,
+     "memopt-pipeline{optimizer=momentum lr=0.01 fuse-attention=false}", 1e-3,
+     2},
     // Fused attention over 67 tokens (tiles not dividing it), 3 heads of 8.
     {"Gpt2OddAttention", Case::Suite, "gpt2-odd",
      "memopt-pipeline{optimizer=momentum lr=0.01}", 1e-3, 2},

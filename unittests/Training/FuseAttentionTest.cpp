@@ -11,8 +11,9 @@
 // causal with dropout; and hand-written attention with the scale on q, a
 // division by √d, k transposed by memopt.transpose, three separate
 // projections, no mask and no dropout; and LLaMA's grouped-query attention
-// with a constant causal mask as the exporters write it, and BERT's
-// key-padding bias.
+// with a constant causal mask as the exporters write it, BERT's
+// key-padding bias, and SDPA's boolean mask with a safe softmax over a
+// sequence whose every key is masked.
 //
 // The gradient rule itself is checked against finite differences in
 // GradCheckTest.cpp.
@@ -162,9 +163,13 @@ func.func @f(%x: tensor<2x6x8xf32>, %wq: tensor<8x8xf32> {memopt.param},
 }
 )mlir";
 
-/// BERT's attention: a key-padding bias from the data (B×1×1×Sk) added to
-/// the scores divided by √d, k transposed by memopt.transpose.
-const char *kKeyPadding = R"mlir(
+/// Attention with a key-padding bias from the data (B×1×1×Sk) added to the
+/// scores divided by √d, k transposed by memopt.transpose: `bias` computes
+/// the 2×6 bias %kbias from the data argument %kb, and `softmax` is the
+/// softmax's attribute dictionary (empty or with braces).
+std::string keyPaddingStep(const std::string &bias,
+                           const std::string &softmax) {
+  return R"mlir(
 func.func @f(%x: tensor<2x6x8xf32>, %wq: tensor<8x8xf32> {memopt.param},
              %wk: tensor<8x8xf32> {memopt.param}, %kb: tensor<2x6xf32>,
              %t: tensor<2x2x6x4xf32>) -> tensor<f32> {
@@ -178,14 +183,40 @@ func.func @f(%x: tensor<2x6x8xf32>, %wq: tensor<8x8xf32> {memopt.param},
   %s = memopt.matmul %q, %kt : tensor<2x2x6x4xf32>, tensor<2x2x4x6xf32>
   %c = arith.constant dense<2.000000e+00> : tensor<f32>
   %d = memopt.div %s, %c : tensor<2x2x6x6xf32>, tensor<f32>
-  %b = memopt.reshape %kb : tensor<2x6xf32> -> tensor<2x1x1x6xf32>
+)mlir" + bias +
+         R"mlir(
+  %b = memopt.reshape %kbias : tensor<2x6xf32> -> tensor<2x1x1x6xf32>
   %m = memopt.add %d, %b : tensor<2x2x6x6xf32>, tensor<2x1x1x6xf32>
-  %p = memopt.softmax %m : tensor<2x2x6x6xf32>
+  %p = memopt.softmax %m )mlir" +
+         softmax + R"mlir( : tensor<2x2x6x6xf32>
   %o = memopt.matmul %p, %q : tensor<2x2x6x6xf32>, tensor<2x2x6x4xf32>
   %loss = memopt.mse_loss %o, %t : tensor<2x2x6x4xf32>
   return %loss : tensor<f32>
 }
 )mlir";
+}
+
+/// BERT's attention: the key bias is the data argument itself.
+const std::string kKeyPadding = keyPaddingStep(R"mlir(
+  %kbias = memopt.reshape %kb : tensor<2x6xf32> -> tensor<2x6xf32>)mlir",
+                                               "");
+
+/// SDPA's boolean attn_mask as the importer writes it: a key bias from the
+/// data that masks every key of the second sequence with -inf, and the
+/// safe softmax (memopt.softmax {safe = true}, the exporters' Where(IsNaN(P),
+/// 0, P)): that sequence's rows are 0 and take no gradient, fused or not.
+const std::string kSafeFullyMasked = keyPaddingStep(R"mlir(
+  %zero = arith.constant dense<0.000000e+00> : tensor<f32>
+  %kz = memopt.mul %kb, %zero : tensor<2x6xf32>, tensor<f32>
+  %masked = arith.constant dense<[[0.0, 0.0, 0.0, 0.0, 0xFF800000, 0xFF800000],
+      [0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000]]> : tensor<2x6xf32>
+  %kbias = memopt.add %kz, %masked : tensor<2x6xf32>, tensor<2x6xf32>)mlir",
+                                                    "{safe = true}");
+
+TEST(FuseAttention, SafeSoftmaxOverFullyMaskedRowsMatchesUnfused) {
+  expectFusedMatchesUnfused(kSafeFullyMasked, "memopt-autodiff{optimizer=none}",
+                            "", 1);
+}
 
 TEST(FuseAttention, KeyPaddingBiasMatchesUnfused) {
   expectFusedMatchesUnfused(kKeyPadding, "memopt-autodiff{optimizer=none}", "",

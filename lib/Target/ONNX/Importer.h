@@ -151,6 +151,8 @@ private:
   LogicalResult checkParameters(ArrayRef<Argument> params);
   void findGeluPatterns();
   void findSiluPatterns();
+  void findSafeSoftmaxPatterns();
+  LogicalResult convertBooleanSelect(const onnx::NodeProto &node, Location loc);
   LogicalResult convertBooleanMaskedFill(const onnx::NodeProto &node,
                                          Location loc, int fillIndex);
   /// RMSNorm, x * 1/sqrt(mean(x^2) + eps), as both exporters write it.
@@ -218,6 +220,13 @@ private:
     if (failed(op))
       return failure();
     return (*op)->getResult(0);
+  }
+  /// emit1 into `out`, for chains of ops: false (reported) when it fails.
+  bool emitInto(StringRef name, Location loc, ValueRange operands, Value &out) {
+    FailureOr<Value> v = emit1(name, loc, operands);
+    if (succeeded(v))
+      out = *v;
+    return succeeded(v);
   }
   FailureOr<Value> reshape(Value v, ArrayRef<int64_t> shape, Location loc);
   FailureOr<Value> slice(Value x, ArrayRef<int64_t> offsets,
@@ -296,11 +305,15 @@ private:
   llvm::StringMap<const onnx::NodeProto *> producer;
   /// Nodes folded into a fused op, and the fused op's input by last node.
   std::set<const onnx::NodeProto *> fusedAway;
-  /// A unary op by the last node of its chain: its name and input.
+  /// A unary op by the last node of its chain: its name and input (no name:
+  /// the node's result is that input).
   struct FusedUnary {
     std::string op, x;
   };
   std::map<const onnx::NodeProto *, FusedUnary> fusedUnary;
+  /// Softmax nodes whose result is read through Where(IsNaN(P), 0, P):
+  /// memopt.softmax {safe = true}.
+  std::set<const onnx::NodeProto *> safeSoftmaxes;
   /// An RMSNorm by its last node (the Mul by x, or the Mul of that by a
   /// weight): x, its ReduceMean, eps, and the weight's input index in the
   /// last node (-1 when there is none).

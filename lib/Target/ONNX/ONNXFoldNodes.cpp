@@ -111,7 +111,7 @@ void pushElement(ConstTensor &to, const ConstTensor &from, int64_t i) {
 bool isUnary(StringRef op) {
   return llvm::StringSwitch<bool>(op)
       .Cases({"Neg", "Abs", "Sqrt", "Reciprocal", "Exp", "Log", "Floor", "Ceil",
-              "Sign", "Not"},
+              "Sign", "Not", "IsNaN"},
              true)
       .Default(false);
 }
@@ -155,11 +155,12 @@ onnx_import::foldElementwise(StringRef op, ArrayRef<const ConstTensor *> in,
             " elements, more than the importer folds";
     return std::nullopt;
   }
-  bool compare = llvm::StringSwitch<bool>(op)
-                     .Cases({"Equal", "Less", "Greater", "LessOrEqual",
-                             "GreaterOrEqual", "And", "Or", "Xor", "Not"},
-                            true)
-                     .Default(false);
+  bool compare =
+      llvm::StringSwitch<bool>(op)
+          .Cases({"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
+                  "And", "Or", "Xor", "Not", "IsNaN"},
+                 true)
+          .Default(false);
   int32_t dataType = compare         ? int32_t(TP::BOOL)
                      : op == "Where" ? in[1]->dataType
                                      : in[0]->dataType;
@@ -185,13 +186,14 @@ onnx_import::foldElementwise(StringRef op, ArrayRef<const ConstTensor *> in,
                  : op == "Floor"      ? std::floor(a)
                  : op == "Ceil"       ? std::ceil(a)
                  : op == "Sign"       ? double((a > 0) - (a < 0))
+                 : op == "IsNaN"      ? double(std::isnan(a))
                                       : double(a == 0.0); // Not
       if (ints &&
           (op == "Sqrt" || op == "Reciprocal" || op == "Exp" || op == "Log")) {
         error = "it is not defined on integers";
         return std::nullopt;
       }
-      if (ints && op != "Not") {
+      if (ints && op != "Not" && op != "IsNaN") {
         out.ints.push_back(op == "Neg"    ? -xi(0)
                            : op == "Abs"  ? std::abs(xi(0))
                            : op == "Sign" ? int64_t((xi(0) > 0) - (xi(0) < 0))

@@ -84,6 +84,7 @@ const std::set<std::string> &supportedOps() {
       "Greater",
       "GreaterOrEqual",
       "Identity",
+      "IsNaN",
       "LayerNormalization",
       "LeakyRelu",
       "Less",
@@ -518,6 +519,7 @@ FailureOr<ONNXImportResult> Importer::run(StringRef bytes) {
     return failure();
   findGeluPatterns();
   findSiluPatterns();
+  findSafeSoftmaxPatterns();
   findRmsNormPatterns();
 
   std::string name =

@@ -13,7 +13,13 @@
 //   Tile(x, repeats) is memopt.concat of copies.
 // - Where(mask, -inf, x) (masked_fill(mask, -inf)) with a constant mask,
 //   read only by a Softmax, is x + (mask ? -inf : 0): the softmax is the
-//   same, and its gradient at the masked places is 0 both ways.
+//   same, and its gradient at the masked places is 0 both ways. With a
+//   computed boolean condition: masked_fill before a Softmax is x plus
+//   log of the 0/1 mask, and Where(mask, a, b) of constant scalars (SDPA's
+//   additive mask from a boolean attn_mask) exactly a or b by 0/1
+//   arithmetic (convertBooleanSelect).
+// - IsNaN only as SDPA's guard Where(IsNaN(P), 0, P) after a Softmax, which
+//   ONNXPatterns.cpp turns into memopt.softmax {safe = true}.
 // - SplitToSequence with static splits and SequenceAt with a constant
 //   position are slices.
 // - CastLike is a Cast to the second input's type.
@@ -73,6 +79,71 @@ LogicalResult Importer::convertBooleanMaskedFill(const onnx::NodeProto &node,
   if (failed(bias))
     return failure();
   return addScoresMask(node, loc, *x, *bias);
+}
+
+/// Where(cond, a, b) with `cond` a computed boolean (0/1 floats) and a, b
+/// constant scalars, e.g. SDPA's additive mask from a boolean attn_mask,
+/// Where(mask, 0, -inf) (the dynamo exporter: -FLT_MAX). Each form gives
+/// exactly a where cond is 1 and b where it is 0: a·cond + b·(1 − cond)
+/// for finite a and b; with one of them ±inf, the finite one ± log(cond)
+/// or ± log(1 − cond) (log(1) = 0, log(0) = -inf).
+LogicalResult Importer::convertBooleanSelect(const onnx::NodeProto &node,
+                                             Location loc) {
+  const ConstTensor &a = *constOf(node, 1), &b = *constOf(node, 2);
+  if (!a.isFloat() || !b.isFloat() || a.dataType != b.dataType)
+    return emitError(loc) << "Where: with a computed condition and constant "
+                             "branches, the branches must be floats of one "
+                             "type";
+  if (a.numElements() != 1 || b.numElements() != 1)
+    return emitError(loc) << "Where: with a computed condition, constant "
+                             "branches must be scalars";
+  FailureOr<Value> cond = valueOf(node, 0);
+  if (failed(cond))
+    return failure();
+  Type el = elementType(ctx, a.dataType);
+  if (!el)
+    return emitError(loc) << "Where: the branches' type is not supported";
+  ArrayRef<int64_t> shape = typeOf(*cond).getShape();
+  if (static_cast<int64_t>(a.shape.size()) > typeOf(*cond).getRank() ||
+      static_cast<int64_t>(b.shape.size()) > typeOf(*cond).getRank())
+    return emitError(loc) << "Where: a branch of higher rank than the "
+                             "condition "
+                          << formatShape(shape) << " is not supported";
+  const double va = a.at(0), vb = b.at(0);
+  if (std::isnan(va) || std::isnan(vb) || (std::isinf(va) && std::isinf(vb)))
+    return emitError(loc) << "Where: branches " << va << " and " << vb
+                          << " are not supported with a computed condition "
+                             "(at most one infinite, neither NaN)";
+  FailureOr<Value> c = castValue(*cond, el, loc);
+  if (failed(c))
+    return failure();
+  auto constant = [&](double v) { return splat({}, el, v, loc); };
+  auto apply = [&](StringRef name, ValueRange operands, Value &out) {
+    return emitInto(name, loc, operands, out);
+  };
+  Value inverse, y;
+  const bool needInverse = !std::isinf(vb) || std::isinf(va);
+  if (needInverse && !apply("memopt.sub", {constant(1.0), *c}, inverse))
+    return failure();
+  if (!std::isinf(va) && !std::isinf(vb)) {
+    Value left, right;
+    if (!apply("memopt.mul", {*c, constant(va)}, left) ||
+        !apply("memopt.mul", {inverse, constant(vb)}, right) ||
+        !apply("memopt.add", {left, right}, y))
+      return failure();
+  } else {
+    // log of the finite branch's indicator: 0 there, -inf where the
+    // infinite one is chosen.
+    const bool infiniteA = std::isinf(va);
+    const double inf = infiniteA ? va : vb, finite = infiniteA ? vb : va;
+    Value log;
+    if (!apply("memopt.log", {infiniteA ? inverse : *c}, log) ||
+        !apply(inf < 0 ? "memopt.add" : "memopt.sub", {constant(finite), log},
+               y))
+      return failure();
+  }
+  values[node.output(0)] = y;
+  return success();
 }
 
 LogicalResult Importer::addScoresMask(const onnx::NodeProto &node, Location loc,
@@ -269,6 +340,8 @@ LogicalResult Importer::convertMath(const onnx::NodeProto &node, Location loc) {
                                       ? consumer.lookup(node.output(0))
                                       : nullptr;
     bool softmaxNext = user && user->op_type() == "Softmax";
+    if (!cond && booleans.count(node.input(0)) && c1 && c2)
+      return convertBooleanSelect(node, loc);
     if (!cond && booleans.count(node.input(0)) &&
         (c1 != nullptr) != (c2 != nullptr) && softmaxNext)
       return convertBooleanMaskedFill(node, loc, c1 ? 1 : 2);
@@ -416,6 +489,10 @@ LogicalResult Importer::convertMath(const onnx::NodeProto &node, Location loc) {
     return castTo(*x, target, loc, node.output(0));
   }
 
+  if (type == "IsNaN")
+    return emitError(loc) << "IsNaN: on a computed tensor only as SDPA's "
+                             "guard Where(IsNaN(P), 0, P) of a Softmax's "
+                             "result P is supported";
   return emitError(loc) << type
                         << ": only on constants (folded at import); this "
                            "node computes on a tensor of the step, which is "
@@ -431,12 +508,8 @@ LogicalResult Importer::convertTanhGelu(const onnx::NodeProto &node,
   if (!isa<FloatType>(el))
     return emitError(loc) << "Gelu: only float tensors are supported";
   auto constant = [&](double v) { return splat({}, el, v, loc); };
-  // Emits `name` on `operands` into `out`; false when it fails.
   auto apply = [&](StringRef name, ValueRange operands, Value &out) {
-    FailureOr<Value> v = emit1(name, loc, operands);
-    if (succeeded(v))
-      out = *v;
-    return succeeded(v);
+    return emitInto(name, loc, operands, out);
   };
   // kBeta = sqrt(2) * (2 / sqrt(pi)) / 2 and kKappa, as PyTorch's kernel.
   const double beta = M_SQRT2 * M_2_SQRTPI * 0.5, kappa = 0.044715;

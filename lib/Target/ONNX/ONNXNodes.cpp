@@ -52,6 +52,10 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
     if (!x)
       return emitError(loc) << fused->second.op << ": input '"
                             << fused->second.x << "' is not a computed tensor";
+    if (fused->second.op.empty()) {
+      define(x);
+      return success();
+    }
     FailureOr<Value> y = emit1(fused->second.op, loc, {x});
     if (failed(y))
       return failure();
@@ -95,7 +99,11 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
     if (opset < 13)
       return emitError(loc) << "Softmax: opset " << opset
                             << " semantics (2-D coercion) are not supported";
-    return unary("memopt.softmax", {i64("axis", attrInt(node, "axis", -1))});
+    SmallVector<NamedAttribute, 2> attrs{
+        i64("axis", attrInt(node, "axis", -1))};
+    if (safeSoftmaxes.count(&node))
+      attrs.push_back(builder.getNamedAttr("safe", builder.getBoolAttr(true)));
+    return unary("memopt.softmax", attrs);
   }
   if (type == "Identity") {
     if (isConst(node.input(0))) {

@@ -160,6 +160,33 @@ void Importer::findSiluPatterns() {
   }
 }
 
+/// Finds the guard both exporters put after SDPA's softmax under a boolean
+/// attn_mask, Where(IsNaN(P), 0, P) with P = Softmax(..) (the IsNaN read
+/// only there): PyTorch's _safe_softmax, zero for a row whose every score
+/// is -inf. The softmax becomes memopt.softmax {safe = true} and the Where
+/// its result. The two differ only where a score is NaN or +inf, which
+/// makes the rows NaN either way but zero here; a step whose scores are
+/// NaN has a NaN loss before any such row.
+void Importer::findSafeSoftmaxPatterns() {
+  ChainView g{consts, producer, consumer, useCount};
+  for (const onnx::NodeProto &isNan : model.graph().node()) {
+    if (isNan.op_type() != "IsNaN" || isNan.input_size() != 1 ||
+        fusedAway.count(&isNan))
+      continue;
+    const std::string &p = isNan.input(0);
+    const onnx::NodeProto *softmax = producer.lookup(p);
+    const onnx::NodeProto *where = g.soleUser(isNan.output(0));
+    if (!softmax || softmax->op_type() != "Softmax" || !where ||
+        where->op_type() != "Where" || where->input_size() != 3 ||
+        where->input(0) != isNan.output(0) || where->input(2) != p ||
+        g.scalar(where->input(1)) != 0.0 || fusedUnary.count(where))
+      continue;
+    fusedAway.insert(&isNan);
+    fusedUnary[where] = {"", p};
+    safeSoftmaxes.insert(softmax);
+  }
+}
+
 void Importer::findRmsNormPatterns() {
   ChainView g{consts, producer, consumer, useCount};
   auto scalar = [&](const std::string &n) { return g.scalar(n); };

@@ -19,7 +19,9 @@
 //
 // An optional key bias (a key-padding mask, …×Sk) is added to each row's
 // scaled scores before the softmax, forward and when the backward pass
-// recomputes the probabilities.
+// recomputes the probabilities. A row whose every key the bias masks with
+// -inf is NaN, as the unfused softmax's, or with `safe` 0 with a -inf
+// log-sum-exp, which the backward pass reads as probabilities 0.
 //
 // With fewer key/value heads than query heads (grouped-query attention),
 // query head h reads key/value head h / groups in place, and the backward
@@ -224,6 +226,12 @@ template <typename T> void attentionImpl(const KernelCall &call) {
               T max = p[0];
               for (int64_t j = 1; j < valid; ++j)
                 max = p[j] > max ? p[j] : max;
+              if (a.safe && max == -std::numeric_limits<T>::infinity()) {
+                // Every key masked: probabilities 0, as a safe softmax's.
+                std::fill(p, p + width, T(0));
+                lh[row] = max;
+                continue;
+              }
               T sum = T(0);
               if constexpr (std::is_same_v<T, float>) {
                 for (int64_t j = 0; j < valid; ++j)
@@ -297,13 +305,19 @@ template <typename T> void attentionBackwardImpl(const KernelCall &call) {
               const int64_t valid = a.causal ? row + 1 : width;
               T *p = pStrip + i * width, *kept = dStrip + i * width;
               bias.apply(p, valid, h);
+              // A -inf log-sum-exp is a safe forward's fully masked row:
+              // exp(s - inf) is its probabilities 0, where exp(s - lse)
+              // would be NaN.
+              const T l = lh[row] == -std::numeric_limits<T>::infinity()
+                              ? std::numeric_limits<T>::infinity()
+                              : lh[row];
               if constexpr (std::is_same_v<T, float>) {
                 for (int64_t j = 0; j < valid; ++j)
-                  p[j] -= lh[row];
+                  p[j] -= l;
                 vec::exp(p, p, valid);
               } else {
                 for (int64_t j = 0; j < valid; ++j)
-                  p[j] = math::exp(p[j] - lh[row]);
+                  p[j] = math::exp(p[j] - l);
               }
               std::fill(p + valid, p + width, T(0));
               std::copy(p, p + width, kept);

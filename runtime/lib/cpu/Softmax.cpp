@@ -3,7 +3,8 @@
 // exp(x - max) / sum(exp(x - max)) per row along the axis, so values of
 // +-1000 neither overflow nor underflow to 0/0. The causal variant (the last
 // axis of square ...xTxT scores) gives row i probability only on columns
-// j <= i; masked entries are exactly 0. Each row is read (max) before it is
+// j <= i; masked entries are exactly 0. With `safe`, a row of -inf only
+// (every entry masked) is 0 instead of NaN. Each row is read (max) before it is
 // written, so the kernel may run in place. In f32 a contiguous row's
 // exponentials are VectorMath.h's, as fused attention's.
 //
@@ -18,6 +19,7 @@
 
 #include "memopt/runtime/ElementwiseMath.h"
 
+#include <limits>
 #include <type_traits>
 
 namespace memopt::runtime::cpu {
@@ -71,6 +73,12 @@ template <typename T> void softmaxImpl(const KernelCall &call) {
       for (int64_t j = 1; j < valid; ++j)
         if (in[j * inner] > max)
           max = in[j * inner];
+      if (a.safe && max == -std::numeric_limits<T>::infinity()) {
+        // Every entry -inf (a fully masked row): probabilities 0.
+        for (int64_t j = 0; j < len; ++j)
+          out[j * inner] = T(0);
+        continue;
+      }
       const T sum = shiftedExp(in, out, valid, inner, max);
       const T inv = T(1) / sum;
       for (int64_t j = 0; j < valid; ++j)

@@ -23,7 +23,9 @@
 //    memopt.dropout's mask at index (head·Sq + i)·Sk + j of the ...xSqxSk
 //    probabilities (plus rank·heads·Sq·Sk on a data-parallel rank), is
 //    multiplied into the tile of v. At the end out =
-//    acc / l and lse = m + log l (−inf, with out 0, for a row without keys).
+//    acc / l and lse = m + log l (−inf, with out 0, for a row without keys
+//    and, with `safe`, for one whose keys the key bias all masks; NaN for
+//    the latter without `safe`, as the unfused softmax).
 //    Each value-column block recomputes the scores; for Dv <= 64 there is
 //    one.
 //  * attention_backward, without atomics and so deterministic, in two
@@ -109,6 +111,9 @@ template <typename C> struct Problem {
   int64_t groups;
   C scale;
   bool causal;
+  /// A row whose every key the key bias masks with -inf gives 0 (else NaN,
+  /// as the unfused softmax).
+  bool safe;
   bool dropout;
   uint64_t key;
   uint32_t threshold;
@@ -212,6 +217,7 @@ Problem<C> problemOf(const KernelCall &call, const TensorRef &q,
   pb.groups = shapes::attentionGroups(*q.shape, *k.shape);
   pb.scale = static_cast<C>(a.scale);
   pb.causal = a.causal;
+  pb.safe = a.safe;
   pb.dropout = a.p > 0;
   pb.key = dropout::streamKey(a.seed, call.context.stepCounter);
   pb.threshold = dropout::threshold(a.p);
@@ -398,8 +404,10 @@ __device__ inline void stageRows(const Problem<C> &pb, int64_t h, int64_t row0,
                                  C *dotRows, bool dots) {
   if (threadIdx.x < B) {
     const int64_t row = row0 + threadIdx.x;
-    lseRows[threadIdx.x] =
-        row < pb.sq ? loadAs<C>(lse, lt, h * pb.sq + row) : C(0);
+    const C l = row < pb.sq ? loadAs<C>(lse, lt, h * pb.sq + row) : C(0);
+    // A -inf lse is a safe forward's fully masked row: exp(s - inf) gives
+    // its probabilities 0, where exp(s - lse) would be NaN.
+    lseRows[threadIdx.x] = l == -C(INFINITY) ? C(INFINITY) : l;
   }
   if (dots) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -510,14 +518,19 @@ __global__ void __launch_bounds__(kAttnThreads, 2)
                                   operands);
     }
 
-    storeTile<C, T>(out, h, pb.sq, pb.dv, q0, c0, acc,
-                    [&](int a) { return l[a] == C(0) ? C(0) : C(1) / l[a]; });
+    // l = 0: no key (out 0, lse -inf), or every key masked by -inf: NaN
+    // as the unfused softmax, or with `safe` as a row without keys.
+    const bool nanRows = !pb.safe && pb.sk > 0;
+    storeTile<C, T>(out, h, pb.sq, pb.dv, q0, c0, acc, [&](int a) {
+      return l[a] != C(0) ? C(1) / l[a] : nanRows ? C(NAN) : C(0);
+    });
     if (it.chunk == 0 && tx == 0) {
 #pragma unroll
       for (int a = 0; a < R; ++a) {
         const int64_t i = q0 + ty + kSide * a;
         if (i < pb.sq)
-          storeAs(lse, lt, h * pb.sq + i, m[a] + math::log(l[a]));
+          storeAs(lse, lt, h * pb.sq + i,
+                  l[a] == C(0) && nanRows ? C(NAN) : m[a] + math::log(l[a]));
       }
     }
   }

@@ -25,8 +25,8 @@
 
 #include "Device.cuh"
 
-#include "memopt/runtime/ElementwiseMath.h"
 #include "memopt/Contract/ReductionLayout.h"
+#include "memopt/runtime/ElementwiseMath.h"
 
 namespace memopt::runtime::cuda {
 
@@ -177,7 +177,8 @@ __global__ void globalAvgPoolBackwardKernel(const void *dy, void *dx,
 /// matrix and sees only its first r mod len + 1 columns.
 template <typename C>
 __global__ void softmaxRowsKernel(const void *x, void *y, DType dtype,
-                                  int64_t rows, int64_t len, bool causal) {
+                                  int64_t rows, int64_t len, bool causal,
+                                  bool safe) {
   const int lane = threadIdx.x & 31;
   const int64_t warps = int64_t(gridDim.x) * kRowWarps;
   for (int64_t r = int64_t(blockIdx.x) * kRowWarps + (threadIdx.x >> 5);
@@ -190,11 +191,16 @@ __global__ void softmaxRowsKernel(const void *x, void *y, DType dtype,
       max = v > max ? v : max;
     }
     max = warpMax(max);
+    // A row of -inf only: with `safe` every exp(x - 0) is 0 and so is the
+    // row; without, x - max is NaN, as on the CPU.
+    if (safe && max == -C(INFINITY))
+      max = C(0);
     C sum = C(0);
     for (int64_t j = lane; j < valid; j += 32)
       sum += math::exp(loadAs<C>(x, dtype, base + j) - max);
     // Every lane has read its elements: the row may be overwritten.
-    const C inv = C(1) / warpSum(sum);
+    const C total = warpSum(sum);
+    const C inv = safe && total == C(0) ? C(0) : C(1) / total;
     for (int64_t j = lane; j < valid; j += 32)
       storeAs(y, dtype, base + j,
               math::exp(loadAs<C>(x, dtype, base + j) - max) * inv);
@@ -207,8 +213,8 @@ __global__ void softmaxRowsKernel(const void *x, void *y, DType dtype,
 /// `inner` ones of outer index `o`), exactly the CPU's loops.
 template <typename C>
 __global__ void softmaxStridedKernel(const void *x, void *y, DType dtype,
-                                     int64_t outer, int64_t len,
-                                     int64_t inner) {
+                                     int64_t outer, int64_t len, int64_t inner,
+                                     bool safe) {
   MEMOPT_GRID_STRIDE(r, outer * inner) {
     const int64_t o = r / inner;
     const int64_t base = o * len * inner + (r - o * inner);
@@ -218,10 +224,12 @@ __global__ void softmaxStridedKernel(const void *x, void *y, DType dtype,
       if (v > max)
         max = v;
     }
+    if (safe && max == -C(INFINITY))
+      max = C(0);
     C sum = C(0);
     for (int64_t j = 0; j < len; ++j)
       sum += math::exp(loadAs<C>(x, dtype, base + j * inner) - max);
-    const C inv = C(1) / sum;
+    const C inv = safe && sum == C(0) ? C(0) : C(1) / sum;
     for (int64_t j = 0; j < len; ++j) {
       const int64_t k = base + j * inner;
       storeAs(y, dtype, k, math::exp(loadAs<C>(x, dtype, k) - max) * inv);
@@ -508,11 +516,11 @@ void softmax(const KernelCall &call) {
     if (s.inner == 1)
       softmaxRowsKernel<C>
           <<<blocksForRows(s.outer), kThreads, 0, call.cuda.stream>>>(
-              x.data, y.data, y.dtype, s.outer, s.len, a.causal);
+              x.data, y.data, y.dtype, s.outer, s.len, a.causal, a.safe);
     else
       softmaxStridedKernel<C>
           <<<blocksFor(s.outer * s.inner), kThreads, 0, call.cuda.stream>>>(
-              x.data, y.data, y.dtype, s.outer, s.len, s.inner);
+              x.data, y.data, y.dtype, s.outer, s.len, s.inner, a.safe);
   });
   checkLaunch("softmax");
 }

@@ -41,7 +41,7 @@ func.func @mlp(%w: tensor<4x8xf32> {memopt.param}, %m: tensor<4xf32> {memopt.sta
 // CHECK: memrt.kernel "max_pool2d" {{.*}} attrs {kernel_size = array<i64: 2, 2>, padding = array<i64: 0, 0>, strides = array<i64: 2, 2>}
 // CHECK: memrt.kernel "avg_pool2d" {{.*}} attrs {kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>}
 // CHECK: memrt.kernel "global_avg_pool2d"
-// CHECK: memrt.kernel "softmax" {{.*}} attrs {axis = -1 : i64, causal = false}
+// CHECK: memrt.kernel "softmax" {{.*}} attrs {axis = -1 : i64, causal = false, safe = false}
 // CHECK: memrt.kernel "leaky_relu" {{.*}} attrs {alpha = 1.000000e-02 : f64}
 // CHECK: memrt.kernel "elu" {{.*}} attrs {alpha = 1.000000e+00 : f64}
 // CHECK: memrt.kernel "dropout" {{.*}} attrs {p = 5.000000e-01 : f64, seed = 0 : i64}

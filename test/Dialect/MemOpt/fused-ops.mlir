@@ -81,7 +81,7 @@ func.func @batch_norm_act_inplace(%x: tensor<4x8x2x2xf32>, %g: tensor<8xf32>) ->
 // CHECK-NEXT: %grad_q, %grad_k, %grad_v = memopt.attention_backward %result, %arg0, %arg1, %arg2, %result, %lse {causal = true, p = 1.000000e-01 : f64, scale = 1.250000e-01 : f64, seed = 3 : i64} : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16xf32>) -> (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
 // CHECK-NEXT: return %result, %lse_1 : tensor<2x4x16x8xf32>, tensor<3xf32>
 // GENERIC-LABEL: sym_name = "attention"
-// GENERIC: "memopt.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{causal = true, p = 1.000000e-01 : f64, scale = 1.250000e-01 : f64, seed = 3 : i64}> : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> (tensor<2x4x16x8xf32>, tensor<2x4x16xf32>)
+// GENERIC: "memopt.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{causal = true, p = 1.000000e-01 : f64, safe = false, scale = 1.250000e-01 : f64, seed = 3 : i64}> : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> (tensor<2x4x16x8xf32>, tensor<2x4x16xf32>)
 func.func @attention(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8xf32>, %v: tensor<2x4x16x8xf32>,
                      %hq: tensor<3x8xf16>, %hk: tensor<5x8xf16>, %hv: tensor<5x2xf16>)
     -> (tensor<2x4x16x8xf32>, tensor<3xf32>) {

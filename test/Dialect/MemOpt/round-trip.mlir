@@ -304,11 +304,12 @@ func.func @pooling(%x: tensor<8x64x112x112xf32>)
 // CHECK-NEXT: %6 = memopt.dropout %arg0 {p = 1.000000e-01 : f64, seed = 7 : i64} : tensor<2x12x64x64xf32>{{$}}
 // CHECK-NEXT: %7 = memopt.dropout %arg0 : tensor<2x12x64x64xf32>{{$}}
 // CHECK-NEXT: %8 = memopt.dropout %arg0 {p = 0.000000e+00 : f64} : tensor<2x12x64x64xf32>{{$}}
-// CHECK-NEXT: return %0, %1, %2, %3, %4, %5, %6, %7, %8 :
+// CHECK-NEXT: %9 = memopt.softmax %arg0 {safe = true} : tensor<2x12x64x64xf32>{{$}}
+// CHECK-NEXT: return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 :
 func.func @softmax_dropout(%s: tensor<2x12x64x64xf32>)
     -> (tensor<2x12x64x64xf32>, tensor<2x12x64x64xf32>, tensor<2x12x64x64xf32>, tensor<2x12x64x64xf32>,
         tensor<2x12x64x64xf32>, tensor<2x12x64x64xf32>, tensor<2x12x64x64xf32>, tensor<2x12x64x64xf32>,
-        tensor<2x12x64x64xf32>) {
+        tensor<2x12x64x64xf32>, tensor<2x12x64x64xf32>) {
   %0 = memopt.softmax %s : tensor<2x12x64x64xf32>
   %1 = memopt.softmax %s {axis = 1 : i64} : tensor<2x12x64x64xf32>
   %2 = memopt.softmax %s {causal = true} : tensor<2x12x64x64xf32>
@@ -321,10 +322,12 @@ func.func @softmax_dropout(%s: tensor<2x12x64x64xf32>)
   // p = 0.5 and seed = 0 are the defaults.
   %7 = memopt.dropout %s {p = 0.5 : f64, seed = 0 : i64} : tensor<2x12x64x64xf32>
   %8 = memopt.dropout %s {p = 0.0 : f64} : tensor<2x12x64x64xf32>
-  return %0, %1, %2, %3, %4, %5, %6, %7, %8
+  // A fully masked row is 0 (PyTorch's _safe_softmax), not NaN.
+  %9 = memopt.softmax %s {safe = true, causal = false} : tensor<2x12x64x64xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9
       : tensor<2x12x64x64xf32>, tensor<2x12x64x64xf32>, tensor<2x12x64x64xf32>, tensor<2x12x64x64xf32>,
         tensor<2x12x64x64xf32>, tensor<2x12x64x64xf32>, tensor<2x12x64x64xf32>, tensor<2x12x64x64xf32>,
-        tensor<2x12x64x64xf32>
+        tensor<2x12x64x64xf32>, tensor<2x12x64x64xf32>
 }
 
 //===----------------------------------------------------------------------===//

@@ -29,7 +29,7 @@
 // CHECK-NEXT:   "steps": [
 // CHECK-NEXT:     {"kernel":"linear","inputs":[1,0],"outputs":[3],"attrs":{},"loc":"{{.*}}plan.mlir:38:8"},
 // CHECK-NEXT:     {"kernel":"mul","inputs":[4,5],"outputs":[6],"attrs":{},"loc":"{{.*}}plan.mlir:41:8"},
-// CHECK-NEXT:     {"kernel":"softmax","inputs":[7],"outputs":[8],"attrs":{"axis":1,"causal":false},"loc":"{{.*}}"},
+// CHECK-NEXT:     {"kernel":"softmax","inputs":[7],"outputs":[8],"attrs":{"axis":1,"causal":false,"safe":false},"loc":"{{.*}}"},
 // CHECK-NEXT:     {"kernel":"cross_entropy","inputs":[8,2],"outputs":[9],"attrs":{},"loc":"{{.*}}"}
 // CHECK-NEXT:   ],
 // CHECK-NEXT:   "updates": []

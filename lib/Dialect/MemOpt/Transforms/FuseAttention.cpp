@@ -330,6 +330,8 @@ struct Chain {
   Value keyBias;
   double scale = 1;
   bool causal = false;
+  /// The softmax's `safe`: fully masked rows 0 instead of NaN.
+  bool safe = false;
   double p = 0;
   int64_t seed = 0;
   MatMulOp output;
@@ -557,6 +559,7 @@ std::optional<Chain> match(SoftmaxOp softmax, std::string &why) {
   c.k = k;
   c.v = v;
   c.causal = softmax.getCausal() || maskOp;
+  c.safe = softmax.getSafe();
   c.keyBias = keyBias;
   if (dropout) {
     c.p = dropout.getP().convertToDouble();
@@ -591,7 +594,7 @@ AttentionOp fuse(const Chain &c) {
   auto attention =
       AttentionOp::create(b, loc, c.q, k, c.v, keyBias, b.getBoolAttr(c.causal),
                           b.getF64FloatAttr(c.scale), b.getF64FloatAttr(c.p),
-                          b.getI64IntegerAttr(c.seed));
+                          b.getI64IntegerAttr(c.seed), b.getBoolAttr(c.safe));
   MatMulOp output = c.output;
   output.getResult().replaceAllUsesWith(attention.getResult());
   // Last to first, so each op is unused when erased; then what fed only

@@ -78,11 +78,14 @@ struct LayerNormAttrs {
 /// and their backward ops.
 using Pool2DAttrs = shapes::Pool2DParams;
 
-/// softmax and softmax_backward (never causal); `axis` is normalised into
-/// [0, rank).
+/// softmax and softmax_backward (never causal, never safe); `axis` is
+/// normalised into [0, rank). With `safe`, a row whose every entry is -inf
+/// gives probabilities 0 (PyTorch's _safe_softmax, which SDPA uses) instead
+/// of NaN.
 struct SoftmaxAttrs {
   int64_t axis = 0;
   bool causal = false;
+  bool safe = false;
 };
 
 struct DropoutAttrs {
@@ -146,12 +149,15 @@ struct BatchNormActBackwardAttrs {
 /// attention and attention_backward: softmax(scale · q·kᵀ), causally masked
 /// when `causal`, then dropout (`p`, `seed`: the mask of memopt.dropout on
 /// the ...xSqxSk probabilities), times v. `scale` is required and finite,
-/// p in [0, 1).
+/// p in [0, 1). With `safe` (forward only), a query row whose every key is
+/// masked by -inf gives 0 and a log-sum-exp of -inf, as memopt.softmax's
+/// `safe`; the backward pass reads a -inf log-sum-exp as probabilities 0.
 struct AttentionAttrs {
   bool causal = false;
   double scale = 1;
   double p = 0;
   int64_t seed = 0;
+  bool safe = false;
 };
 
 /// linear_cross_entropy and its backward: the logits of `chunk` rows (>= 1)

@@ -486,12 +486,38 @@ def boolfill(case):
     return model(nodes, inputs, [f32("output", [2, 3, 4])], inits)
 
 
+def boolselect(case):
+    """Where(mask, a, b) with a computed boolean condition and constant
+    scalar branches, added to scores before a Softmax: `sdpa` is SDPA's
+    boolean attn_mask (0, -inf) with its Where(IsNaN(P), 0, P) guard
+    (imports: a safe softmax); `finite` selects 2.5 or -1e4 (imports);
+    `twoinf` selects inf or -inf (refused); `isnan` applies IsNaN to a
+    computed tensor outside the guard (refused)."""
+    a, b = {"sdpa": (0.0, -np.inf), "finite": (2.5, -1e4), "twoinf": (np.inf, -np.inf),
+            "isnan": (0.0, -np.inf)}[case]
+    nodes = [helper.make_node("Unsqueeze", ["mask", "ax"], ["m1"], name="/Unsqueeze"),
+             const("a", a), const("b", b),
+             helper.make_node("Where", ["m1", "a", "b"], ["bias"], name="/Where"),
+             helper.make_node("Add", ["x", "bias"], ["s"], name="/Add"),
+             helper.make_node("Softmax", ["s"], ["p"], name="/Softmax", axis=-1),
+             const("zero", 0.0),
+             helper.make_node("IsNaN", ["p" if case != "isnan" else "x"], ["nan"], name="/IsNaN"),
+             helper.make_node("Where", ["nan", "zero", "p"], ["output"], name="/Where_1")]
+    if case in ("finite", "twoinf"):
+        nodes[-4:] = [helper.make_node("Softmax", ["s"], ["output"], name="/Softmax", axis=-1)]
+    inputs = [f32("x", [2, 3, 4]), helper.make_tensor_value_info("mask", TensorProto.BOOL, [2, 4])]
+    inits = [numpy_helper.from_array(np.array([1], np.int64), "ax")]
+    return model(nodes, inputs, [f32("output", [2, 3, 4])], inits)
+
+
 MODELS = {f.__name__: f for f in [cnn, elementwise, unarymath, shapes, transformer, regression, typed, dupinit,
                                    unsupported, dynamic, opset11, asympads,
                                    badshape, folding, mulinf, rmsbad, reduce, boolmask]}
 MODELS["boolmask_int"] = lambda: boolmask(TensorProto.INT64)
 for _case in ("ok", "value", "notfloat"):
     MODELS["boolfill_" + _case] = (lambda c: lambda: boolfill(c))(_case)
+for _case in ("sdpa", "finite", "twoinf", "isnan"):
+    MODELS["boolselect_" + _case] = (lambda c: lambda: boolselect(c))(_case)
 for _case in ("where", "pow", "range", "tile", "clipnan", "clipcrossed", "clipinf",
               "clipcomputed", "gelu"):
     MODELS["foldbad_" + _case] = (lambda c: lambda: foldbad(c))(_case)

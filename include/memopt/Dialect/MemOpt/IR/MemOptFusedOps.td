@@ -163,7 +163,11 @@ def MemOpt_AttentionOp : MemOpt_ForwardOp<"attention",
     every head and query: `softmax(scale · q·kᵀ + key_bias)`, a key-padding
     mask as BERT writes it (`(1 − mask) · finfo.min`, broadcast as
     `B×1×1×Sk`). It takes no gradient (a mask computed from the data); the
-    gradient rule refuses one that needs it.
+    gradient rule refuses one that needs it. A row whose every key the
+    bias masks with −inf is NaN, as the unfused softmax's; with
+    `safe = true` (`memopt.softmax {safe = true}` fused) it is 0 and its
+    `lse` −inf, which the backward pass reads as probabilities 0 (its
+    gradients are 0).
 
     Under mixed precision `q`, `k`, `v` and the result take the low
     precision (matmul's class); the softmax runs in f32 inside the kernel
@@ -182,7 +186,8 @@ def MemOpt_AttentionOp : MemOpt_ForwardOp<"attention",
                    DefaultValuedAttr<BoolAttr, "false">:$causal,
                    F64Attr:$scale,
                    DefaultValuedAttr<F64Attr, "0.0">:$p,
-                   DefaultValuedAttr<I64Attr, "0">:$seed);
+                   DefaultValuedAttr<I64Attr, "0">:$seed,
+                   DefaultValuedAttr<BoolAttr, "false">:$safe);
   let results = (outs MemOpt_FloatTensor:$result, MemOpt_FloatTensor:$lse);
   let assemblyFormat = [{
     $q `,` $k `,` $v (`key_bias` $key_bias^)? attr-dict `:` type($q) `,`

@@ -374,13 +374,19 @@ def MemOpt_SoftmaxOp : MemOpt_ForwardOp<"softmax", [MemOpt_PrecisionModel]> {
     this needs `axis` to be the last dimension and the trailing two
     dimensions to be square.
 
+    A row whose every entry is −inf (every key masked) is NaN, as
+    `torch.softmax`'s; with `safe = true` it is 0, as PyTorch's
+    `_safe_softmax` inside `F.scaled_dot_product_attention` (the exporters
+    write it as `Where(IsNaN(P), 0, P)`). Its gradient is then 0.
+
     ```mlir
     %p = memopt.softmax %s {causal = true} : tensor<2x12x64x64xf32>
     ```
   }];
   let arguments = (ins MemOpt_FloatTensor:$x,
                    DefaultValuedAttr<I64Attr, "-1">:$axis,
-                   DefaultValuedAttr<BoolAttr, "false">:$causal);
+                   DefaultValuedAttr<BoolAttr, "false">:$causal,
+                   DefaultValuedAttr<BoolAttr, "false">:$safe);
   let results = (outs MemOpt_FloatTensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($x)";
 }

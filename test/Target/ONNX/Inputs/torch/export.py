@@ -59,6 +59,8 @@ def cases():
                 torch.randint(0, 5, (4,), generator=g)),
         "padenc": (families.PadEnc, {"ids": ids, "mask": mask.bool()},
                    torch.randint(0, 3, (2,), generator=g)),
+        "sdpamask": (families.SdpaMask, {"ids": ids, "mask": mask.bool()},
+                     torch.randint(0, 3, (2,), generator=g)),
     }
 
 

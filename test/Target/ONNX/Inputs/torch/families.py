@@ -16,6 +16,10 @@ importer's tests (export.py exports them; no test imports torch itself).
   dynamo export keeps its weights as external data).
 - PadEnc: a boolean key-padding mask input applied as masked_fill(~mask,
   -inf) and as torch.where(mask, scores, -inf).
+- SdpaMask: the same mask given to F.scaled_dot_product_attention as its
+  boolean attn_mask (both exporters: Where(mask, 0, -inf) added to the
+  scores, and after the softmax Where(IsNaN(P), 0, P)), in two pre-norm
+  blocks with a GELU MLP.
 - MobileNet: MobileNetV2 as torchvision writes it, scaled down: a strided
   stem, inverted residuals (1x1 expansion, 3x3 depthwise, linear 1x1
   projection, a residual where the shape allows), batch norm, nn.ReLU6, a
@@ -193,4 +197,29 @@ class PadEnc(nn.Module):
         m = mask[:, None, None, :]
         x = x + s.attend(x, s.qkv1, m, False)
         x = x + s.attend(x, s.qkv2, m, True)
+        return s.head(x.mean(1))
+
+
+class SdpaMask(nn.Module):
+    """An encoder whose key-padding mask (True: a real token) is SDPA's
+    boolean attn_mask; mean pooling over the tokens."""
+    def __init__(s, V=50, d=32, C=3, h=4, layers=2):
+        super().__init__()
+        s.tok = nn.Embedding(V, d); s.h = h
+        s.norm1 = nn.ModuleList(nn.LayerNorm(d) for _ in range(layers))
+        s.qkv = nn.ModuleList(nn.Linear(d, 3 * d) for _ in range(layers))
+        s.proj = nn.ModuleList(nn.Linear(d, d) for _ in range(layers))
+        s.norm2 = nn.ModuleList(nn.LayerNorm(d) for _ in range(layers))
+        s.mlp = nn.ModuleList(nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, d))
+                              for _ in range(layers))
+        s.head = nn.Linear(d, C)
+    def forward(s, ids, mask):
+        x = s.tok(ids)
+        B, T, D = x.shape
+        m = mask[:, None, None, :]
+        for n1, qkv, proj, n2, mlp in zip(s.norm1, s.qkv, s.proj, s.norm2, s.mlp):
+            q, k, v = qkv(n1(x)).view(B, T, 3, s.h, D // s.h).permute(2, 0, 3, 1, 4)
+            a = F.scaled_dot_product_attention(q, k, v, attn_mask=m)
+            x = x + proj(a.transpose(1, 2).reshape(B, T, D))
+            x = x + mlp(n2(x))
         return s.head(x.mean(1))
