@@ -2,7 +2,7 @@
 """Models in through ONNX: PyTorch exports, memopt imports and trains, and the
 first training step is compared with PyTorch's, gradient by gradient.
 
-Usage: bench/onnx_vs_torch.py [--models resnet18,mobilenet_v2,gpt,bert,vit,gptmask,llama,pool,mobilenet,mlp,padenc,sdpamask]
+Usage: bench/onnx_vs_torch.py [--models resnet18,mobilenet_v2,gpt,bert,vit,gptmask,llama,pool,mobilenet,mlp,padenc,sdpamask,padids]
                               [--exporters ts,dyn,dynopt] [--batch B]
                               [--image-size S] [--dtypes f32,f64] [--lr LR]
                               [--build DIR] [--workdir DIR] [--output FILE]
@@ -27,7 +27,8 @@ For every model, exporter and dtype:
    mask and a biased LM head, a LLaMA-style decoder, masked mean pooling over
    a boolean padding mask, a scaled-down MobileNetV2, an MLP with SiLU and
    tanh GELU, encoders with a boolean key-padding mask applied by
-   masked_fill and torch.where, and by SDPA's attn_mask) and, for f64, converted
+   masked_fill and torch.where, and by SDPA's attn_mask, and one that computes
+   that mask from its ids) and, for f64, converted
    with .double().
 2. torch.onnx.export writes it, exactly as a user would, nothing edited
    afterwards: `ts` is dynamo=False (opset 17, training=TrainingMode.TRAINING
@@ -97,7 +98,7 @@ def log(*args):
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--models", default="resnet18,mobilenet_v2,gpt,bert,vit,gptmask,llama,pool,mobilenet,mlp,padenc,sdpamask")
+    p.add_argument("--models", default="resnet18,mobilenet_v2,gpt,bert,vit,gptmask,llama,pool,mobilenet,mlp,padenc,sdpamask,padids")
     p.add_argument("--exporters", default="ts,dyn,dynopt")
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--image-size", type=int, default=64)
@@ -167,7 +168,7 @@ def gpt_module(torch):
 
 FAMILIES = {"bert": "bert", "vit": "vit", "gptmask": "gpt", "llama": "llama",
             "pool": "pool", "mobilenet": "mobilenet", "mlp": "mlp", "padenc": "padenc",
-            "sdpamask": "sdpamask"}
+            "sdpamask": "sdpamask", "padids": "padids"}
 IMAGE_MODELS = ("resnet18", "mobilenet_v2")
 
 

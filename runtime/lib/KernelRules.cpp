@@ -58,6 +58,8 @@ KernelAttrs checkStep(KernelKind kind, const json &attrs,
     return unary(r, 1.0);
   case KernelKind::Clamp:
     return clamp(r, /*backward=*/false);
+  case KernelKind::Compare:
+    return compare(r);
   case KernelKind::Add:
   case KernelKind::Sub:
   case KernelKind::Mul:

@@ -118,6 +118,27 @@ KernelAttrs clamp(Rules &r, bool backward) {
   return a;
 }
 
+KernelAttrs compare(Rules &r) {
+  r.arity(1, 1, 1);
+  CompareAttrs a;
+  const std::string p = r.string("predicate");
+  const char *names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+  a.predicate = -1;
+  for (int i = 0; i < 6; ++i)
+    if (p == names[i])
+      a.predicate = i;
+  if (a.predicate < 0)
+    r.error("expected 'predicate' one of eq, ne, lt, le, gt, ge, got '", p,
+            "'");
+  a.value = r.f64("value", std::nullopt);
+  r.done();
+  const TensorInfo &x = r.in(0);
+  if (!isFloatDType(x.dtype) && !isIndexDType(x.dtype))
+    r.error("expected x of a float or index dtype");
+  r.output(0, DType::F32, x.shape);
+  return a;
+}
+
 KernelAttrs softmaxBackward(Rules &r) {
   r.arity(2, 2, 1);
   SoftmaxAttrs a;

@@ -298,6 +298,7 @@ KernelAttrs activationBackward(Rules &r, std::optional<double> alphaDefault);
 /// clamp(x) and clamp_backward(grad, saved): optional finite bounds,
 /// min <= max.
 KernelAttrs clamp(Rules &r, bool backward);
+KernelAttrs compare(Rules &r);
 KernelAttrs softmaxBackward(Rules &r);
 
 // attention, attention_backward (KernelRulesAttention.cpp).

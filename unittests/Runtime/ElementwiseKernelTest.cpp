@@ -119,6 +119,36 @@ TEST(ActivationKernelTest, ClampPassesNaNAndRefusesCrossedBounds) {
             std::string::npos)
       << message;
 }
+TEST(CompareKernelTest, EveryPredicateOnIdsAndFloats) {
+  // Integer ids (i64 and i32) compared exactly, into f32 0/1.
+  for (DType dtype : {DType::I64, DType::I32}) {
+    HostTensor ids{dtype, {5}, {0, 3, 7, 0, 2}};
+    auto ne = runOp1("compare", {{"predicate", "ne"}, {"value", 0.0}}, {ids},
+                     {DType::F32, {5}});
+    EXPECT_EQ(ne, (std::vector<double>{0, 1, 1, 0, 1}));
+    auto lt = runOp1("compare", {{"predicate", "lt"}, {"value", 3.0}}, {ids},
+                     {DType::F32, {5}});
+    EXPECT_EQ(lt, (std::vector<double>{1, 0, 0, 1, 1}));
+  }
+  // A NaN is unequal to everything; each predicate at, below and above.
+  HostTensor x{DType::F16, {4}, {NAN, 0.5, 1.0, 1.5}};
+  const std::pair<const char *, std::vector<double>> cases[] = {
+      {"eq", {0, 0, 1, 0}}, {"ne", {1, 1, 0, 1}}, {"lt", {0, 1, 0, 0}},
+      {"le", {0, 1, 1, 0}}, {"gt", {0, 0, 0, 1}}, {"ge", {0, 0, 1, 1}}};
+  for (const auto &[predicate, want] : cases)
+    EXPECT_EQ(runOp1("compare", {{"predicate", predicate}, {"value", 1.0}}, {x},
+                     {DType::F32, {4}}),
+              want)
+        << predicate;
+  std::string message = errorOf([&] {
+    runOp1("compare", {{"predicate", "neq"}, {"value", 1.0}}, {x},
+           {DType::F32, {4}});
+  });
+  EXPECT_NE(message.find("expected 'predicate' one of eq, ne, lt, le, gt, ge, "
+                         "got 'neq'"),
+            std::string::npos)
+      << message;
+}
 // A null float attribute (what a JSON writer makes of NaN) is an error, not
 // the default: the user's value must never be silently replaced.
 TEST(ActivationKernelTest, NullAlphaIsAnErrorNotTheDefault) {

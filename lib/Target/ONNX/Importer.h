@@ -152,6 +152,8 @@ private:
   void findGeluPatterns();
   void findSiluPatterns();
   void findSafeSoftmaxPatterns();
+  LogicalResult convertCompare(const onnx::NodeProto &node, Location loc);
+  LogicalResult convertLogical(const onnx::NodeProto &node, Location loc);
   LogicalResult convertBooleanSelect(const onnx::NodeProto &node, Location loc);
   LogicalResult convertBooleanMaskedFill(const onnx::NodeProto &node,
                                          Location loc, int fillIndex);

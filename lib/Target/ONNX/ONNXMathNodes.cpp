@@ -18,6 +18,9 @@
 //   log of the 0/1 mask, and Where(mask, a, b) of constant scalars (SDPA's
 //   additive mask from a boolean attn_mask) exactly a or b by 0/1
 //   arithmetic (convertBooleanSelect).
+// - Equal, Less, Greater, LessOrEqual, GreaterOrEqual of a computed tensor
+//   and a constant scalar are memopt.compare, a boolean (0/1 floats); And,
+//   Or and Xor of booleans are a·b, a + b − a·b and |a − b|.
 // - IsNaN only as SDPA's guard Where(IsNaN(P), 0, P) after a Softmax, which
 //   ONNXPatterns.cpp turns into memopt.softmax {safe = true}.
 // - SplitToSequence with static splits and SequenceAt with a constant
@@ -33,6 +36,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Importer.h"
+
+#include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
 #include <limits>
@@ -143,6 +148,97 @@ LogicalResult Importer::convertBooleanSelect(const onnx::NodeProto &node,
       return failure();
   }
   values[node.output(0)] = y;
+  return success();
+}
+
+/// Equal, Less, Greater, LessOrEqual, GreaterOrEqual of a computed tensor
+/// (float, or integer ids) and a constant scalar: memopt.compare, a boolean
+/// (0/1 floats) from then on: `ids != pad` is Not(Equal(ids, pad)).
+LogicalResult Importer::convertCompare(const onnx::NodeProto &node,
+                                       Location loc) {
+  const std::string &type = node.op_type();
+  const ConstTensor *c0 = constOf(node, 0), *c1 = constOf(node, 1);
+  if ((c0 != nullptr) == (c1 != nullptr))
+    return emitError(loc) << type
+                          << ": comparing two computed tensors is not "
+                             "supported (only a computed tensor with a "
+                             "constant scalar)";
+  const ConstTensor &c = c0 ? *c0 : *c1;
+  FailureOr<Value> x = valueOf(node, c0 ? 1 : 0);
+  if (failed(x))
+    return failure();
+  if (c.numElements() != 1 ||
+      static_cast<int64_t>(c.shape.size()) > typeOf(*x).getRank())
+    return emitError(loc) << type
+                          << ": the constant side must be a scalar (of rank "
+                             "at most the tensor's)";
+  const double v = c.at(0);
+  if (!std::isfinite(v))
+    return emitError(loc) << type << ": comparing with " << v
+                          << " is not supported (only finite constants)";
+  // With the constant first, x is on the right: a < x is x > a.
+  StringRef predicate = llvm::StringSwitch<StringRef>(type)
+                            .Case("Equal", "eq")
+                            .Case("Less", c0 ? "gt" : "lt")
+                            .Case("Greater", c0 ? "lt" : "gt")
+                            .Case("LessOrEqual", c0 ? "ge" : "le")
+                            .Default(c0 ? "le" : "ge");
+  FailureOr<Value> y = emit1(
+      "memopt.compare", loc, {*x},
+      {builder.getNamedAttr("predicate", builder.getStringAttr(predicate)),
+       f64("value", v)});
+  if (failed(y))
+    return failure();
+  values[node.output(0)] = *y;
+  booleans.insert(node.output(0));
+  return success();
+}
+
+/// And, Or, Xor of booleans (0/1 floats; a constant side materialised as
+/// such): a·b, a + b − a·b and |a − b|, each exactly 0 or 1.
+LogicalResult Importer::convertLogical(const onnx::NodeProto &node,
+                                       Location loc) {
+  const std::string &type = node.op_type();
+  Value side[2];
+  for (int i : {0, 1}) {
+    if (const ConstTensor *c = constOf(node, i)) {
+      side[i] = materialize(*c, loc, builder.getF32Type());
+      continue;
+    }
+    if (!booleans.count(node.input(i)))
+      return emitError(loc) << type
+                            << ": only booleans (comparisons, Not and "
+                               "boolean inputs) are supported on computed "
+                               "values";
+    FailureOr<Value> v = valueOf(node, i);
+    if (failed(v))
+      return failure();
+    side[i] = *v;
+  }
+  for (Value &s : side) {
+    FailureOr<Value> f = castValue(s, builder.getF32Type(), loc);
+    if (failed(f))
+      return failure();
+    s = *f;
+  }
+  Value both, y;
+  if (type == "Xor") {
+    Value d;
+    if (!emitInto("memopt.sub", loc, {side[0], side[1]}, d) ||
+        !emitInto("memopt.abs", loc, {d}, y))
+      return failure();
+  } else if (!emitInto("memopt.mul", loc, {side[0], side[1]}, both)) {
+    return failure();
+  } else if (type == "And") {
+    y = both;
+  } else {
+    Value sum;
+    if (!emitInto("memopt.add", loc, {side[0], side[1]}, sum) ||
+        !emitInto("memopt.sub", loc, {sum, both}, y))
+      return failure();
+  }
+  values[node.output(0)] = y;
+  booleans.insert(node.output(0));
   return success();
 }
 
@@ -347,9 +443,10 @@ LogicalResult Importer::convertMath(const onnx::NodeProto &node, Location loc) {
       return convertBooleanMaskedFill(node, loc, c1 ? 1 : 2);
     if (!cond || (c1 != nullptr) == (c2 != nullptr) || !softmaxNext)
       return emitError(loc)
-             << "Where: only masked_fill(mask, -inf) before a Softmax is "
-                "supported on computed tensors (a constant mask, one "
-                "branch all -inf, the result read by one Softmax)";
+             << "Where: on computed tensors only masked_fill(mask, -inf) "
+                "before a Softmax (one branch all -inf, the result read by "
+                "one Softmax), or a boolean condition choosing between two "
+                "constant scalars, is supported";
     const ConstTensor &fill = c1 ? *c1 : *c2;
     int xIndex = c1 ? 2 : 1;
     FailureOr<Value> x = valueOf(node, xIndex);
@@ -489,6 +586,11 @@ LogicalResult Importer::convertMath(const onnx::NodeProto &node, Location loc) {
     return castTo(*x, target, loc, node.output(0));
   }
 
+  if (type == "Equal" || type == "Less" || type == "Greater" ||
+      type == "LessOrEqual" || type == "GreaterOrEqual")
+    return convertCompare(node, loc);
+  if (type == "And" || type == "Or" || type == "Xor")
+    return convertLogical(node, loc);
   if (type == "IsNaN")
     return emitError(loc) << "IsNaN: on a computed tensor only as SDPA's "
                              "guard Where(IsNaN(P), 0, P) of a Softmax's "

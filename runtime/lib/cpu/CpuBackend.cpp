@@ -63,6 +63,8 @@ KernelEntry lookup(KernelKind kind) {
   case KernelKind::Elu:
   case KernelKind::Clamp:
     return {cpu::unary, true};
+  case KernelKind::Compare:
+    return {cpu::compare, false};
   case KernelKind::Add:
   case KernelKind::Sub:
   case KernelKind::Mul:

@@ -83,6 +83,7 @@ void matmul(const KernelCall &call);
 
 // Elementwise.cpp
 void unary(const KernelCall &call);
+void compare(const KernelCall &call);
 void binary(const KernelCall &call);
 void dropout(const KernelCall &call);
 void activationBackward(const KernelCall &call);

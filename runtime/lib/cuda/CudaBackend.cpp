@@ -122,6 +122,8 @@ KernelFn lookup(KernelKind kind) {
   case KernelKind::Elu:
   case KernelKind::Clamp:
     return cuda::unary;
+  case KernelKind::Compare:
+    return cuda::compare;
   case KernelKind::Add:
   case KernelKind::Sub:
   case KernelKind::Mul:

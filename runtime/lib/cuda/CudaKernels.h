@@ -94,6 +94,7 @@ void copyAsync(const KernelCall &call, void *dst, const void *src,
 // Elementwise.cu: forward activations, add/sub/mul/div with broadcasting,
 // the activation backward ops, dropout.
 void unary(const KernelCall &call);
+void compare(const KernelCall &call);
 void binary(const KernelCall &call);
 void activationBackward(const KernelCall &call);
 void dropout(const KernelCall &call);

@@ -259,3 +259,19 @@ func.func @broadcast_result_too_large(%a: tensor<4294967296x1xf32>, %b: tensor<4
   %0 = memopt.add %a, %b : tensor<4294967296x1xf32>, tensor<4294967296xf32>
   return
 }
+
+// -----
+
+func.func @compare_bad_predicate(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'memopt.compare' op expected predicate one of eq, ne, lt, le, gt, ge, got 'neq'}}
+  %0 = memopt.compare %x {predicate = "neq", value = 0.0 : f64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @compare_bool(%x: tensor<4xi1>) -> tensor<4xf32> {
+  // expected-error @+1 {{'memopt.compare' op operand #0 must be statically shaped tensor of f16, bf16, f32 or f64 of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values or statically shaped tensor of i32 or i64 of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4xi1>'}}
+  %0 = memopt.compare %x {predicate = "eq", value = 0.0 : f64} : tensor<4xi1>
+  return %0 : tensor<4xf32>
+}

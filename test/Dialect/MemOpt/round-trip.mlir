@@ -454,3 +454,15 @@ func.func @train(%w1: tensor<32x16xf32> {memopt.param}, %b1: tensor<32xf32> {mem
   %loss = memopt.cross_entropy %logits, %labels : tensor<8x10xf32>, tensor<8xi64>
   return %loss, %n#1, %n#2 : tensor<f32>, tensor<32xf32>, tensor<32xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @compare(
+// CHECK-NEXT: %0 = memopt.compare %arg0 {predicate = "ne", value = 0.000000e+00 : f64} : tensor<2x8xi64>{{$}}
+// CHECK-NEXT: %1 = memopt.compare %arg1 {predicate = "le", value = 2.500000e-01 : f64} : tensor<4xf16>{{$}}
+// CHECK-NEXT: return %0, %1 : tensor<2x8xf32>, tensor<4xf32>
+func.func @compare(%ids: tensor<2x8xi64>, %x: tensor<4xf16>) -> (tensor<2x8xf32>, tensor<4xf32>) {
+  %0 = memopt.compare %ids {predicate = "ne", value = 0.0 : f64} : tensor<2x8xi64>
+  %1 = memopt.compare %x {predicate = "le", value = 0.25 : f64} : tensor<4xf16>
+  return %0, %1 : tensor<2x8xf32>, tensor<4xf32>
+}

@@ -610,6 +610,15 @@ LogicalResult UpsampleNearest2DOp::buildGradients(OpBuilder &b,
   return success();
 }
 
+/// A step function: its gradient is 0 almost everywhere, so it adds none.
+SmallVector<Value> CompareOp::getSavedForBackward() { return {}; }
+
+LogicalResult CompareOp::buildGradients(OpBuilder &, ArrayRef<Value>,
+                                        ArrayRef<bool>, Grads &grads) {
+  resizeGrads(*this, grads);
+  return success();
+}
+
 SmallVector<Value> EmbeddingOp::getSavedForBackward() { return {getIds()}; }
 
 LogicalResult EmbeddingOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,

@@ -62,6 +62,27 @@ LogicalResult memopt::detail::verifyClampBounds(Operation *op, FloatAttr min,
   return success();
 }
 
+LogicalResult CompareOp::inferReturnTypes(MLIRContext *ctx,
+                                          std::optional<Location>,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  auto x = dyn_cast<RankedTensorType>(adaptor.getX().getType());
+  if (!x)
+    return failure();
+  results.push_back(RankedTensorType::get(x.getShape(), Float32Type::get(ctx)));
+  return success();
+}
+
+LogicalResult CompareOp::verify() {
+  StringRef p = getPredicate();
+  if (p != "eq" && p != "ne" && p != "lt" && p != "le" && p != "gt" &&
+      p != "ge")
+    return emitOpError() << "expected predicate one of eq, ne, lt, le, gt, "
+                            "ge, got '"
+                         << p << "'";
+  return success();
+}
+
 LogicalResult ClampOp::verify() {
   return detail::verifyClampBounds(*this, getMinAttr(), getMaxAttr());
 }

@@ -187,6 +187,37 @@ template <typename T> MEMOPT_HD inline T eluGradFromOutput(T y, T alpha) {
   return y > T(0) ? T(1) : y + alpha;
 }
 
+/// compare's predicates (memopt.compare).
+enum class ComparePredicate : int { Eq, Ne, Lt, Le, Gt, Ge };
+
+/// 1 where `x predicate v` holds, else 0 (NaN compares unequal to
+/// everything, as IEEE and torch.eq/ne/lt say). `x` is the element in
+/// double: exact for every float and for integers below 2^53.
+MEMOPT_HD inline float compare(double x, ComparePredicate p, double v) {
+  bool r = false;
+  switch (p) {
+  case ComparePredicate::Eq:
+    r = x == v;
+    break;
+  case ComparePredicate::Ne:
+    r = x != v;
+    break;
+  case ComparePredicate::Lt:
+    r = x < v;
+    break;
+  case ComparePredicate::Le:
+    r = x <= v;
+    break;
+  case ComparePredicate::Gt:
+    r = x > v;
+    break;
+  case ComparePredicate::Ge:
+    r = x >= v;
+    break;
+  }
+  return r ? 1.0f : 0.0f;
+}
+
 /// min(max(x, lo), hi), NaN passed through (torch.clamp; F.hardtanh, and
 /// F.relu6 as [0, 6]). lo <= hi; an absent bound is an infinity.
 template <typename T> MEMOPT_HD inline T clamp(T x, T lo, T hi) {

@@ -246,13 +246,19 @@ struct AllGatherAttrs {
   int64_t rank = 0;
 };
 
+/// compare: x `predicate` value element-wise, 1 or 0 (math::compare).
+struct CompareAttrs {
+  int predicate = 0; // math::ComparePredicate
+  double value = 0;
+};
+
 /// The attributes of one step; std::monostate for kernels without any.
 using KernelAttrs =
     std::variant<std::monostate, Conv2DAttrs, MatMulAttrs, AlphaAttrs,
-                 ClampAttrs, BatchNormAttrs, LayerNormAttrs, Pool2DAttrs,
-                 SoftmaxAttrs, DropoutAttrs, TransposeAttrs, SliceAttrs,
-                 ConcatAttrs, UpsampleAttrs, ActivationBackwardAttrs,
-                 NormBackwardAttrs, BatchNormActAttrs,
+                 ClampAttrs, CompareAttrs, BatchNormAttrs, LayerNormAttrs,
+                 Pool2DAttrs, SoftmaxAttrs, DropoutAttrs, TransposeAttrs,
+                 SliceAttrs, ConcatAttrs, UpsampleAttrs,
+                 ActivationBackwardAttrs, NormBackwardAttrs, BatchNormActAttrs,
                  BatchNormActBackwardAttrs, AttentionAttrs,
                  LinearCrossEntropyAttrs, SgdAttrs, SgdMomentumAttrs, AdamAttrs,
                  AdafactorAttrs, ClipAttrs, LossScaleAttrs, AllReduceAttrs,

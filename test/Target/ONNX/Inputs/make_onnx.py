@@ -510,12 +510,36 @@ def boolselect(case):
     return model(nodes, inputs, [f32("output", [2, 3, 4])], inits)
 
 
+def compare(case):
+    """Comparisons of a computed tensor with a constant, and And/Or/Xor of
+    their booleans: `ok` computes (x > 0.5) & (0.5 >= x) | (x == 1) ^ (x <
+    -1) and casts it to float (imports); `two` compares two computed tensors
+    and `notbool` ands a float (both refused)."""
+    half, one, m1 = const("half", 0.5), const("one", 1.0), const("m1", -1.0)
+    nodes = [half, one, m1,
+             helper.make_node("Greater", ["x", "half"], ["a"], name="/Greater"),
+             helper.make_node("GreaterOrEqual", ["half", "x"], ["b"], name="/GreaterOrEqual"),
+             helper.make_node("Equal", ["x", "one"], ["c"], name="/Equal"),
+             helper.make_node("Less", ["x", "m1"], ["d"], name="/Less"),
+             helper.make_node("And", ["a", "b"], ["ab"], name="/And"),
+             helper.make_node("Xor", ["c", "d"], ["cd"], name="/Xor"),
+             helper.make_node("Or", ["ab", "cd"], ["o"], name="/Or"),
+             helper.make_node("Cast", ["o"], ["output"], name="/Cast", to=TensorProto.FLOAT)]
+    if case == "two":
+        nodes[3] = helper.make_node("Greater", ["x", "x"], ["a"], name="/Greater")
+    if case == "notbool":
+        nodes[7] = helper.make_node("And", ["x", "b"], ["ab"], name="/And")
+    return model(nodes, [f32("x", [2, 3])], [f32("output", [2, 3])], [])
+
+
 MODELS = {f.__name__: f for f in [cnn, elementwise, unarymath, shapes, transformer, regression, typed, dupinit,
                                    unsupported, dynamic, opset11, asympads,
                                    badshape, folding, mulinf, rmsbad, reduce, boolmask]}
 MODELS["boolmask_int"] = lambda: boolmask(TensorProto.INT64)
 for _case in ("ok", "value", "notfloat"):
     MODELS["boolfill_" + _case] = (lambda c: lambda: boolfill(c))(_case)
+for _case in ("ok", "two", "notbool"):
+    MODELS["compare_" + _case] = (lambda c: lambda: compare(c))(_case)
 for _case in ("sdpa", "finite", "twoinf", "isnan"):
     MODELS["boolselect_" + _case] = (lambda c: lambda: boolselect(c))(_case)
 for _case in ("where", "pow", "range", "tile", "clipnan", "clipcrossed", "clipinf",

@@ -154,6 +154,29 @@ def MemOpt_ClampOp : MemOpt_UnaryOp<"clamp",
   let hasVerifier = 1;
 }
 
+def MemOpt_CompareOp : MemOpt_ForwardOp<"compare"> {
+  let summary = "element-wise comparison with a constant, as 0/1 in f32";
+  let description = [{
+    `x predicate value` element-wise: 1 where it holds, 0 where it does not,
+    as f32 of `x`'s shape, for `x` of a float or an index type (compared in
+    double: exact for every float and integer below 2^53). `predicate` is
+    one of `eq`, `ne`, `lt`, `le`, `gt`, `ge`; a NaN compares unequal to
+    everything (`torch.eq`, `ne`, `lt`, … and their `.float()`). A mask from
+    the data, `ids != pad_id`, is one: its 0/1 floats are what the ONNX
+    importer holds booleans as. Its gradient is 0 (a step function).
+
+    ```mlir
+    %m = memopt.compare %ids {predicate = "ne", value = 0.0 : f64} : tensor<8x128xi64>
+    // %m : tensor<8x128xf32>
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[MemOpt_FloatTensor, MemOpt_IndexTensor]>:$x,
+                   StrAttr:$predicate, F64Attr:$value);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Broadcasting binary ops
 //===----------------------------------------------------------------------===//

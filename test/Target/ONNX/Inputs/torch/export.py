@@ -41,6 +41,8 @@ def cases():
     ids = torch.randint(0, 50, (2, 8), generator=g)
     mask = torch.ones(2, 8, dtype=torch.long)
     mask[1, 5:] = 0
+    # Token ids with pad id 0 at the second sequence's last three places.
+    padded = torch.where(ids == 0, torch.ones_like(ids), ids) * mask
     return {
         "llama": (families.Llama, {"ids": ids}, torch.randint(0, 50, (2, 8), generator=g)),
         "vit": (families.ViT, {"x": torch.randn(2, 3, 16, 16, generator=g)},
@@ -61,6 +63,7 @@ def cases():
                    torch.randint(0, 3, (2,), generator=g)),
         "sdpamask": (families.SdpaMask, {"ids": ids, "mask": mask.bool()},
                      torch.randint(0, 3, (2,), generator=g)),
+        "padids": (families.PadIds, {"ids": padded}, torch.randint(0, 3, (2,), generator=g)),
     }
 
 

@@ -20,6 +20,9 @@ importer's tests (export.py exports them; no test imports torch itself).
   boolean attn_mask (both exporters: Where(mask, 0, -inf) added to the
   scores, and after the softmax Where(IsNaN(P), 0, P)), in two pre-norm
   blocks with a GELU MLP.
+- PadIds: the padding mask computed in the model from the token ids,
+  ids != 0 (Equal and Not), combined with ids < 48 (Less, And), as SDPA's
+  boolean attn_mask and for masked mean pooling.
 - MobileNet: MobileNetV2 as torchvision writes it, scaled down: a strided
   stem, inverted residuals (1x1 expansion, 3x3 depthwise, linear 1x1
   projection, a residual where the shape allows), batch norm, nn.ReLU6, a
@@ -223,3 +226,22 @@ class SdpaMask(nn.Module):
             x = x + proj(a.transpose(1, 2).reshape(B, T, D))
             x = x + mlp(n2(x))
         return s.head(x.mean(1))
+
+
+class PadIds(nn.Module):
+    """Padding derived in the model from the ids (pad id 0), as encoders
+    without an attention_mask input do."""
+    def __init__(s, V=50, d=32, C=3, h=4):
+        super().__init__()
+        s.tok = nn.Embedding(V, d); s.qkv = nn.Linear(d, 3 * d); s.proj = nn.Linear(d, d)
+        s.head = nn.Linear(d, C); s.h = h
+    def forward(s, ids):
+        mask = ids != 0
+        keep = mask & (ids < 48)
+        x = s.tok(ids)
+        B, T, D = x.shape
+        q, k, v = s.qkv(x).view(B, T, 3, s.h, D // s.h).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask[:, None, None, :])
+        x = x + s.proj(a.transpose(1, 2).reshape(B, T, D))
+        m = keep.unsqueeze(-1).float()
+        return s.head((x * m).sum(1) / m.sum(1))
