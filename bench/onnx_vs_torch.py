@@ -2,7 +2,7 @@
 """Models in through ONNX: PyTorch exports, memopt imports and trains, and the
 first training step is compared with PyTorch's, gradient by gradient.
 
-Usage: bench/onnx_vs_torch.py [--models resnet18,mobilenet_v2,gpt,bert,vit,gptmask,llama,pool,mobilenet,mlp,padenc,sdpamask,padids]
+Usage: bench/onnx_vs_torch.py [--models resnet18,mobilenet_v2,gpt,bert,vit,gptmask,llama,pool,mobilenet,mlp,padenc,sdpamask,padids,pademb]
                               [--exporters ts,dyn,dynopt] [--batch B]
                               [--image-size S] [--dtypes f32,f64] [--lr LR]
                               [--build DIR] [--workdir DIR] [--output FILE]
@@ -27,8 +27,9 @@ For every model, exporter and dtype:
    mask and a biased LM head, a LLaMA-style decoder, masked mean pooling over
    a boolean padding mask, a scaled-down MobileNetV2, an MLP with SiLU and
    tanh GELU, encoders with a boolean key-padding mask applied by
-   masked_fill and torch.where, and by SDPA's attn_mask, and one that computes
-   that mask from its ids) and, for f64, converted
+   masked_fill and torch.where, and by SDPA's attn_mask, one that computes
+   that mask from its ids, and an nn.Embedding with a padding_idx) and, for
+   f64, converted
    with .double().
 2. torch.onnx.export writes it, exactly as a user would, nothing edited
    afterwards: `ts` is dynamo=False (opset 17, training=TrainingMode.TRAINING
@@ -98,7 +99,7 @@ def log(*args):
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--models", default="resnet18,mobilenet_v2,gpt,bert,vit,gptmask,llama,pool,mobilenet,mlp,padenc,sdpamask,padids")
+    p.add_argument("--models", default="resnet18,mobilenet_v2,gpt,bert,vit,gptmask,llama,pool,mobilenet,mlp,padenc,sdpamask,padids,pademb")
     p.add_argument("--exporters", default="ts,dyn,dynopt")
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--image-size", type=int, default=64)
@@ -168,7 +169,8 @@ def gpt_module(torch):
 
 FAMILIES = {"bert": "bert", "vit": "vit", "gptmask": "gpt", "llama": "llama",
             "pool": "pool", "mobilenet": "mobilenet", "mlp": "mlp", "padenc": "padenc",
-            "sdpamask": "sdpamask", "padids": "padids"}
+            "sdpamask": "sdpamask", "padids": "padids",
+            "pademb": "pademb"}
 IMAGE_MODELS = ("resnet18", "mobilenet_v2")
 
 
@@ -200,6 +202,18 @@ def build(torch, name, dtype, args):
     if x.is_floating_point():
         x = x.to(dtype)
     return model, {"input" if name in IMAGE_MODELS else "idx": x}, y
+
+
+def param_entries(torch, model):
+    """--param-names' JSON: every parameter's shape by state_dict name, and
+    for an nn.Embedding with a padding_idx its weight's padding_idx (which
+    no exporter records)."""
+    entries = {n: list(p.shape) for n, p in model.named_parameters()}
+    for name, m in model.named_modules():
+        if isinstance(m, torch.nn.Embedding) and m.padding_idx is not None:
+            key = (name + "." if name else "") + "weight"
+            entries[key] = {"shape": entries[key], "padding_idx": m.padding_idx}
+    return entries
 
 
 def write_safetensors(torch, path, tensors):
@@ -308,7 +322,7 @@ def one(torch, name, exporter, dtype_name, args, work):
     batch, report = os.path.join(work, tag + "-batch.safetensors"), os.path.join(work, tag + "-report.json")
     params = os.path.join(work, tag + "-params.json")
     with open(params, "w") as f:
-        json.dump({n: list(p.shape) for n, p in model.named_parameters()}, f)
+        json.dump(param_entries(torch, model), f)
     cmd = [os.path.join(tools, "memopt-translate"), "--import-onnx", onnx_path,
            "--loss=cross_entropy", f"--weights={w0p}", "-o", mlir]
     if name in FAMILIES or exporter != "ts":

@@ -101,15 +101,25 @@ KernelAttrs upsample(Rules &r) {
   return a;
 }
 
+/// padding_idx, optional: a row of the V-row table.
+EmbeddingAttrs paddingIdx(Rules &r, int64_t vocab) {
+  EmbeddingAttrs a;
+  a.paddingIdx = r.i64("padding_idx", -1);
+  if (a.paddingIdx != -1 && (a.paddingIdx < 0 || a.paddingIdx >= vocab))
+    r.error("expected 'padding_idx' in [0, ", vocab, "), got ", a.paddingIdx);
+  return a;
+}
+
 KernelAttrs embedding(Rules &r) {
   r.arity(2, 2, 1);
-  r.done();
   const TensorInfo &table = r.in(0), &ids = r.in(1);
   r.isFloat(table, "table");
   r.rank(table, "table", 2, "VxD");
+  EmbeddingAttrs a = paddingIdx(r, table.shape[0]);
+  r.done();
   r.isInteger(ids, "ids");
   r.output(0, table.dtype, shapes::embeddingShape(table.shape, ids.shape));
-  return std::monostate{};
+  return a;
 }
 
 /// slice_backward(grad) -> zeros of the output's shape with grad scattered
@@ -160,18 +170,19 @@ KernelAttrs upsampleBackward(Rules &r) {
 /// embedding_backward(grad, ids) -> the VxD table's gradient.
 KernelAttrs embeddingBackward(Rules &r) {
   r.arity(2, 2, 1);
-  r.done();
   const TensorInfo &g = r.in(0), &ids = r.in(1), &table = r.out(0);
   r.isFloat(g, "grad");
   r.isInteger(ids, "ids");
   r.sameDType(g, "grad", table, "output 0");
   r.rank(table, "output 0", 2, "VxD");
+  EmbeddingAttrs a = paddingIdx(r, table.shape[0]);
+  r.done();
   Shape fwd = shapes::embeddingShape(table.shape, ids.shape);
   if (g.shape != fwd)
     r.error("expected grad shape ", formatShape(fwd), " (ids ",
             formatShape(ids.shape), " by ", table.shape[1], " features), got ",
             formatShape(g.shape));
-  return std::monostate{};
+  return a;
 }
 
 } // namespace memopt::runtime::detail

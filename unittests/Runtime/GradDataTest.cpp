@@ -339,6 +339,27 @@ TEST(EmbeddingBackwardTest, RepeatedIdsAccumulate) {
     }
 }
 
+TEST(EmbeddingBackwardTest, PaddingIdxRowTakesNoGradient) {
+  HostTensor ids{DType::I64, {2, 4}, {3, 0, 3, 5, 3, 1, 0, 3}};
+  HostTensor g = randomTensor(DType::F32, {2, 4, 3}, 96);
+  std::vector<double> want(6 * 3, 0.0);
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 3 && ids.values[i] != 3; ++j)
+      want[int(ids.values[i]) * 3 + j] += g.values[i * 3 + j];
+  auto got = runOp1("embedding_backward", {{"padding_idx", 3}}, {g, ids},
+                    {DType::F32, {6, 3}});
+  EXPECT_TRUE(close(got, want, 1e-6, 1e-6));
+  for (int j = 0; j < 3; ++j)
+    EXPECT_EQ(got[3 * 3 + j], 0.0);
+  std::string message = errorOf([&] {
+    runOp1("embedding_backward", {{"padding_idx", 6}}, {g, ids},
+           {DType::F32, {6, 3}});
+  });
+  EXPECT_NE(message.find("expected 'padding_idx' in [0, 6), got 6"),
+            std::string::npos)
+      << message;
+}
+
 TEST(EmbeddingBackwardTest, IdOutOfRangeNamesTheStep) {
   HostTensor g = randomTensor(DType::F32, {3, 2}, 97);
   for (double bad : {6.0, -1.0}) {

@@ -316,6 +316,8 @@ private:
   /// Softmax nodes whose result is read through Where(IsNaN(P), 0, P):
   /// memopt.softmax {safe = true}.
   std::set<const onnx::NodeProto *> safeSoftmaxes;
+  /// Tables a Gather read with a padding_idx from --param-names.
+  std::set<std::string> paddedTables;
   /// An RMSNorm by its last node (the Mul by x, or the Mul of that by a
   /// weight): x, its ReduceMean, eps, and the weight's input index in the
   /// last node (-1 when there is none).

@@ -565,6 +565,11 @@ FailureOr<ONNXImportResult> Importer::run(StringRef bytes) {
          op == "Flatten" || op == "Identity" || op == "Transpose"))
       booleans.insert(node.output(0));
   }
+  for (const auto &[table, row] : options.embeddingPaddingIdx)
+    if (!paddedTables.count(table))
+      return emitError(fileLoc())
+             << "--param-names gives '" << table << "' padding_idx " << row
+             << ", but no Gather reads it as an embedding table";
   if (failed(buildReturn(func)))
     return failure();
   if (failed(verify(*module)))

@@ -35,7 +35,8 @@ static constexpr llvm::StringLiteral kSignatureKey =
 
 std::optional<std::string>
 memopt::parseParameterShapes(StringRef json,
-                             std::map<std::string, std::vector<int64_t>> &out) {
+                             std::map<std::string, std::vector<int64_t>> &out,
+                             std::map<std::string, int64_t> &paddingIdx) {
   llvm::Expected<llvm::json::Value> value = llvm::json::parse(json);
   if (!value)
     return "not JSON: " + llvm::toString(value.takeError());
@@ -43,8 +44,27 @@ memopt::parseParameterShapes(StringRef json,
   if (!object)
     return std::string("expected an object mapping each state_dict name to "
                        "its shape, e.g. {\"fc.weight\": [10, 64]}");
-  for (const auto &[key, shapeValue] : *object) {
-    const llvm::json::Array *dims = shapeValue.getAsArray();
+  for (const auto &[key, entry] : *object) {
+    // A shape, or {"shape": [...], "padding_idx": p} for an nn.Embedding's
+    // weight with a padding_idx (which no exporter records).
+    const llvm::json::Value *shapeValue = &entry;
+    if (const llvm::json::Object *fields = entry.getAsObject()) {
+      for (const auto &[field, v] : *fields)
+        if (field != "shape" && field != "padding_idx")
+          return "'" + key.str() + "' has field '" + field.str() +
+                 "'; expected only \"shape\" and \"padding_idx\"";
+      shapeValue = fields->get("shape");
+      if (!shapeValue)
+        return "'" + key.str() + "' has no \"shape\"";
+      if (const llvm::json::Value *p = fields->get("padding_idx")) {
+        std::optional<int64_t> row = p->getAsInteger();
+        if (!row || *row < 0)
+          return "the padding_idx of '" + key.str() +
+                 "' is not a row (a non-negative integer)";
+        paddingIdx[key.str()] = *row;
+      }
+    }
+    const llvm::json::Array *dims = shapeValue->getAsArray();
     if (!dims)
       return "the shape of '" + key.str() + "' is not a list of dimensions";
     std::vector<int64_t> shape;

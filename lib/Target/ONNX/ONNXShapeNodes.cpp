@@ -460,7 +460,13 @@ LogicalResult Importer::convertGather(const onnx::NodeProto &node,
   if (axis != 0 || rank != 2)
     return emitError(loc) << "Gather: only row lookups (axis 0) into a "
                              "2-D table are supported";
-  FailureOr<Value> y = emit1("memopt.embedding", loc, {*table, *ids});
+  SmallVector<NamedAttribute, 1> attrs;
+  auto padding = options.embeddingPaddingIdx.find(node.input(0));
+  if (padding != options.embeddingPaddingIdx.end()) {
+    attrs.push_back(i64("padding_idx", padding->second));
+    paddedTables.insert(node.input(0));
+  }
+  FailureOr<Value> y = emit1("memopt.embedding", loc, {*table, *ids}, attrs);
   if (failed(y))
     return failure();
   values[node.output(0)] = *y;

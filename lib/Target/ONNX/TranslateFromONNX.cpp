@@ -196,8 +196,8 @@ LogicalResult importTranslation(const std::shared_ptr<llvm::SourceMgr> &sources,
              << "--param-names: cannot read '" << cl.paramNames
              << "': " << file.getError().message();
     std::map<std::string, std::vector<int64_t>> shapes;
-    if (std::optional<std::string> error =
-            parseParameterShapes((*file)->getBuffer(), shapes))
+    if (std::optional<std::string> error = parseParameterShapes(
+            (*file)->getBuffer(), shapes, options.embeddingPaddingIdx))
       return emitError(fileLoc)
              << "--param-names: '" << cl.paramNames << "': " << *error;
     options.parameterShapes = std::move(shapes);

@@ -87,8 +87,12 @@ template <typename T> void embeddingBackwardImpl(const KernelCall &call) {
   const T *pg = g.as<const T>();
   T *pt = table.as<T>();
   std::fill(pt, pt + table.numElements, T(0));
+  const int64_t padding = call.step.get<EmbeddingAttrs>().paddingIdx;
   for (int64_t i = 0; i < ids.numElements; ++i) {
-    T *dst = pt + loadIndex(ids, i) * width;
+    const int64_t id = loadIndex(ids, i);
+    if (id == padding)
+      continue; // nn.Embedding's padding_idx: the row takes no gradient
+    T *dst = pt + id * width;
     const T *src = pg + i * width;
     for (int64_t j = 0; j < width; ++j)
       dst[j] += src[j];

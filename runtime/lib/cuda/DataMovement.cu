@@ -148,7 +148,8 @@ template <typename C>
 __global__ void __launch_bounds__(kEmbeddingThreads)
     embeddingBackwardKernel(const void *grad, void *table, DType dtype,
                             const void *ids, DType idType, int64_t vocab,
-                            int64_t width, int64_t n, int *flag, int code) {
+                            int64_t width, int64_t n, int64_t padding,
+                            int *flag, int code) {
   constexpr int kWarps = kEmbeddingThreads / 32;
   __shared__ int64_t positions[kEmbeddingThreads];
   __shared__ int warpCounts[kWarps];
@@ -160,6 +161,9 @@ __global__ void __launch_bounds__(kEmbeddingThreads)
         raiseError(flag, code);
       continue;
     }
+    // padding_idx: the row keeps the zeros written before.
+    if (id == padding)
+      continue;
     bool earlier = false;
     for (int64_t j = t; j < i && !earlier; j += kEmbeddingThreads)
       earlier = loadIndex(ids, idType, j) == id;
@@ -336,6 +340,7 @@ void embedding(const KernelCall &call) {
 void embeddingBackward(const KernelCall &call) {
   const TensorRef &g = call.in(0), &ids = call.in(1), &table = call.out(0);
   const int code = static_cast<int>(call.context.stepIndex) + 1;
+  const int64_t padding = call.step.get<EmbeddingAttrs>().paddingIdx;
   check(cudaMemsetAsync(table.data, 0, table.bytes(), call.cuda.stream),
         "cudaMemsetAsync");
   const int64_t n = ids.numElements;
@@ -345,12 +350,12 @@ void embeddingBackward(const KernelCall &call) {
     embeddingBackwardKernel<double>
         <<<blocks, kEmbeddingThreads, 0, call.cuda.stream>>>(
             g.data, table.data, table.dtype, ids.data, ids.dtype, table.dim(0),
-            table.dim(1), n, call.cuda.errorFlag, code);
+            table.dim(1), n, padding, call.cuda.errorFlag, code);
   else
     embeddingBackwardKernel<float>
         <<<blocks, kEmbeddingThreads, 0, call.cuda.stream>>>(
             g.data, table.data, table.dtype, ids.data, ids.dtype, table.dim(0),
-            table.dim(1), n, call.cuda.errorFlag, code);
+            table.dim(1), n, padding, call.cuda.errorFlag, code);
   checkLaunch("embedding_backward");
 }
 

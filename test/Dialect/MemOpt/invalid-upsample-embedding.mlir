@@ -87,3 +87,11 @@ func.func @embedding_result_too_large(%t: tensor<10x4294967296xf32>, %ids: tenso
   %0 = memopt.embedding %t, %ids : tensor<10x4294967296xf32>, tensor<4294967296xi64>
   return
 }
+
+// -----
+
+func.func @embedding_padding_out_of_range(%t: tensor<10x4xf32>, %ids: tensor<2x3xi64>) {
+  // expected-error @+1 {{'memopt.embedding' op expected padding_idx in [0, 10), got 10}}
+  %0 = memopt.embedding %t, %ids {padding_idx = 10 : i64} : tensor<10x4xf32>, tensor<2x3xi64>
+  return
+}

@@ -466,3 +466,10 @@ func.func @compare(%ids: tensor<2x8xi64>, %x: tensor<4xf16>) -> (tensor<2x8xf32>
   %1 = memopt.compare %x {predicate = "le", value = 0.25 : f64} : tensor<4xf16>
   return %0, %1 : tensor<2x8xf32>, tensor<4xf32>
 }
+
+// CHECK-LABEL: func.func @padded_embedding(
+// CHECK-NEXT: %0 = memopt.embedding %arg0, %arg1 {padding_idx = 0 : i64} : tensor<10x4xf32>, tensor<2x3xi64>{{$}}
+func.func @padded_embedding(%t: tensor<10x4xf32>, %ids: tensor<2x3xi64>) -> tensor<2x3x4xf32> {
+  %0 = memopt.embedding %t, %ids {padding_idx = 0 : i64} : tensor<10x4xf32>, tensor<2x3xi64>
+  return %0 : tensor<2x3x4xf32>
+}

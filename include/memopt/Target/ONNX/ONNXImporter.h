@@ -42,6 +42,10 @@ struct ONNXImportOptions {
   /// (`--param-names=FILE`): the import fails unless every one is exactly
   /// one parameter of the graph, with its shape, and there are no others.
   std::optional<std::map<std::string, std::vector<int64_t>>> parameterShapes;
+  /// nn.Embedding padding_idx by the table's state_dict name (from
+  /// `--param-names`): the Gather reading that table becomes
+  /// memopt.embedding {padding_idx}; one no Gather reads is an error.
+  std::map<std::string, int64_t> embeddingPaddingIdx;
   /// The directory initializers stored as external data are read from
   /// (their `location` is relative to it: the model file's directory, as
   /// `torch.onnx.export(..., dynamo=True)` writes `model.onnx.data` beside
@@ -68,11 +72,14 @@ llvm::FailureOr<ONNXImportResult> importONNX(llvm::StringRef bytes,
                                              const ONNXImportOptions &options);
 
 /// Parses the JSON of `--param-names`: an object mapping each state_dict
-/// name to its shape (`{"fc.weight": [10, 64], ...}`). On failure returns
-/// a message saying what is wrong.
+/// name to its shape (`{"fc.weight": [10, 64], ...}`), or to
+/// `{"shape": [V, D], "padding_idx": p}` for an `nn.Embedding` weight with
+/// a `padding_idx` (into `paddingIdx`). On failure returns a message saying
+/// what is wrong.
 std::optional<std::string>
 parseParameterShapes(llvm::StringRef json,
-                     std::map<std::string, std::vector<int64_t>> &out);
+                     std::map<std::string, std::vector<int64_t>> &out,
+                     std::map<std::string, int64_t> &paddingIdx);
 
 /// Registers `--import-onnx` (and its options `--loss`, `--weights`,
 /// `--input-shape`, `--batch`, `--function`, `--param-names`) with

@@ -625,8 +625,9 @@ LogicalResult EmbeddingOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
                                           ArrayRef<bool> needed, Grads &grads) {
   resizeGrads(*this, grads);
   if (needed[0])
-    grads[0] = EmbeddingBackwardOp::create(b, getLoc(), getTable().getType(),
-                                           dys[0], getIds());
+    grads[0] =
+        EmbeddingBackwardOp::create(b, getLoc(), getTable().getType(), dys[0],
+                                    getIds(), getPaddingIdxAttr());
   return success();
 }
 

@@ -130,6 +130,21 @@ LogicalResult UpsampleNearest2DOp::inferReturnTypes(
   return check.result(out, x->getElementType(), results);
 }
 
+/// embedding and embedding_backward: padding_idx, when given, a row.
+LogicalResult memopt::detail::verifyPaddingIdx(Operation *op,
+                                               std::optional<int64_t> p,
+                                               int64_t vocab) {
+  if (p && (*p < 0 || *p >= vocab))
+    return op->emitOpError()
+           << "expected padding_idx in [0, " << vocab << "), got " << *p;
+  return success();
+}
+
+LogicalResult EmbeddingOp::verify() {
+  return detail::verifyPaddingIdx(*this, getPaddingIdx(),
+                                  getTable().getType().getDimSize(0));
+}
+
 LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,

@@ -360,6 +360,9 @@ LogicalResult EmbeddingBackwardOp::verify() {
   RankedTensorType table = getType();
   if (table.getRank() != 2)
     return emitOpError("expected a 2-D result (the table), got ") << table;
+  if (failed(detail::verifyPaddingIdx(*this, getPaddingIdx(),
+                                      table.getDimSize(0))))
+    return failure();
   shapes::Dims fwd = shapes::embeddingShape(
       table.getShape().vec(), getIds().getType().getShape().vec());
   return expectType(*this, "grad",

@@ -246,6 +246,12 @@ struct AllGatherAttrs {
   int64_t rank = 0;
 };
 
+/// embedding and embedding_backward: the row that takes no gradient (-1:
+/// none).
+struct EmbeddingAttrs {
+  int64_t paddingIdx = -1;
+};
+
 /// compare: x `predicate` value element-wise, 1 or 0 (math::compare).
 struct CompareAttrs {
   int predicate = 0; // math::ComparePredicate
@@ -255,9 +261,9 @@ struct CompareAttrs {
 /// The attributes of one step; std::monostate for kernels without any.
 using KernelAttrs =
     std::variant<std::monostate, Conv2DAttrs, MatMulAttrs, AlphaAttrs,
-                 ClampAttrs, CompareAttrs, BatchNormAttrs, LayerNormAttrs,
-                 Pool2DAttrs, SoftmaxAttrs, DropoutAttrs, TransposeAttrs,
-                 SliceAttrs, ConcatAttrs, UpsampleAttrs,
+                 ClampAttrs, CompareAttrs, EmbeddingAttrs, BatchNormAttrs,
+                 LayerNormAttrs, Pool2DAttrs, SoftmaxAttrs, DropoutAttrs,
+                 TransposeAttrs, SliceAttrs, ConcatAttrs, UpsampleAttrs,
                  ActivationBackwardAttrs, NormBackwardAttrs, BatchNormActAttrs,
                  BatchNormActBackwardAttrs, AttentionAttrs,
                  LinearCrossEntropyAttrs, SgdAttrs, SgdMomentumAttrs, AdamAttrs,

@@ -150,6 +150,8 @@ def main():
     floor = 0.01 * max((float(np.linalg.norm(ref[n].astype(np.float64)))
                         for n in names if n in ref), default=0.0)
     for name, shape in names.items():
+        if isinstance(shape, dict):  # {"shape": [...], "padding_idx": p}
+            shape = shape["shape"]
         arg = sanitize(name)
         if arg not in w0 or arg not in w1:
             bad.append(f"{name}: not a parameter of the import")

@@ -315,15 +315,18 @@ def MemOpt_EmbeddingBackwardOp : MemOpt_GradOp<"embedding_backward"> {
   let summary = "gradient of embedding: scatter-add rows";
   let description = [{
     Adds the upstream gradient of every looked-up row into a zero table of
-    the result type (`V×D`), so ids that repeat accumulate.
+    the result type (`V×D`), so ids that repeat accumulate; with
+    `padding_idx = p` the positions holding `p` add nothing (row `p` is 0).
 
     ```mlir
     %dt = memopt.embedding_backward %de, %ids
         : (tensor<4x128x768xf32>, tensor<4x128xi64>) -> tensor<50257x768xf32>
     ```
   }];
-  let arguments = (ins MemOpt_FloatTensor:$grad, MemOpt_IndexTensor:$ids);
+  let arguments = (ins MemOpt_FloatTensor:$grad, MemOpt_IndexTensor:$ids,
+                   OptionalAttr<I64Attr>:$padding_idx);
   let results = (outs MemOpt_FloatTensor:$result);
+  let hasVerifier = 1;
 }
 
 def MemOpt_CrossEntropyBackwardOp : MemOpt_GradOp<"cross_entropy_backward"> {

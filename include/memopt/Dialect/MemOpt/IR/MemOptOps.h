@@ -37,6 +37,10 @@ llvm::LogicalResult verifyFiniteFloatAttributes(mlir::Operation *op);
 /// clamp's and clamp_backward's bounds: min <= max where both are given.
 llvm::LogicalResult verifyClampBounds(mlir::Operation *op, mlir::FloatAttr min,
                                       mlir::FloatAttr max);
+/// embedding's and embedding_backward's padding_idx: in [0, vocab).
+llvm::LogicalResult verifyPaddingIdx(mlir::Operation *op,
+                                     std::optional<int64_t> paddingIdx,
+                                     int64_t vocab);
 
 } // namespace detail
 

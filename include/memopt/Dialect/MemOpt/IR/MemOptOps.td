@@ -536,16 +536,20 @@ def MemOpt_EmbeddingOp : MemOpt_ForwardOp<"embedding"> {
   let description = [{
     Gathers row `ids[i…]` of `table` (`V×D`) for every id, giving `ids`'s
     shape followed by `D`, as `torch.nn.functional.embedding`. An id outside
-    `[0, V)` is a runtime error.
+    `[0, V)` is a runtime error. With `padding_idx = p` (`nn.Embedding`'s,
+    in `[0, V)`) row `p` takes no gradient: the positions holding `p` add
+    nothing to it, as PyTorch's backward.
 
     ```mlir
     %e = memopt.embedding %wte, %ids : tensor<50257x768xf32>, tensor<4x128xi64>
     // %e : tensor<4x128x768xf32>
     ```
   }];
-  let arguments = (ins MemOpt_FloatTensor:$table, MemOpt_IndexTensor:$ids);
+  let arguments = (ins MemOpt_FloatTensor:$table, MemOpt_IndexTensor:$ids,
+                   OptionalAttr<I64Attr>:$padding_idx);
   let results = (outs MemOpt_FloatTensor:$result);
   let assemblyFormat = "$table `,` $ids attr-dict `:` type($table) `,` type($ids)";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

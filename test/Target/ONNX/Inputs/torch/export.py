@@ -33,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "..", "..", "bench"))
 import families  # noqa: E402
-from onnx_vs_torch import write_safetensors  # noqa: E402
+from onnx_vs_torch import param_entries, write_safetensors  # noqa: E402
 
 
 def cases():
@@ -64,6 +64,7 @@ def cases():
         "sdpamask": (families.SdpaMask, {"ids": ids, "mask": mask.bool()},
                      torch.randint(0, 3, (2,), generator=g)),
         "padids": (families.PadIds, {"ids": padded}, torch.randint(0, 3, (2,), generator=g)),
+        "pademb": (families.PadEmb, {"ids": padded}, torch.randint(0, 3, (2,), generator=g)),
     }
 
 
@@ -105,7 +106,7 @@ def main():
         write_safetensors(torch, os.path.join(out, f"{name}.batch.safetensors"),
                           {**inputs, "labels": labels})
         with open(os.path.join(out, f"{name}.params.json"), "w") as f:
-            json.dump({n: list(p.shape) for n, p in model.named_parameters()}, f, indent=0)
+            json.dump(param_entries(torch, model), f, indent=0)
             f.write("\n")
         print(name, "loss", loss.item())
 

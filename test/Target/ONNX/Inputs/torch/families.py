@@ -23,6 +23,9 @@ importer's tests (export.py exports them; no test imports torch itself).
 - PadIds: the padding mask computed in the model from the token ids,
   ids != 0 (Equal and Not), combined with ids < 48 (Less, And), as SDPA's
   boolean attn_mask and for masked mean pooling.
+- PadEmb: nn.Embedding(padding_idx=0) whose padded positions reach the loss
+  (a plain mean over every token): PyTorch keeps row 0's gradient zero,
+  which no exporter records (--param-names carries it).
 - MobileNet: MobileNetV2 as torchvision writes it, scaled down: a strided
   stem, inverted residuals (1x1 expansion, 3x3 depthwise, linear 1x1
   projection, a residual where the shape allows), batch norm, nn.ReLU6, a
@@ -245,3 +248,13 @@ class PadIds(nn.Module):
         x = x + s.proj(a.transpose(1, 2).reshape(B, T, D))
         m = keep.unsqueeze(-1).float()
         return s.head((x * m).sum(1) / m.sum(1))
+
+
+class PadEmb(nn.Module):
+    """An embedding with padding_idx=0 and mean pooling over every position,
+    padded ones included."""
+    def __init__(s, V=50, d=16, C=3):
+        super().__init__()
+        s.tok = nn.Embedding(V, d, padding_idx=0); s.mix = nn.Linear(d, d); s.head = nn.Linear(d, C)
+    def forward(s, ids):
+        return s.head(torch.tanh(s.mix(s.tok(ids))).mean(1))
