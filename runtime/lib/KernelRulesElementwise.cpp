@@ -122,14 +122,11 @@ KernelAttrs compare(Rules &r) {
   r.arity(1, 1, 1);
   CompareAttrs a;
   const std::string p = r.string("predicate");
-  const char *names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-  a.predicate = -1;
-  for (int i = 0; i < 6; ++i)
-    if (p == names[i])
-      a.predicate = i;
-  if (a.predicate < 0)
-    r.error("expected 'predicate' one of eq, ne, lt, le, gt, ge, got '", p,
+  std::optional<ComparePredicate> predicate = parseComparePredicate(p);
+  if (!predicate)
+    r.error("expected 'predicate' one of ", kComparePredicateList, ", got '", p,
             "'");
+  a.predicate = *predicate;
   a.value = r.f64("value", std::nullopt);
   r.done();
   const TensorInfo &x = r.in(0);

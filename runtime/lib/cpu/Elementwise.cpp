@@ -289,13 +289,13 @@ void unary(const KernelCall &call) {
 void compare(const KernelCall &call) {
   const TensorRef &x = call.in(0), &y = call.out(0);
   const CompareAttrs &a = call.step.get<CompareAttrs>();
-  const auto p = static_cast<math::ComparePredicate>(a.predicate);
   const auto *src = static_cast<const char *>(x.data);
   const size_t size = dtypeSize(x.dtype);
   float *dst = y.as<float>();
   forElementRanges(y.numElements, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i)
-      dst[i] = math::compare(readElement(src + i * size, x.dtype), p, a.value);
+      dst[i] = math::compare(readElement(src + i * size, x.dtype), a.predicate,
+                             a.value);
   });
 }
 

@@ -442,7 +442,7 @@ template <typename T> void activationBackwardImpl(const KernelCall &call) {
 
 /// compare: any float or index dtype in, f32 0/1 out.
 __global__ void compareKernel(const void *x, DType dtype, float *y, int64_t n,
-                              math::ComparePredicate p, double v) {
+                              ComparePredicate p, double v) {
   MEMOPT_GRID_STRIDE(i, n) {
     y[i] = math::compare(loadDouble(x, dtype, i), p, v);
   }
@@ -455,8 +455,7 @@ void compare(const KernelCall &call) {
   const CompareAttrs &a = call.step.get<CompareAttrs>();
   const int64_t n = y.numElements;
   compareKernel<<<blocksFor(n), kThreads, 0, call.cuda.stream>>>(
-      x.data, x.dtype, static_cast<float *>(y.data), n,
-      static_cast<math::ComparePredicate>(a.predicate), a.value);
+      x.data, x.dtype, static_cast<float *>(y.data), n, a.predicate, a.value);
   checkLaunch("compare");
 }
 

@@ -8,6 +8,7 @@
 
 #include "ShapeChecker.h"
 
+#include "memopt/Contract/ComparePredicate.h"
 #include "memopt/Contract/ElementwiseShapes.h"
 #include "memopt/Contract/SoftmaxShapes.h"
 
@@ -74,12 +75,10 @@ LogicalResult CompareOp::inferReturnTypes(MLIRContext *ctx,
 }
 
 LogicalResult CompareOp::verify() {
-  StringRef p = getPredicate();
-  if (p != "eq" && p != "ne" && p != "lt" && p != "le" && p != "gt" &&
-      p != "ge")
-    return emitOpError() << "expected predicate one of eq, ne, lt, le, gt, "
-                            "ge, got '"
-                         << p << "'";
+  if (!parseComparePredicate(getPredicate().str()))
+    return emitOpError() << "expected predicate one of "
+                         << StringRef(kComparePredicateList) << ", got '"
+                         << getPredicate() << "'";
   return success();
 }
 

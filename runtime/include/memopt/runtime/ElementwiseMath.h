@@ -16,6 +16,7 @@
 #ifndef MEMOPT_RUNTIME_ELEMENTWISEMATH_H
 #define MEMOPT_RUNTIME_ELEMENTWISEMATH_H
 
+#include "memopt/Contract/ComparePredicate.h"
 #include "memopt/runtime/HostDevice.h"
 
 #include <float.h>
@@ -186,9 +187,6 @@ template <typename T> MEMOPT_HD inline T eluGrad(T x, T alpha) {
 template <typename T> MEMOPT_HD inline T eluGradFromOutput(T y, T alpha) {
   return y > T(0) ? T(1) : y + alpha;
 }
-
-/// compare's predicates (memopt.compare).
-enum class ComparePredicate : int { Eq, Ne, Lt, Le, Gt, Ge };
 
 /// 1 where `x predicate v` holds, else 0 (NaN compares unequal to
 /// everything, as IEEE and torch.eq/ne/lt say). `x` is the element in

@@ -12,6 +12,7 @@
 #ifndef MEMOPT_RUNTIME_KERNEL_H
 #define MEMOPT_RUNTIME_KERNEL_H
 
+#include "memopt/Contract/ComparePredicate.h"
 #include "memopt/Contract/ConvShapes.h"
 #include "memopt/Contract/PoolShapes.h"
 
@@ -254,7 +255,7 @@ struct EmbeddingAttrs {
 
 /// compare: x `predicate` value element-wise, 1 or 0 (math::compare).
 struct CompareAttrs {
-  int predicate = 0; // math::ComparePredicate
+  ComparePredicate predicate = ComparePredicate::Eq;
   double value = 0;
 };
 
