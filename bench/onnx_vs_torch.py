@@ -2,7 +2,7 @@
 """Models in through ONNX: PyTorch exports, memopt imports and trains, and the
 first training step is compared with PyTorch's, gradient by gradient.
 
-Usage: bench/onnx_vs_torch.py [--models resnet18,mobilenet_v2,gpt,bert,vit,gptmask,llama,pool,mobilenet,mlp,padenc,sdpamask,padids,pademb]
+Usage: bench/onnx_vs_torch.py [--models resnet18,mobilenet_v2,gpt,bert,vit,gptmask,llama,pool,mobilenet,mlp,padenc,sdpamask,padids,pademb,extrema]
                               [--exporters ts,dyn,dynopt] [--batch B]
                               [--image-size S] [--dtypes f32,f64] [--lr LR]
                               [--build DIR] [--workdir DIR] [--output FILE]
@@ -99,7 +99,7 @@ def log(*args):
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--models", default="resnet18,mobilenet_v2,gpt,bert,vit,gptmask,llama,pool,mobilenet,mlp,padenc,sdpamask,padids,pademb")
+    p.add_argument("--models", default="resnet18,mobilenet_v2,gpt,bert,vit,gptmask,llama,pool,mobilenet,mlp,padenc,sdpamask,padids,pademb,extrema")
     p.add_argument("--exporters", default="ts,dyn,dynopt")
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--image-size", type=int, default=64)
@@ -170,7 +170,7 @@ def gpt_module(torch):
 FAMILIES = {"bert": "bert", "vit": "vit", "gptmask": "gpt", "llama": "llama",
             "pool": "pool", "mobilenet": "mobilenet", "mlp": "mlp", "padenc": "padenc",
             "sdpamask": "sdpamask", "padids": "padids",
-            "pademb": "pademb"}
+            "pademb": "pademb", "extrema": "extrema"}
 IMAGE_MODELS = ("resnet18", "mobilenet_v2")
 
 

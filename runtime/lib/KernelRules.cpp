@@ -64,7 +64,15 @@ KernelAttrs checkStep(KernelKind kind, const json &attrs,
   case KernelKind::Sub:
   case KernelKind::Mul:
   case KernelKind::Div:
+  case KernelKind::Maximum:
+  case KernelKind::Minimum:
+  case KernelKind::MaximumWeight:
     return binary(r);
+  case KernelKind::ReduceMax:
+  case KernelKind::ReduceMin:
+    return reduceExtremum(r);
+  case KernelKind::ReduceExtremumBackward:
+    return reduceExtremumBackward(r);
   case KernelKind::BatchNorm:
     return batchNorm(r);
   case KernelKind::BatchNormInference:

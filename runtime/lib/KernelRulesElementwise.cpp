@@ -9,6 +9,7 @@
 #include "KernelRulesImpl.h"
 
 #include "memopt/Contract/ElementwiseShapes.h"
+#include "memopt/Contract/ExtremumShapes.h"
 #include "memopt/Contract/SoftmaxShapes.h"
 
 namespace memopt::runtime::detail {
@@ -134,6 +135,35 @@ KernelAttrs compare(Rules &r) {
     r.error("expected x of a float or index dtype");
   r.output(0, DType::F32, x.shape);
   return a;
+}
+
+KernelAttrs reduceExtremum(Rules &r) {
+  r.arity(1, 1, 1);
+  r.done();
+  const TensorInfo &x = r.in(0);
+  r.isFloat(x, "x");
+  Shape out;
+  if (shapes::ShapeProblem problem = shapes::reduceExtremumShape(x.shape, out);
+      !problem.empty())
+    r.error(problem);
+  r.output(0, x.dtype, out);
+  return std::monostate{};
+}
+
+/// reduce_extremum_backward(grad, x, extremum) -> dx of x's type.
+KernelAttrs reduceExtremumBackward(Rules &r) {
+  r.arity(3, 3, 1);
+  r.done();
+  const TensorInfo &g = r.in(0), &x = r.in(1), &m = r.in(2);
+  r.isFloat(x, "x");
+  r.sameDType(x, "x", g, "grad");
+  r.sameDType(x, "x", m, "extremum");
+  if (shapes::ShapeProblem problem =
+          shapes::reduceExtremumBackwardShape(g.shape, x.shape, m.shape);
+      !problem.empty())
+    r.error(problem);
+  r.output(0, x.dtype, x.shape);
+  return std::monostate{};
 }
 
 KernelAttrs softmaxBackward(Rules &r) {

@@ -299,6 +299,8 @@ KernelAttrs activationBackward(Rules &r, std::optional<double> alphaDefault);
 /// min <= max.
 KernelAttrs clamp(Rules &r, bool backward);
 KernelAttrs compare(Rules &r);
+KernelAttrs reduceExtremum(Rules &r);
+KernelAttrs reduceExtremumBackward(Rules &r);
 KernelAttrs softmaxBackward(Rules &r);
 
 // attention, attention_backward (KernelRulesAttention.cpp).

@@ -149,6 +149,53 @@ TEST(CompareKernelTest, EveryPredicateOnIdsAndFloats) {
             std::string::npos)
       << message;
 }
+// maximum/minimum propagate NaN and broadcast; maximum_weight gives ties
+// half (torch.maximum's gradient rule).
+TEST(ExtremumKernelTest, MaximumMinimumAndTheirWeight) {
+  for (DType dtype : {DType::F32, DType::F64, DType::F16}) {
+    HostTensor a{dtype, {2, 3}, {1, 2, NAN, -1, 5, 0}};
+    HostTensor b{dtype, {3}, {2, 2, 0}};
+    auto mx = runOp1("maximum", {}, {a, b}, {dtype, {2, 3}});
+    auto mn = runOp1("minimum", {}, {a, b}, {dtype, {2, 3}});
+    auto w = runOp1("maximum_weight", {}, {a, b}, {dtype, {2, 3}});
+    EXPECT_EQ(mx[0], 2);
+    EXPECT_EQ(mx[1], 2);
+    EXPECT_TRUE(std::isnan(mx[2]));
+    EXPECT_EQ(mx[3], 2);
+    EXPECT_EQ(mx[4], 5);
+    EXPECT_EQ(mx[5], 0);
+    EXPECT_EQ(mn[0], 1);
+    EXPECT_TRUE(std::isnan(mn[2]));
+    EXPECT_EQ(mn[4], 2);
+    EXPECT_EQ(w, (std::vector<double>{0, 0.5, 1, 0, 1, 0.5}));
+  }
+}
+
+// reduce_max/min over the last axis; the backward splits a row's gradient
+// evenly over its ties (torch.amax's rule), a NaN row's over its NaNs.
+TEST(ExtremumKernelTest, ReduceAndTiesSplitEvenly) {
+  HostTensor x{DType::F32, {3, 4}, {1, 3, 3, 0, -2, -2, -2, 5, 1, NAN, 2, NAN}};
+  auto mx = runOp1("reduce_max", {}, {x}, {DType::F32, {3, 1}});
+  auto mn = runOp1("reduce_min", {}, {x}, {DType::F32, {3, 1}});
+  EXPECT_EQ(mx[0], 3);
+  EXPECT_EQ(mx[1], 5);
+  EXPECT_TRUE(std::isnan(mx[2]));
+  EXPECT_EQ(mn[0], 0);
+  EXPECT_EQ(mn[1], -2);
+  HostTensor g{DType::F32, {3, 1}, {1, 3, 4}};
+  HostTensor m{DType::F32, {3, 1}, {3, -2, NAN}};
+  auto dx =
+      runOp1("reduce_extremum_backward", {}, {g, x, m}, {DType::F32, {3, 4}});
+  EXPECT_EQ(dx, (std::vector<double>{0, 0.5, 0.5, 0, 1, 1, 1, 0, 0, 2, 0, 2}));
+  std::string message = errorOf([&] {
+    runOp1("reduce_extremum_backward", {}, {g, x, x}, {DType::F32, {3, 4}});
+  });
+  EXPECT_NE(message.find("expected grad and extremum of shape 3x1 (x's 3x4 "
+                         "reduced), got 3x1 and 3x4"),
+            std::string::npos)
+      << message;
+}
+
 // A null float attribute (what a JSON writer makes of NaN) is an error, not
 // the default: the user's value must never be silently replaced.
 TEST(ActivationKernelTest, NullAlphaIsAnErrorNotTheDefault) {

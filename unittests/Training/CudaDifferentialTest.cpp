@@ -123,7 +123,8 @@ func.func @llama(%x: tensor<2x70x16xf32>, %g: tensor<16xf32> {memopt.param},
 /// SDPA's boolean attn_mask: a key bias from the data that masks every key
 /// of the second sequence with -inf, through the safe softmax (fully masked
 /// rows 0) and the safe fused attention (its -inf log-sum-exp read as
-/// probabilities 0 by the backward kernels); then a comparison as a mask.
+/// probabilities 0 by the backward kernels); then a comparison as a mask,
+/// and maximum, minimum, reduce_max and reduce_min.
 const char *kSafeMasks = R"mlir(
 func.func @safe(%q: tensor<2x2x6x4xf32> {memopt.param}, %kb: tensor<2x6xf32>,
                 %t: tensor<2x2x6x4xf32>) -> tensor<f32> {
@@ -143,7 +144,13 @@ func.func @safe(%q: tensor<2x2x6x4xf32> {memopt.param}, %kb: tensor<2x6xf32>,
   %y = memopt.matmul %ps, %q : tensor<2x2x6x6xf32>, tensor<2x2x6x4xf32>
   %pos = memopt.compare %y {predicate = "gt", value = 0.0 : f64} : tensor<2x2x6x4xf32>
   %yp = memopt.mul %y, %pos : tensor<2x2x6x4xf32>, tensor<2x2x6x4xf32>
-  %loss = memopt.mse_loss %yp, %t : tensor<2x2x6x4xf32>
+  %hi = memopt.maximum %yp, %q : tensor<2x2x6x4xf32>, tensor<2x2x6x4xf32>
+  %lo = memopt.minimum %yp, %q : tensor<2x2x6x4xf32>, tensor<2x2x6x4xf32>
+  %rmax = memopt.reduce_max %hi : tensor<2x2x6x4xf32>
+  %rmin = memopt.reduce_min %lo : tensor<2x2x6x4xf32>
+  %r = memopt.sub %rmax, %rmin : tensor<2x2x6x1xf32>, tensor<2x2x6x1xf32>
+  %yr = memopt.add %yp, %r : tensor<2x2x6x4xf32>, tensor<2x2x6x1xf32>
+  %loss = memopt.mse_loss %yr, %t : tensor<2x2x6x4xf32>
   return %loss : tensor<f32>
 }
 )mlir";

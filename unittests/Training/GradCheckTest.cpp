@@ -163,6 +163,24 @@ std::vector<GradCase> &cases() {
           "  %sl = memopt.add %s, %l : tensor<3x4xf64>, tensor<3x4xf64>\n"
           "  %y = memopt.add %sl, %e : tensor<3x4xf64>, tensor<3x4xf64>",
           "tensor<3x4xf64>"));
+  // maximum and minimum with broadcasting (random inputs: no ties), and
+  // reduce_max/min rows of the result.
+  add("maximum_minimum_broadcast",
+      withMseLoss(p("a", "tensor<3x4xf64>") + ", " + p("b", "tensor<4xf64>"),
+                  "  %mx = memopt.maximum %a, %b : tensor<3x4xf64>, "
+                  "tensor<4xf64>\n"
+                  "  %mn = memopt.minimum %b, %a : tensor<4xf64>, "
+                  "tensor<3x4xf64>\n"
+                  "  %y = memopt.mul %mx, %mn : tensor<3x4xf64>, "
+                  "tensor<3x4xf64>",
+                  "tensor<3x4xf64>"));
+  add("reduce_max_min",
+      withMseLoss(p("x", "tensor<2x3x5xf64>"),
+                  "  %mx = memopt.reduce_max %x : tensor<2x3x5xf64>\n"
+                  "  %mn = memopt.reduce_min %x : tensor<2x3x5xf64>\n"
+                  "  %y = memopt.sub %mx, %mn : tensor<2x3x1xf64>, "
+                  "tensor<2x3x1xf64>",
+                  "tensor<2x3x1xf64>"));
   add("rms_norm_two_dims",
       withMseLoss(p("x", "tensor<2x3x4xf64>") + ", " +
                       p("g", "tensor<3x4xf64>"),

@@ -264,6 +264,10 @@ private:
   LogicalResult convertConstant(const onnx::NodeProto &node, Location loc);
   LogicalResult convertCast(const onnx::NodeProto &node, Location loc);
   LogicalResult convertReduceMean(const onnx::NodeProto &node, Location loc);
+  /// Max and Min of computed tensors; ReduceMax and ReduceMin.
+  LogicalResult convertExtremum(const onnx::NodeProto &node, Location loc);
+  LogicalResult convertReduceExtremum(const onnx::NodeProto &node,
+                                      Location loc);
   /// Neg, Reciprocal, Pow, Expand, Tile, Where, SplitToSequence,
   /// SequenceAt, CastLike (and the other foldable ops) on computed tensors.
   LogicalResult convertMath(const onnx::NodeProto &node, Location loc);

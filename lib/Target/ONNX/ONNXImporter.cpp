@@ -102,7 +102,9 @@ const std::set<std::string> &supportedOps() {
       "Pow",
       "Range",
       "Reciprocal",
+      "ReduceMax",
       "ReduceMean",
+      "ReduceMin",
       "ReduceSum",
       "Relu",
       "Reshape",
@@ -133,7 +135,8 @@ const std::set<std::string> &supportedOps() {
 /// scales. An initializer read only here is folded, never an argument.
 bool isConstantSlot(StringRef opType, int index) {
   if (opType == "Reshape" || opType == "Unsqueeze" || opType == "Squeeze" ||
-      opType == "Split" || opType == "ReduceMean" || opType == "ReduceSum")
+      opType == "Split" || opType == "ReduceMean" || opType == "ReduceSum" ||
+      opType == "ReduceMax" || opType == "ReduceMin")
     return index == 1;
   if (opType == "Slice")
     return index >= 1;

@@ -591,6 +591,8 @@ LogicalResult Importer::convertMath(const onnx::NodeProto &node, Location loc) {
     return convertCompare(node, loc);
   if (type == "And" || type == "Or" || type == "Xor")
     return convertLogical(node, loc);
+  if (type == "Max" || type == "Min")
+    return convertExtremum(node, loc);
   if (type == "IsNaN")
     return emitError(loc) << "IsNaN: on a computed tensor only as SDPA's "
                              "guard Where(IsNaN(P), 0, P) of a Softmax's "

@@ -167,6 +167,8 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
     return convertPool(node, loc);
   if (type == "ReduceMean" || type == "ReduceSum")
     return convertReduceMean(node, loc);
+  if (type == "ReduceMax" || type == "ReduceMin")
+    return convertReduceExtremum(node, loc);
   if (type == "Flatten" || type == "Reshape" || type == "Squeeze" ||
       type == "Unsqueeze" || type == "Shape" || type == "Transpose")
     return convertShapeOp(node, loc);

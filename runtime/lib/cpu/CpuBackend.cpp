@@ -69,7 +69,15 @@ KernelEntry lookup(KernelKind kind) {
   case KernelKind::Sub:
   case KernelKind::Mul:
   case KernelKind::Div:
+  case KernelKind::Maximum:
+  case KernelKind::Minimum:
+  case KernelKind::MaximumWeight:
     return {cpu::binary, true};
+  case KernelKind::ReduceMax:
+  case KernelKind::ReduceMin:
+    return {cpu::reduceExtremum, true};
+  case KernelKind::ReduceExtremumBackward:
+    return {cpu::reduceExtremumBackward, true};
   case KernelKind::BatchNorm:
     return {cpu::batchNorm, true};
   case KernelKind::BatchNormInference:

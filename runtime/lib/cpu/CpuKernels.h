@@ -137,6 +137,8 @@ void mseLossBackward(const KernelCall &call);
 
 // Reduce.cpp
 void sumTo(const KernelCall &call);
+void reduceExtremum(const KernelCall &call);
+void reduceExtremumBackward(const KernelCall &call);
 void upsampleNearest2dBackward(const KernelCall &call);
 void embeddingBackward(const KernelCall &call);
 

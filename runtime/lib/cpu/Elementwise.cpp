@@ -176,6 +176,12 @@ template <typename T> void binaryImpl(const KernelCall &call) {
     return broadcastBinary<T>(a, b, y, [](T u, T v) { return u * v; });
   case KernelKind::Div:
     return broadcastBinary<T>(a, b, y, [](T u, T v) { return u / v; });
+  case KernelKind::Maximum:
+    return broadcastBinary<T>(a, b, y, math::maximum<T>);
+  case KernelKind::Minimum:
+    return broadcastBinary<T>(a, b, y, math::minimum<T>);
+  case KernelKind::MaximumWeight:
+    return broadcastBinary<T>(a, b, y, math::maximumWeight<T>);
   default:
     throw Error(ErrorCode::Internal, "binary kernel called for another kernel");
   }

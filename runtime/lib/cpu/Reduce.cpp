@@ -6,12 +6,17 @@
 // embedding_backward (rows scatter-added by id, so repeated ids
 // accumulate). sum_to and the block sums accumulate in double; the
 // embedding table, possibly far larger than the gradient, accumulates in
-// the compute type, as in PyTorch.
+// the compute type, as in PyTorch. reduce_max and reduce_min take each
+// row's extremum; their backward spreads a row's gradient evenly over the
+// elements equal to it (torch.amax's rule).
 //
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
 #include "Indexing.h"
+#include "ParallelFor.h"
+
+#include "memopt/runtime/ElementwiseMath.h"
 
 #include <algorithm>
 
@@ -99,7 +104,63 @@ template <typename T> void embeddingBackwardImpl(const KernelCall &call) {
   }
 }
 
+/// Rows of the last dimension: `rows` of `n` elements.
+void rowsOf(const TensorRef &x, int64_t &rows, int64_t &n) {
+  n = x.shape->back();
+  rows = n ? x.numElements / n : 0;
+}
+
+template <typename T> void reduceExtremumImpl(const KernelCall &call) {
+  const TensorRef &x = call.in(0), &y = call.out(0);
+  const bool max = call.step.kernel == KernelKind::ReduceMax;
+  const T *px = x.as<const T>();
+  T *py = y.as<T>();
+  int64_t rows, n;
+  rowsOf(x, rows, n);
+  parallelRange(rows, n, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T *row = px + r * n;
+      T m = row[0];
+      for (int64_t i = 1; i < n; ++i)
+        m = max ? math::maximum(m, row[i]) : math::minimum(m, row[i]);
+      py[r] = m;
+    }
+  });
+}
+
+template <typename T> void reduceExtremumBackwardImpl(const KernelCall &call) {
+  const TensorRef &g = call.in(0), &x = call.in(1), &m = call.in(2),
+                  &dx = call.out(0);
+  const T *pg = g.as<const T>(), *px = x.as<const T>(), *pm = m.as<const T>();
+  T *out = dx.as<T>();
+  int64_t rows, n;
+  rowsOf(x, rows, n);
+  parallelRange(rows, n, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T *row = px + r * n;
+      int64_t count = 0;
+      for (int64_t i = 0; i < n; ++i)
+        count += math::isExtremum(row[i], pm[r]);
+      // grad / count, as torch.amax's backward divides.
+      const T share = count ? pg[r] / static_cast<T>(count) : T(0);
+      for (int64_t i = 0; i < n; ++i)
+        out[r * n + i] = math::isExtremum(row[i], pm[r]) ? share : T(0);
+    }
+  });
+}
+
 } // namespace
+
+void reduceExtremum(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype,
+                [&](auto tag) { reduceExtremumImpl<decltype(tag)>(call); });
+}
+
+void reduceExtremumBackward(const KernelCall &call) {
+  dispatchFloat(call.out(0).dtype, [&](auto tag) {
+    reduceExtremumBackwardImpl<decltype(tag)>(call);
+  });
+}
 
 void sumTo(const KernelCall &call) {
   dispatchFloat(call.out(0).dtype,

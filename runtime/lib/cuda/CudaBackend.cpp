@@ -128,7 +128,15 @@ KernelFn lookup(KernelKind kind) {
   case KernelKind::Sub:
   case KernelKind::Mul:
   case KernelKind::Div:
+  case KernelKind::Maximum:
+  case KernelKind::Minimum:
+  case KernelKind::MaximumWeight:
     return cuda::binary;
+  case KernelKind::ReduceMax:
+  case KernelKind::ReduceMin:
+    return cuda::reduceExtremum;
+  case KernelKind::ReduceExtremumBackward:
+    return cuda::reduceExtremumBackward;
   case KernelKind::BatchNorm:
     return cuda::batchNorm;
   case KernelKind::BatchNormInference:

@@ -131,6 +131,8 @@ void embeddingBackward(const KernelCall &call);
 
 // Reduce.cu: sum_to, global average pooling, softmax, the losses.
 void sumTo(const KernelCall &call);
+void reduceExtremum(const KernelCall &call);
+void reduceExtremumBackward(const KernelCall &call);
 void globalAvgPool2D(const KernelCall &call);
 void globalAvgPool2DBackward(const KernelCall &call);
 void softmax(const KernelCall &call);

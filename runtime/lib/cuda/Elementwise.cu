@@ -167,6 +167,21 @@ struct DivOp {
     return u / v;
   }
 };
+struct MaximumOp {
+  template <typename T> __device__ T operator()(T u, T v) const {
+    return math::maximum(u, v);
+  }
+};
+struct MinimumOp {
+  template <typename T> __device__ T operator()(T u, T v) const {
+    return math::minimum(u, v);
+  }
+};
+struct MaximumWeightOp {
+  template <typename T> __device__ T operator()(T u, T v) const {
+    return math::maximumWeight(u, v);
+  }
+};
 
 /// How the operands of a binary op line up with the output.
 enum class BroadcastMode {
@@ -259,6 +274,12 @@ template <typename T> void binaryImpl(const KernelCall &call) {
     return launchBinary<T>(call, MulOp{}, "mul");
   case KernelKind::Div:
     return launchBinary<T>(call, DivOp{}, "div");
+  case KernelKind::Maximum:
+    return launchBinary<T>(call, MaximumOp{}, "maximum");
+  case KernelKind::Minimum:
+    return launchBinary<T>(call, MinimumOp{}, "minimum");
+  case KernelKind::MaximumWeight:
+    return launchBinary<T>(call, MaximumWeightOp{}, "maximum_weight");
   default:
     throw Error(ErrorCode::Internal, "binary kernel called for another kernel");
   }

@@ -11,6 +11,7 @@
 //  * sum_to: one thread per output element summing its preimage in the
 //    CPU's order, or, when there are few outputs with large preimages, one
 //    block per output element.
+//  * reduce_max/min and their backward: one warp per row of the last axis.
 //  * softmax, softmax_backward, cross_entropy(_backward): one warp per row
 //    when the reduced axis is the last one, else one thread per row. Every
 //    row is reduced before any of its elements is written, so they run in
@@ -165,6 +166,58 @@ __global__ void globalAvgPoolBackwardKernel(const void *dy, void *dx,
   MEMOPT_GRID_STRIDE(i, n) {
     storeDouble(dx, dtype, i,
                 loadDouble(dy, dtype, i / size) / static_cast<double>(size));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// reduce_max, reduce_min and their backward
+//===----------------------------------------------------------------------===//
+
+/// One warp per row of `n`: the row's maximum (or minimum), a NaN
+/// propagated as on the CPU (the extremum is exact in any order).
+template <typename C>
+__global__ void reduceExtremumKernel(const void *x, void *y, DType dtype,
+                                     int64_t rows, int64_t n, bool max) {
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = int64_t(gridDim.x) * kRowWarps;
+  for (int64_t r = int64_t(blockIdx.x) * kRowWarps + (threadIdx.x >> 5);
+       r < rows; r += warps) {
+    C m = loadAs<C>(x, dtype, r * n);
+    for (int64_t i = lane; i < n; i += 32) {
+      const C v = loadAs<C>(x, dtype, r * n + i);
+      m = max ? math::maximum(m, v) : math::minimum(m, v);
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+      const C other = __shfl_xor_sync(kFullMask, m, o);
+      m = max ? math::maximum(m, other) : math::minimum(m, other);
+    }
+    if (lane == 0)
+      storeAs(y, dtype, r, m);
+  }
+}
+
+/// One warp per row: the row's gradient over the count of its elements
+/// equal to the extremum, there; 0 elsewhere.
+template <typename C>
+__global__ void
+reduceExtremumBackwardKernel(const void *g, const void *x, const void *m,
+                             void *dx, DType dtype, int64_t rows, int64_t n) {
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = int64_t(gridDim.x) * kRowWarps;
+  for (int64_t r = int64_t(blockIdx.x) * kRowWarps + (threadIdx.x >> 5);
+       r < rows; r += warps) {
+    const C e = loadAs<C>(m, dtype, r);
+    long long count = 0;
+    for (int64_t i = lane; i < n; i += 32)
+      count += math::isExtremum(loadAs<C>(x, dtype, r * n + i), e);
+    count = warpSum(count);
+    const C share = count ? loadAs<C>(g, dtype, r) / static_cast<C>(count)
+                          : static_cast<C>(0);
+    for (int64_t i = lane; i < n; i += 32)
+      storeAs(dx, dtype, r * n + i,
+              math::isExtremum(loadAs<C>(x, dtype, r * n + i), e)
+                  ? share
+                  : static_cast<C>(0));
   }
 }
 
@@ -505,6 +558,34 @@ void globalAvgPool2DBackward(const KernelCall &call) {
                                 call.cuda.stream>>>(
       dy.data, dx.data, dx.dtype, dx.dim(2) * dx.dim(3), dx.numElements);
   checkLaunch("global_avg_pool2d_backward");
+}
+
+void reduceExtremum(const KernelCall &call) {
+  const TensorRef &x = call.in(0), &y = call.out(0);
+  const int64_t n = x.shape->back(), rows = n ? x.numElements / n : 0;
+  const bool max = call.step.kernel == KernelKind::ReduceMax;
+  if (rows == 0)
+    return;
+  dispatchCompute(call, [&](auto tag) {
+    reduceExtremumKernel<decltype(tag)>
+        <<<blocksForRows(rows), kThreads, 0, call.cuda.stream>>>(
+            x.data, y.data, y.dtype, rows, n, max);
+  });
+  checkLaunch(max ? "reduce_max" : "reduce_min");
+}
+
+void reduceExtremumBackward(const KernelCall &call) {
+  const TensorRef &g = call.in(0), &x = call.in(1), &m = call.in(2),
+                  &dx = call.out(0);
+  const int64_t n = x.shape->back(), rows = n ? x.numElements / n : 0;
+  if (rows == 0)
+    return;
+  dispatchCompute(call, [&](auto tag) {
+    reduceExtremumBackwardKernel<decltype(tag)>
+        <<<blocksForRows(rows), kThreads, 0, call.cuda.stream>>>(
+            g.data, x.data, m.data, dx.data, dx.dtype, rows, n);
+  });
+  checkLaunch("reduce_extremum_backward");
 }
 
 void softmax(const KernelCall &call) {

@@ -275,3 +275,35 @@ func.func @compare_bool(%x: tensor<4xi1>) -> tensor<4xf32> {
   %0 = memopt.compare %x {predicate = "eq", value = 0.0 : f64} : tensor<4xi1>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @maximum_no_broadcast(%a: tensor<2x3xf32>, %b: tensor<2xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'memopt.maximum' op operand shapes 2x3 and 2 do not broadcast}}
+  %0 = memopt.maximum %a, %b : tensor<2x3xf32>, tensor<2xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @reduce_max_scalar(%x: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{'memopt.reduce_max' op expected x of rank at least 1, got a scalar}}
+  %0 = memopt.reduce_max %x : tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @maximum_weight_shape(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'memopt.maximum_weight' op expected result shape 2x3, got 3}}
+  %0 = memopt.maximum_weight %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @reduce_extremum_backward_shape(%g: tensor<2x1xf32>, %x: tensor<2x3xf32>, %m: tensor<3x1xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'memopt.reduce_extremum_backward' op expected grad and extremum of shape 2x1 (x's 2x3 reduced), got 2x1 and 3x1}}
+  %0 = memopt.reduce_extremum_backward %g, %x, %m : (tensor<2x1xf32>, tensor<2x3xf32>, tensor<3x1xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

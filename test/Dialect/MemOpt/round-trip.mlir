@@ -467,6 +467,23 @@ func.func @compare(%ids: tensor<2x8xi64>, %x: tensor<4xf16>) -> (tensor<2x8xf32>
   return %0, %1 : tensor<2x8xf32>, tensor<4xf32>
 }
 
+// CHECK-LABEL: func.func @extrema(
+// CHECK-NEXT: %0 = memopt.maximum %arg0, %arg1 : tensor<2x3xf32>, tensor<3xf32>{{$}}
+// CHECK-NEXT: %1 = memopt.minimum %0, %arg0 : tensor<2x3xf32>, tensor<2x3xf32>{{$}}
+// CHECK-NEXT: %2 = memopt.reduce_max %1 : tensor<2x3xf32>{{$}}
+// CHECK-NEXT: %3 = memopt.reduce_min %arg0 : tensor<2x3xf32>{{$}}
+// CHECK-NEXT: %4 = memopt.maximum_weight %arg0, %arg1 : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>{{$}}
+// CHECK-NEXT: %5 = memopt.reduce_extremum_backward %2, %arg0, %3 : (tensor<2x1xf32>, tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>{{$}}
+func.func @extrema(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %0 = memopt.maximum %a, %b : tensor<2x3xf32>, tensor<3xf32>
+  %1 = memopt.minimum %0, %a : tensor<2x3xf32>, tensor<2x3xf32>
+  %2 = memopt.reduce_max %1 : tensor<2x3xf32>
+  %3 = memopt.reduce_min %a : tensor<2x3xf32>
+  %4 = memopt.maximum_weight %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %5 = memopt.reduce_extremum_backward %2, %a, %3 : (tensor<2x1xf32>, tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+  return %4, %5 : tensor<2x3xf32>, tensor<2x3xf32>
+}
+
 // CHECK-LABEL: func.func @padded_embedding(
 // CHECK-NEXT: %0 = memopt.embedding %arg0, %arg1 {padding_idx = 0 : i64} : tensor<10x4xf32>, tensor<2x3xi64>{{$}}
 func.func @padded_embedding(%t: tensor<10x4xf32>, %ids: tensor<2x3xi64>) -> tensor<2x3x4xf32> {

@@ -303,6 +303,81 @@ LogicalResult DivOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
 // Normalisation
 //===----------------------------------------------------------------------===//
 
+/// maximum and minimum: lhs takes `grad · w` and rhs `grad − grad · w`, w
+/// being 1, ½ or 0 as lhs wins, ties or loses (torch.maximum's rule; for
+/// minimum, lhs wins where rhs is the larger). The same weight for both
+/// sides keeps their shares summing to `grad` exactly.
+template <typename OpTy>
+static LogicalResult
+buildExtremumGradients(OpTy op, OpBuilder &b, ArrayRef<Value> dys,
+                       ArrayRef<bool> needed, Grads &grads, bool minimum) {
+  resizeGrads(op, grads);
+  if (!needed[0] && !needed[1])
+    return success();
+  Location loc = op.getLoc();
+  Value lhs = op.getLhs(), rhs = op.getRhs();
+  Value w = MaximumWeightOp::create(b, loc, op.getType(), minimum ? rhs : lhs,
+                                    minimum ? lhs : rhs);
+  Value share = MulOp::create(b, loc, dys[0], w);
+  if (needed[0])
+    grads[0] = sumTo(b, loc, share, lhs.getType());
+  if (needed[1])
+    grads[1] =
+        sumTo(b, loc, SubOp::create(b, loc, dys[0], share), rhs.getType());
+  return success();
+}
+
+SmallVector<Value> MaximumOp::getSavedForBackward() {
+  return {getLhs(), getRhs()};
+}
+
+LogicalResult MaximumOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                        ArrayRef<bool> needed, Grads &grads) {
+  return buildExtremumGradients(*this, b, dys, needed, grads,
+                                /*minimum=*/false);
+}
+
+SmallVector<Value> MinimumOp::getSavedForBackward() {
+  return {getLhs(), getRhs()};
+}
+
+LogicalResult MinimumOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                        ArrayRef<bool> needed, Grads &grads) {
+  return buildExtremumGradients(*this, b, dys, needed, grads,
+                                /*minimum=*/true);
+}
+
+/// reduce_max and reduce_min: grad split evenly among the row's elements
+/// equal to the result (torch.amax's and amin's rule).
+template <typename OpTy>
+static LogicalResult
+buildReduceExtremumGradients(OpTy op, OpBuilder &b, ArrayRef<Value> dys,
+                             ArrayRef<bool> needed, Grads &grads) {
+  resizeGrads(op, grads);
+  if (needed[0])
+    grads[0] = ReduceExtremumBackwardOp::create(
+        b, op.getLoc(), op.getX().getType(), dys[0], op.getX(), op.getResult());
+  return success();
+}
+
+SmallVector<Value> ReduceMaxOp::getSavedForBackward() {
+  return {getX(), getResult()};
+}
+
+LogicalResult ReduceMaxOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                          ArrayRef<bool> needed, Grads &grads) {
+  return buildReduceExtremumGradients(*this, b, dys, needed, grads);
+}
+
+SmallVector<Value> ReduceMinOp::getSavedForBackward() {
+  return {getX(), getResult()};
+}
+
+LogicalResult ReduceMinOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
+                                          ArrayRef<bool> needed, Grads &grads) {
+  return buildReduceExtremumGradients(*this, b, dys, needed, grads);
+}
+
 SmallVector<Value> BatchNormOp::getSavedForBackward() {
   return {getX(), getGamma()};
 }

@@ -114,6 +114,8 @@ MEMOPT_BROADCAST(AddOp)
 MEMOPT_BROADCAST(SubOp)
 MEMOPT_BROADCAST(MulOp)
 MEMOPT_BROADCAST(DivOp)
+MEMOPT_BROADCAST(MaximumOp)
+MEMOPT_BROADCAST(MinimumOp)
 #undef MEMOPT_BROADCAST
 
 //===----------------------------------------------------------------------===//

@@ -216,6 +216,24 @@ MEMOPT_HD inline float compare(double x, ComparePredicate p, double v) {
   return r ? 1.0f : 0.0f;
 }
 
+/// torch.maximum and torch.minimum: a NaN on either side is NaN.
+template <typename T> MEMOPT_HD inline T maximum(T a, T b) {
+  return a != a ? a : (b != b ? b : (a > b ? a : b));
+}
+template <typename T> MEMOPT_HD inline T minimum(T a, T b) {
+  return a != a ? a : (b != b ? b : (a < b ? a : b));
+}
+/// d maximum(a, b) / d a: 1 where a > b, 1/2 where equal, 0 where a < b
+/// (torch.maximum's rule); 1 where either is NaN.
+template <typename T> MEMOPT_HD inline T maximumWeight(T a, T b) {
+  return a < b ? T(0) : (a == b ? T(0.5) : T(1));
+}
+/// Whether `x` is the row's extremum `m` as reduce_extremum_backward counts
+/// it: equal, or both NaN.
+template <typename T> MEMOPT_HD inline bool isExtremum(T x, T m) {
+  return x == m || (x != x && m != m);
+}
+
 /// min(max(x, lo), hi), NaN passed through (torch.clamp; F.hardtanh, and
 /// F.relu6 as [0, 6]). lo <= hi; an absent bound is an infinity.
 template <typename T> MEMOPT_HD inline T clamp(T x, T lo, T hi) {

@@ -232,6 +232,41 @@ def MemOpt_MaxPool2DBackwardOp : MemOpt_GradOp<"max_pool2d_backward"> {
   let results = (outs MemOpt_FloatTensor:$result);
 }
 
+def MemOpt_MaximumWeightOp : MemOpt_GradOp<"maximum_weight"> {
+  let summary = "the share of maximum's gradient its first operand takes";
+  let description = [{
+    1 where `lhs > rhs`, ½ where they are equal, 0 where `lhs < rhs`, with
+    NumPy broadcasting: the derivative of `maximum(lhs, rhs)` by `lhs`
+    (`torch.maximum`'s rule). `rhs` takes `1 − weight`; `minimum(a, b)`'s
+    gradient is `maximum_weight(b, a)` for `a`. A NaN on either side gives 1.
+
+    ```mlir
+    %w = memopt.maximum_weight %a, %b : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$lhs, MemOpt_FloatTensor:$rhs);
+  let results = (outs MemOpt_FloatTensor:$result);
+}
+
+def MemOpt_ReduceExtremumBackwardOp
+    : MemOpt_GradOp<"reduce_extremum_backward"> {
+  let summary = "gradient of reduce_max and reduce_min";
+  let description = [{
+    Spreads each row's upstream gradient (`grad`, `…×1`) evenly over the
+    elements of `x` (`…×n`) equal to the forward result `extremum` (`…×1`):
+    the row's maximum or minimum (where it is NaN, the row's NaNs).
+    The others get 0 (`torch.amax`'s and `torch.amin`'s rule).
+
+    ```mlir
+    %dx = memopt.reduce_extremum_backward %dm, %x, %m
+        : (tensor<8x128x1xf32>, tensor<8x128x64xf32>, tensor<8x128x1xf32>) -> tensor<8x128x64xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$grad, MemOpt_FloatTensor:$x,
+                   MemOpt_FloatTensor:$extremum);
+  let results = (outs MemOpt_FloatTensor:$result);
+}
+
 def MemOpt_AvgPool2DBackwardOp : MemOpt_GradOp<"avg_pool2d_backward"> {
   let summary = "gradient of average pooling";
   let description = [{

@@ -208,6 +208,48 @@ def MemOpt_MulOp : MemOpt_BinaryOp<"mul", "product">;
 def MemOpt_DivOp : MemOpt_BinaryOp<"div", "quotient", " (`lhs / rhs`)", [{
     Division follows IEEE 754 like `torch.div`: a zero divisor gives ±inf, or
     NaN for `0 / 0`.}]>;
+def MemOpt_MaximumOp : MemOpt_BinaryOp<"maximum", "maximum",
+    " (`torch.maximum`)", [{
+    A NaN in either operand gives NaN. The gradient is `torch.maximum`'s:
+    all of `grad` to the larger operand, half to each where they are equal.}]>;
+def MemOpt_MinimumOp : MemOpt_BinaryOp<"minimum", "minimum",
+    " (`torch.minimum`)", [{
+    A NaN in either operand gives NaN. The gradient is `torch.minimum`'s:
+    all of `grad` to the smaller operand, half to each where they are
+    equal.}]>;
+
+//===----------------------------------------------------------------------===//
+// Reductions to the largest or smallest element
+//===----------------------------------------------------------------------===//
+
+class MemOpt_ReduceExtremumOp<string mnemonic, string what, string torch>
+    : MemOpt_ForwardOp<mnemonic> {
+  let summary = "the " # what # " along the last dimension";
+  let description = [{
+    The }] # what # [{ of each row along the last dimension of `x`, kept as
+    a dimension of size 1 (`torch.}] # torch # [{(x, dim=-1, keepdim=True)`).
+    A NaN in a row gives NaN. The gradient is `torch.}] # torch # [{`'s:
+    `grad` split evenly among the elements equal to the result (`x.}] #
+    !if(!eq(torch, "amax"), "max", "min") # [{()` splits the same way;
+    `x.}] # !if(!eq(torch, "amax"), "max", "min") # [{(dim).values` gives it
+    all to one of them, which differs only where a row ties). Reductions over
+    other or several dimensions move them last with `transpose` and flatten
+    them with `reshape` first.
+
+    ```mlir
+    %m = memopt.}] # mnemonic # [{ %x : tensor<8x128x64xf32>
+    // %m : tensor<8x128x1xf32>
+    ```
+  }];
+  let arguments = (ins MemOpt_FloatTensor:$x);
+  let results = (outs MemOpt_FloatTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+}
+
+def MemOpt_ReduceMaxOp
+    : MemOpt_ReduceExtremumOp<"reduce_max", "largest element", "amax">;
+def MemOpt_ReduceMinOp
+    : MemOpt_ReduceExtremumOp<"reduce_min", "smallest element", "amin">;
 
 //===----------------------------------------------------------------------===//
 // Normalisation

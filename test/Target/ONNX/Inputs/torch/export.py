@@ -65,6 +65,8 @@ def cases():
                      torch.randint(0, 3, (2,), generator=g)),
         "padids": (families.PadIds, {"ids": padded}, torch.randint(0, 3, (2,), generator=g)),
         "pademb": (families.PadEmb, {"ids": padded}, torch.randint(0, 3, (2,), generator=g)),
+        "extrema": (families.Extrema, {"x": torch.randn(2, 3, 8, 8, generator=g)},
+                    torch.randint(0, 10, (2,), generator=g)),
     }
 
 

@@ -258,3 +258,21 @@ class PadEmb(nn.Module):
         s.tok = nn.Embedding(V, d, padding_idx=0); s.mix = nn.Linear(d, d); s.head = nn.Linear(d, C)
     def forward(s, ids):
         return s.head(torch.tanh(s.mix(s.tok(ids))).mean(1))
+
+
+class Extrema(nn.Module):
+    """Max and min of computed tensors: global max pooling (amax over H and
+    W), x.max(dim).values and min(dim).values, torch.maximum and minimum of
+    two branches, x.max() of the whole tensor, and a row maximum subtracted
+    as a stable log-sum-exp does."""
+    def __init__(s, C=10):
+        super().__init__()
+        s.conv = nn.Conv2d(3, 8, 3, padding=1); s.a = nn.Linear(8, 16); s.b = nn.Linear(8, 16)
+        s.head = nn.Linear(16, C)
+    def forward(s, x):
+        f = s.conv(x)
+        g = f.amax(dim=(2, 3))
+        h = f.max(dim=3).values.min(dim=2).values
+        u = torch.maximum(s.a(g), s.b(h)) + torch.minimum(s.a(h), s.b(g))
+        z = u - u.amax(-1, keepdim=True) + 0.1 * f.max()
+        return s.head(z + torch.amin(z, dim=-1, keepdim=True))
