@@ -274,5 +274,5 @@ class Extrema(nn.Module):
         g = f.amax(dim=(2, 3))
         h = f.max(dim=3).values.min(dim=2).values
         u = torch.maximum(s.a(g), s.b(h)) + torch.minimum(s.a(h), s.b(g))
-        z = u - u.amax(-1, keepdim=True) + 0.1 * f.max()
+        z = u - u.amax(-1, keepdim=True) + f.max()
         return s.head(z + torch.amin(z, dim=-1, keepdim=True))
