@@ -290,6 +290,11 @@ private:
   /// The axes list of Squeeze/Unsqueeze/ReduceMean (input 1 or attribute).
   FailureOr<std::vector<int64_t>> axesOf(const onnx::NodeProto &node,
                                          Location loc, bool &present);
+  /// The axes a Reduce* node reduces of `x`, normalised: every axis when
+  /// none are given; none (the node is the identity) with
+  /// noop_with_empty_axes or for a scalar.
+  FailureOr<std::set<int64_t>> reductionAxes(const onnx::NodeProto &node,
+                                             Location loc, RankedTensorType x);
 
   MLIRContext *ctx;
   OpBuilder builder;

@@ -65,30 +65,14 @@ LogicalResult Importer::convertReduceExtremum(const onnx::NodeProto &node,
     return emitError(loc) << type << ": only float tensors are supported";
   ArrayRef<int64_t> shape = xt.getShape();
   const int64_t rank = xt.getRank();
-  bool present;
-  FailureOr<std::vector<int64_t>> axes = axesOf(node, loc, present);
+  FailureOr<std::set<int64_t>> axes = reductionAxes(node, loc, xt);
   if (failed(axes))
     return failure();
-  std::set<int64_t> reduced;
-  for (int64_t a : *axes) {
-    int64_t n = normalizeAxis(a, rank);
-    if (n < 0)
-      return emitError(loc) << type << ": axis " << a << " is out of range for "
-                            << formatShape(shape);
-    reduced.insert(n);
-  }
-  if (!present || reduced.empty()) {
-    if (attrInt(node, "noop_with_empty_axes", 0)) {
-      values[node.output(0)] = *x;
-      return success();
-    }
-    for (int64_t d = 0; d < rank; ++d)
-      reduced.insert(d);
-  }
-  if (rank == 0) {
+  if (axes->empty()) {
     values[node.output(0)] = *x;
     return success();
   }
+  const std::set<int64_t> &reduced = *axes;
   // The kept axes in order, then the reduced ones: a transpose unless they
   // already are last.
   SmallVector<int64_t> perm, rows;

@@ -311,24 +311,12 @@ LogicalResult Importer::convertReduceMean(const onnx::NodeProto &node,
     return failure();
   RankedTensorType xt = typeOf(*x);
   int64_t rank = xt.getRank();
-  bool present;
-  FailureOr<std::vector<int64_t>> axes = axesOf(node, loc, present);
+  FailureOr<std::set<int64_t>> axes = reductionAxes(node, loc, xt);
   if (failed(axes))
     return failure();
-  std::set<int64_t> set;
-  for (int64_t a : *axes) {
-    int64_t n = normalizeAxis(a, rank);
-    if (n < 0)
-      return emitError(loc) << type << ": axis " << a << " is out of range for "
-                            << formatShape(xt.getShape());
-    set.insert(n);
-  }
-  if (!present || set.empty()) {
-    if (attrInt(node, "noop_with_empty_axes", 0))
-      return define(*x);
-    for (int64_t d = 0; d < rank; ++d)
-      set.insert(d);
-  }
+  if (axes->empty())
+    return define(*x);
+  std::set<int64_t> set = *axes;
   bool keep = attrInt(node, "keepdims", 1);
   const std::set<int64_t> reduced = set;
   if (type == "ReduceMean" && rank == 4 && set == std::set<int64_t>{2, 3}) {

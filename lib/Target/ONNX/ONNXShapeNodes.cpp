@@ -32,6 +32,32 @@ FailureOr<std::vector<int64_t>> Importer::axesOf(const onnx::NodeProto &node,
   return std::vector<int64_t>{};
 }
 
+FailureOr<std::set<int64_t>>
+Importer::reductionAxes(const onnx::NodeProto &node, Location loc,
+                        RankedTensorType x) {
+  const int64_t rank = x.getRank();
+  bool present;
+  FailureOr<std::vector<int64_t>> axes = axesOf(node, loc, present);
+  if (failed(axes))
+    return failure();
+  std::set<int64_t> set;
+  for (int64_t a : *axes) {
+    int64_t n = normalizeAxis(a, rank);
+    if (n < 0)
+      return emitError(loc)
+             << node.op_type() << ": axis " << a << " is out of range for "
+             << formatShape(x.getShape());
+    set.insert(n);
+  }
+  if (!present || set.empty()) {
+    if (attrInt(node, "noop_with_empty_axes", 0))
+      return std::set<int64_t>{};
+    for (int64_t d = 0; d < rank; ++d)
+      set.insert(d);
+  }
+  return set;
+}
+
 LogicalResult Importer::convertShapeOp(const onnx::NodeProto &node,
                                        Location loc) {
   const std::string &type = node.op_type();
